@@ -1,0 +1,91 @@
+// Package violation defines the only error text that may reach an agent.
+//
+// Every refusal Airlock gives an agent carries a stable [Code] (for example
+// PATH_OUTSIDE_POOLS) and a short message written for the agent. The internal
+// cause, which may hold host paths, SQL errors or stack-adjacent detail, rides
+// along in [Error.Err] for logs and the audit trail and is never rendered to
+// the agent. Anything that is not an *Error becomes [Internal] at the boundary.
+//
+// The same bad input must always produce the same code (seed 000, "determinism
+// guarantee"), so codes are constants and never derived from error strings.
+package violation
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a stable, machine-readable violation type.
+type Code string
+
+// The violation codes. The first six come from the source-binding design;
+// the rest name the other ways the runner can end a call.
+const (
+	PathOutsidePools     Code = "PATH_OUTSIDE_POOLS"
+	UnknownPoolID        Code = "UNKNOWN_POOL_ID"
+	PoolNotSelected      Code = "POOL_NOT_SELECTED"
+	IntegrityFailure     Code = "INTEGRITY_FAILURE"
+	NetworkAccessAttempt Code = "NETWORK_ACCESS_ATTEMPT"
+	WriteAttempt         Code = "WRITE_ATTEMPT"
+
+	InvalidArguments   Code = "INVALID_ARGUMENTS"
+	UnknownTool        Code = "UNKNOWN_TOOL"
+	KillSwitchEngaged  Code = "KILL_SWITCH_ENGAGED"
+	PhaseBlocked       Code = "PHASE_BLOCKED"
+	PolicyDenied       Code = "POLICY_DENIED"
+	ApprovalRequired   Code = "APPROVAL_REQUIRED"
+	LimitExceeded      Code = "LIMIT_EXCEEDED"
+	PreconditionFailed Code = "PRECONDITION_FAILED"
+	NotFound           Code = "NOT_FOUND"
+	Unavailable        Code = "UNAVAILABLE"
+	AuditUnavailable   Code = "AUDIT_UNAVAILABLE"
+	Internal           Code = "INTERNAL_ERROR"
+)
+
+// Error is a refusal the agent may see: Code and Message are public, Err is
+// the private cause kept for logs and audit.
+type Error struct {
+	Code    Code
+	Message string // agent-safe: no host paths, no internal error text
+	Err     error  // private cause; may be nil
+}
+
+// New returns an *Error with an agent-safe message.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns an *Error carrying cause as its private detail.
+func Wrap(code Code, cause error, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Err: cause}
+}
+
+// Error renders code, message and (for logs only) the cause.
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// Public renders only what the agent may see.
+func (e *Error) Public() string { return string(e.Code) + ": " + e.Message }
+
+// Unwrap returns the private cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is an *Error with the same code, so callers can
+// write errors.Is(err, violation.New(violation.PathOutsidePools, "")).
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// CodeOf returns the code of the first *Error in err's chain.
+func CodeOf(err error) (Code, bool) {
+	var v *Error
+	if errors.As(err, &v) {
+		return v.Code, true
+	}
+	return "", false
+}
