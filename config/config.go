@@ -1,0 +1,239 @@
+// Package config is Airlock's configuration file: its Go types (which also
+// generate schemas/config.schema.json), strict loading with file:line errors,
+// cross-reference checks, and the embedded demo configuration.
+//
+// Loading fails closed: an unknown key, a type error, a role naming a policy
+// or pool that does not exist, or a policy that does not compile stops the
+// load with the file name and line. Nothing is guessed or defaulted silently
+// except the documented defaults in [Defaults].
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/airlock-dev/airlock/policy"
+	"github.com/airlock-dev/airlock/sources"
+	"github.com/airlock-dev/airlock/yamlfile"
+)
+
+// Phases a session can be in (see package phasegate).
+const (
+	PhasePlanning  = "planning"
+	PhaseExecution = "execution"
+)
+
+// Config is the whole configuration file.
+type Config struct {
+	Server     Server                 `json:"server,omitempty" jsonschema:"description=Server-wide settings."`
+	Pools      []sources.PoolConfig   `json:"pools" jsonschema:"description=Read-only source pools the agent may be bound to."`
+	Policies   map[string]policy.Spec `json:"policies" jsonschema:"description=Named policies; a role names one. A policy may extend another and only restrict it."`
+	Roles      map[string]Role        `json:"roles" jsonschema:"description=Roles: which policy and pools a principal gets and how it authenticates."`
+	Transports Transports             `json:"transports,omitempty" jsonschema:"description=Per-transport settings."`
+
+	// file is where the config came from (for errors); data its bytes (for
+	// turning YAML paths into lines); dir resolves relative paths.
+	file string
+	data []byte
+	dir  string
+}
+
+// Server holds server-wide settings.
+type Server struct {
+	Name           string `json:"name,omitempty" jsonschema:"description=Name reported to MCP clients (default airlock)."`
+	MaxOutputBytes int    `json:"max_output_bytes,omitempty" jsonschema:"minimum=0,description=Largest tool output sent to the agent before truncation (default 262144)."`
+	MaxReadBytes   int64  `json:"max_read_bytes,omitempty" jsonschema:"minimum=0,description=Largest page read_pool_file returns (default 65536)."`
+	MaxFileBytes   int64  `json:"max_file_bytes,omitempty" jsonschema:"minimum=0,description=Largest pool file that may be read at all (default 67108864)."`
+}
+
+// Role is what a principal is allowed: a policy, a set of pools, a phase to
+// start in, and the tokens that authenticate it over HTTP.
+type Role struct {
+	Policy       string        `json:"policy" jsonschema:"description=Name of the policy in policies."`
+	Pools        []string      `json:"pools,omitempty" jsonschema:"description=Pool ids bound to this role's sessions (frozen for the session)."`
+	InitialPhase string        `json:"initial_phase,omitempty" jsonschema:"enum=planning,enum=execution,description=Phase a new session starts in (default planning)."`
+	Tokens       []TokenSource `json:"tokens,omitempty" jsonschema:"description=Bearer tokens for HTTP clients of this role. Never written in the config itself."`
+}
+
+// TokenSource names where a bearer token is read from: an environment
+// variable or a file. Exactly one must be set. The token itself never appears
+// in the configuration, the logs or the audit trail.
+type TokenSource struct {
+	Env  string `json:"env,omitempty" jsonschema:"description=Environment variable holding the token."`
+	File string `json:"file,omitempty" jsonschema:"description=File holding the token (trailing newline ignored)."`
+}
+
+// Transports holds per-transport settings.
+type Transports struct {
+	Stdio StdioTransport `json:"stdio,omitempty"`
+	HTTP  HTTPTransport  `json:"http,omitempty"`
+}
+
+// StdioTransport configures `airlock serve` without --http.
+type StdioTransport struct {
+	Role string `json:"role,omitempty" jsonschema:"description=Role of the local principal on stdio (default local)."`
+}
+
+// HTTPTransport configures streamable HTTP (/mcp) and SSE (/sse).
+type HTTPTransport struct {
+	AnonymousRole string `json:"anonymous_role,omitempty" jsonschema:"description=Role for requests without a token. Empty (the default) means such requests get 401."`
+	MaxBodyBytes  int64  `json:"max_body_bytes,omitempty" jsonschema:"minimum=0,description=Largest request body accepted (default 1048576)."`
+}
+
+// Defaults.
+const (
+	DefaultServerName     = "airlock"
+	DefaultMaxOutputBytes = 256 << 10
+	DefaultMaxReadBytes   = 64 << 10
+	DefaultMaxFileBytes   = 64 << 20
+	DefaultStdioRole      = "local"
+	DefaultMaxBodyBytes   = 1 << 20
+)
+
+// Errors callers can test for.
+var (
+	ErrUnknownReference = errors.New("unknown reference")
+	ErrInvalid          = errors.New("invalid value")
+)
+
+// Load reads and checks the configuration file at path. Relative paths in
+// it resolve against the file's directory.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("resolving config path: %w", err)
+	}
+	return Parse(path, data, filepath.Dir(abs))
+}
+
+// Parse checks data, read from file name, resolving relative paths against dir.
+func Parse(name string, data []byte, dir string) (*Config, error) {
+	c := &Config{file: name, data: data, dir: dir}
+	if err := yamlfile.Decode(name, data, c); err != nil {
+		return nil, err
+	}
+	c.applyDefaults()
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// File is the name the configuration was loaded from.
+func (c *Config) File() string { return c.file }
+
+// Bytes is the configuration as loaded, for tools that map YAML paths to lines.
+func (c *Config) Bytes() []byte { return c.data }
+
+func (c *Config) applyDefaults() {
+	if c.Server.Name == "" {
+		c.Server.Name = DefaultServerName
+	}
+	if c.Server.MaxOutputBytes == 0 {
+		c.Server.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if c.Server.MaxReadBytes == 0 {
+		c.Server.MaxReadBytes = DefaultMaxReadBytes
+	}
+	if c.Server.MaxFileBytes == 0 {
+		c.Server.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if c.Transports.Stdio.Role == "" {
+		c.Transports.Stdio.Role = DefaultStdioRole
+	}
+	if c.Transports.HTTP.MaxBodyBytes == 0 {
+		c.Transports.HTTP.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	for i := range c.Pools {
+		p := &c.Pools[i]
+		if p.Path != "" && !filepath.IsAbs(p.Path) {
+			p.Path = filepath.Join(c.dir, p.Path)
+		}
+		if p.Trust == "" {
+			p.Trust = sources.Untrusted
+		}
+	}
+	for name, r := range c.Roles {
+		if r.InitialPhase == "" {
+			r.InitialPhase = PhasePlanning
+			c.Roles[name] = r
+		}
+		for i, t := range r.Tokens {
+			if t.File != "" && !filepath.IsAbs(t.File) {
+				r.Tokens[i].File = filepath.Join(c.dir, t.File)
+			}
+		}
+	}
+}
+
+func (c *Config) at(path string, err error) error { return yamlfile.At(c.file, c.data, path, err) }
+
+// check validates cross references; every error names the YAML node.
+func (c *Config) check() error {
+	pools := map[string]bool{}
+	for i, p := range c.Pools {
+		if err := p.Validate(); err != nil {
+			return c.at(fmt.Sprintf("$.pools[%d]", i), err)
+		}
+		if pools[p.ID] {
+			return c.at(fmt.Sprintf("$.pools[%d].id", i), fmt.Errorf("duplicate pool id %q: %w", p.ID, ErrInvalid))
+		}
+		pools[p.ID] = true
+	}
+	if len(c.Policies) == 0 {
+		return c.at("$", fmt.Errorf("no policies: %w", ErrInvalid))
+	}
+	if _, err := c.PolicySet(); err != nil {
+		return err
+	}
+	for _, name := range sortedKeys(c.Roles) {
+		r := c.Roles[name]
+		base := "$.roles." + name
+		if _, ok := c.Policies[r.Policy]; !ok {
+			return c.at(base+".policy", fmt.Errorf("policy %q: %w", r.Policy, ErrUnknownReference))
+		}
+		for i, id := range r.Pools {
+			if !pools[id] {
+				return c.at(fmt.Sprintf("%s.pools[%d]", base, i), fmt.Errorf("pool %q: %w", id, ErrUnknownReference))
+			}
+		}
+		if r.InitialPhase != PhasePlanning && r.InitialPhase != PhaseExecution {
+			return c.at(base+".initial_phase", fmt.Errorf("phase %q (want planning or execution): %w", r.InitialPhase, ErrInvalid))
+		}
+		for i, t := range r.Tokens {
+			if (t.Env == "") == (t.File == "") {
+				return c.at(fmt.Sprintf("%s.tokens[%d]", base, i), fmt.Errorf("set exactly one of env or file: %w", ErrInvalid))
+			}
+		}
+	}
+	if _, ok := c.Roles[c.Transports.Stdio.Role]; !ok {
+		return c.at("$.transports.stdio.role", fmt.Errorf("role %q: %w", c.Transports.Stdio.Role, ErrUnknownReference))
+	}
+	if ar := c.Transports.HTTP.AnonymousRole; ar != "" {
+		if _, ok := c.Roles[ar]; !ok {
+			return c.at("$.transports.http.anonymous_role", fmt.Errorf("role %q: %w", ar, ErrUnknownReference))
+		}
+	}
+	return nil
+}
+
+// PolicySet compiles the named policies.
+func (c *Config) PolicySet() (*policy.Set, error) {
+	return policy.CompileSet(c.file, c.data, c.Policies)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,110 @@
+// Package toolkit is the contract between the runner and the tools it executes.
+//
+// A [Tool] is a declaration (name, tier, input type, schema) plus the
+// functions the runner calls at its fixed steps: Capability (step 5),
+// Precheck (step 8) and Handle (step 9). Tools receive only what the runner
+// puts in [Env]; they never see the store, the policy or the transport. The
+// package holds types only, so both the runner and the tools package can
+// depend on it without either reaching the other's internals.
+package toolkit
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/airlock-dev/airlock/policy"
+	"github.com/airlock-dev/airlock/sources"
+)
+
+// Tier classifies what a tool can do to the world. It comes from the tool's
+// declaration, never from the agent.
+type Tier string
+
+// Tiers, from least to most consequential.
+const (
+	TierRead     Tier = "read"     // reads bound data; no side effects
+	TierExternal Tier = "external" // reaches outside Airlock (comm.*)
+	TierAct      Tier = "act"      // runs code or writes outputs
+)
+
+// Tool is one tool the agent can call.
+type Tool struct {
+	Name        string
+	Title       string
+	Description string
+	Tier        Tier
+	// Annotations advertised to MCP clients; every tool sets all three.
+	ReadOnly, Destructive, OpenWorld bool
+
+	// InputSchema is generated from the type NewArgs returns (schemas.Reflect).
+	InputSchema json.RawMessage
+	// NewArgs returns a pointer to a zero argument value to decode into.
+	NewArgs func() Args
+
+	// Capability names the policy capability of one call, e.g. "pool.read"
+	// or "pipeline.run:report". It may depend on the decoded arguments.
+	Capability func(args Args) string
+	// Precheck verifies preconditions (pool bound, path inside it, ...)
+	// before anything executes. Nil means none.
+	Precheck func(env *Env, args Args) error
+	// Handle executes the call.
+	Handle func(ctx context.Context, env *Env, args Args) (*Result, error)
+}
+
+// Args is a tool's decoded arguments. Validate reports the first invalid
+// field as a *violation.Error with code INVALID_ARGUMENTS.
+type Args interface {
+	Validate() error
+}
+
+// Session is what a tool may know about the session calling it.
+type Session struct {
+	ID        string
+	ContextID string
+	Principal string
+	Role      string
+	Phase     string
+	Transport string
+}
+
+// Env is everything a tool's functions may use: the runner builds one per
+// call and hands it over at steps 8 and 9.
+type Env struct {
+	Session  Session
+	Sources  *sources.Context
+	Decision policy.Decision
+	Now      time.Time
+	// Progress reports progress to the client when it asked for it; never nil.
+	Progress func(progress, total float64, message string)
+}
+
+// Result is what a tool returns; the runner truncates, fences and audits it
+// before any of it reaches the agent.
+type Result struct {
+	// Text is the human/model-readable answer.
+	Text string
+	// Untrusted, when set, says Text holds content Airlock did not author
+	// (an untrusted pool, fetched data, pipeline output) and must be fenced.
+	Untrusted *Provenance
+	// Blobs are binary payloads (embedded resources).
+	Blobs []Blob
+	// Structured is the same data for programmatic clients.
+	Structured any
+	// Audit is tool-specific detail for the audit record (never secrets).
+	Audit map[string]any
+}
+
+// Provenance describes where untrusted text came from.
+type Provenance struct {
+	Kind   string // e.g. "pool_file", "comm.fetch"
+	Source string // e.g. "pool:web-notes/2026/notes.md"
+	Trust  string
+}
+
+// Blob is a binary payload returned as an MCP embedded resource.
+type Blob struct {
+	URI      string
+	MIMEType string
+	Data     []byte
+}

@@ -1,0 +1,121 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/airlock-dev/airlock/schemas"
+	"github.com/airlock-dev/airlock/sources"
+	"github.com/airlock-dev/airlock/toolkit"
+	"github.com/airlock-dev/airlock/violation"
+)
+
+// ListPoolsArgs are list_pools' arguments.
+type ListPoolsArgs struct {
+	Pool   string `json:"pool,omitempty" jsonschema:"maxLength=64,description=A bound pool's id: list its files (paged) instead of the pools."`
+	Offset int    `json:"offset,omitempty" jsonschema:"minimum=0,description=Index of the first file to list (with pool)."`
+	Limit  int    `json:"limit,omitempty" jsonschema:"minimum=0,maximum=1000,description=Most files to list (with pool; default 100)."`
+}
+
+// Validate implements toolkit.Args.
+func (a *ListPoolsArgs) Validate() error {
+	switch {
+	case len(a.Pool) > 64:
+		return invalid("pool", "at most 64 characters")
+	case a.Offset < 0:
+		return invalid("offset", "must be >= 0")
+	case a.Limit < 0 || a.Limit > 1000:
+		return invalid("limit", "must be between 0 and 1000")
+	case a.Pool == "" && (a.Offset != 0 || a.Limit != 0):
+		return invalid("offset", "offset and limit page a pool's files: give pool too")
+	}
+	return nil
+}
+
+// ReadPoolFileArgs are read_pool_file's arguments.
+type ReadPoolFileArgs struct {
+	Pool   string `json:"pool" jsonschema:"minLength=1,maxLength=64,description=Id of a pool bound to this session (see list_pools)."`
+	Path   string `json:"path" jsonschema:"minLength=1,maxLength=4096,description=File path relative to the pool root, as list_pools shows it."`
+	Offset int64  `json:"offset,omitempty" jsonschema:"minimum=0,description=Byte offset to start reading at (for paging)."`
+	Limit  int64  `json:"limit,omitempty" jsonschema:"minimum=0,description=Most bytes to return (default and maximum: the server's max_read_bytes)."`
+}
+
+// Validate implements toolkit.Args.
+func (a *ReadPoolFileArgs) Validate() error {
+	switch {
+	case a.Pool == "" || len(a.Pool) > 64:
+		return invalid("pool", "required, at most 64 characters")
+	case a.Path == "" || len(a.Path) > 4096:
+		return invalid("path", "required, at most 4096 bytes")
+	case a.Offset < 0:
+		return invalid("offset", "must be >= 0")
+	case a.Limit < 0:
+		return invalid("limit", "must be >= 0")
+	}
+	return nil
+}
+
+func invalid(field, why string) error {
+	return violation.New(violation.InvalidArguments, "argument %q: %s", field, why)
+}
+
+func listPools() toolkit.Tool {
+	return toolkit.Tool{
+		Name:  "list_pools",
+		Title: "List source pools",
+		Description: "Lists the read-only source pools bound to this session (id, description, trust, file count, integrity state). " +
+			"With `pool`, lists that pool's files with sizes and SHA-256 hashes, paged by offset/limit.",
+		Tier:        toolkit.TierRead,
+		ReadOnly:    true,
+		InputSchema: schemas.MustReflect(&ListPoolsArgs{}),
+		NewArgs:     func() toolkit.Args { return &ListPoolsArgs{} },
+		Capability:  func(toolkit.Args) string { return "pool.list" },
+		Handle: func(_ context.Context, env *toolkit.Env, a toolkit.Args) (*toolkit.Result, error) {
+			args := a.(*ListPoolsArgs)
+			if args.Pool == "" {
+				return renderPools(env.Sources.Pools()), nil
+			}
+			limit := args.Limit
+			if limit == 0 {
+				limit = 100
+			}
+			page, err := env.Sources.List(args.Pool, args.Offset, limit)
+			if err != nil {
+				return nil, err
+			}
+			return renderFiles(page, args.Offset), nil
+		},
+	}
+}
+
+func renderPools(pools []sources.PoolInfo) *toolkit.Result {
+	var b strings.Builder
+	if len(pools) == 0 {
+		b.WriteString("No source pools are bound to this session.\n")
+	}
+	for _, p := range pools {
+		fmt.Fprintf(&b, "- %s (%s, %d files, %d bytes, integrity %s): %s\n", p.ID, p.Trust, p.Files, p.Bytes, p.Integrity, p.Description)
+	}
+	return &toolkit.Result{
+		Text:       b.String(),
+		Structured: map[string]any{"pools": pools},
+		Audit:      map[string]any{"pools": len(pools)},
+	}
+}
+
+func renderFiles(page *sources.ListPage, offset int) *toolkit.Result {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Pool %s: files %d-%d of %d\n", page.PoolID, offset, offset+len(page.Files), page.Total)
+	for _, f := range page.Files {
+		fmt.Fprintf(&b, "- %s (%d bytes, sha256 %s)\n", f.Path, f.Size, f.SHA256)
+	}
+	if page.NextOffset > 0 {
+		fmt.Fprintf(&b, "[more files: call list_pools with pool=%q offset=%d]\n", page.PoolID, page.NextOffset)
+	}
+	return &toolkit.Result{
+		Text:       b.String(),
+		Structured: page,
+		Audit:      map[string]any{"pool": page.PoolID, "files": len(page.Files)},
+	}
+}

@@ -1,0 +1,62 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+
+	"github.com/airlock-dev/airlock/schemas"
+	"github.com/airlock-dev/airlock/sources"
+	"github.com/airlock-dev/airlock/toolkit"
+)
+
+func readPoolFile() toolkit.Tool {
+	return toolkit.Tool{
+		Name:  "read_pool_file",
+		Title: "Read a pool file",
+		Description: "Reads one file of a bound source pool by pool id and relative path. The bytes are checked against the pool's SHA-256 manifest; " +
+			"large files are paged with offset/limit; binary files come back as an embedded resource; files of untrusted pools come back fenced.",
+		Tier:        toolkit.TierRead,
+		ReadOnly:    true,
+		InputSchema: schemas.MustReflect(&ReadPoolFileArgs{}),
+		NewArgs:     func() toolkit.Args { return &ReadPoolFileArgs{} },
+		Capability:  func(toolkit.Args) string { return "pool.read" },
+		Handle: func(_ context.Context, env *toolkit.Env, a toolkit.Args) (*toolkit.Result, error) {
+			args := a.(*ReadPoolFileArgs)
+			r, err := env.Sources.Read(args.Pool, args.Path, args.Offset, args.Limit)
+			if err != nil {
+				return nil, err
+			}
+			return renderRead(r), nil
+		},
+	}
+}
+
+func renderRead(r *sources.ReadResult) *toolkit.Result {
+	meta := map[string]any{
+		"pool": r.PoolID, "path": r.Path, "trust": r.Trust, "offset": r.Offset, "next_offset": r.NextOffset,
+		"size": r.Size, "eof": r.EOF, "sha256": r.SHA256, "mime_type": r.MIMEType, "binary": r.Binary,
+	}
+	res := &toolkit.Result{
+		Structured: meta,
+		Audit:      map[string]any{"pool": r.PoolID, "path": r.Path, "sha256": r.SHA256, "offset": r.Offset, "bytes": len(r.Data)},
+	}
+	if r.Binary {
+		res.Text = fmt.Sprintf("Binary file %s/%s (%s, bytes %d-%d of %d), returned as an embedded resource.", r.PoolID, r.Path, r.MIMEType, r.Offset, r.NextOffset, r.Size)
+		res.Blobs = []toolkit.Blob{{URI: poolURI(r.PoolID, r.Path), MIMEType: r.MIMEType, Data: r.Data}}
+		return res
+	}
+	res.Text = string(r.Data)
+	if !r.EOF {
+		res.Text += fmt.Sprintf("\n[bytes %d-%d of %d; call read_pool_file with offset=%d for more]", r.Offset, r.NextOffset, r.Size, r.NextOffset)
+	}
+	if r.Trust != sources.Trusted {
+		res.Untrusted = &toolkit.Provenance{Kind: "pool_file", Source: poolURI(r.PoolID, r.Path), Trust: string(r.Trust)}
+	}
+	return res
+}
+
+// poolURI names a pool file without revealing where the pool lives on the host.
+func poolURI(pool, path string) string {
+	return (&url.URL{Scheme: "airlock", Host: "pool", Path: "/" + pool + "/" + path}).String()
+}
