@@ -1,0 +1,110 @@
+// Package phasegate keeps each session's phase and decides what a tier of
+// tool may do in it (seed 002).
+//
+// A session is in planning (pure computation: reads of bound data and dry
+// runs only) or execution (external I/O and actions allowed, still subject
+// to policy). The phase is server-owned: it starts at the role's configured
+// phase and only the server side — a person approving through elicitation,
+// an operator, or the configuration — moves it. No tool argument can. Any
+// phase or tier this package does not know is blocked: fail closed.
+package phasegate
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+)
+
+// The phases.
+const (
+	Planning  = "planning"
+	Execution = "execution"
+)
+
+// Mode is how a permitted call may run.
+type Mode int
+
+// Modes.
+const (
+	// Blocked: the call may not run at all.
+	Blocked Mode = iota
+	// Run: the call runs normally.
+	Run
+	// DryRun: the call may be evaluated but must not do external I/O.
+	DryRun
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Run:
+		return "run"
+	case DryRun:
+		return "dry_run"
+	default:
+		return "blocked"
+	}
+}
+
+// Errors.
+var (
+	ErrUnknownPhase = errors.New("unknown phase")
+	ErrUnknownTier  = errors.New("unknown tier")
+	ErrNotInPhase   = errors.New("not allowed in this phase")
+)
+
+// Check returns how a call of tier may run in phase. Tiers are the toolkit's
+// "read", "external" and "act".
+//
+//	phase \ tier   read   external   act
+//	planning       run    dry run    blocked
+//	execution      run    run        run
+//	anything else  blocked (ErrUnknownPhase)
+func Check(phase, tier string) (Mode, error) {
+	if phase != Planning && phase != Execution {
+		return Blocked, fmt.Errorf("phase %q: %w", phase, ErrUnknownPhase)
+	}
+	switch tier {
+	case "read":
+		return Run, nil
+	case "external":
+		if phase == Planning {
+			return DryRun, nil
+		}
+		return Run, nil
+	case "act":
+		if phase == Planning {
+			return Blocked, fmt.Errorf("tier act in phase planning: %w", ErrNotInPhase)
+		}
+		return Run, nil
+	default:
+		return Blocked, fmt.Errorf("tier %q: %w", tier, ErrUnknownTier)
+	}
+}
+
+// State is one session's phase. The zero value holds no phase and so blocks
+// everything until Set is called.
+type State struct{ v atomic.Value }
+
+// NewState returns a State in phase p; an unknown p is kept as given, so
+// every later Check blocks rather than guessing.
+func NewState(p string) *State {
+	s := &State{}
+	s.v.Store(p)
+	return s
+}
+
+// Phase returns the current phase ("" if never set).
+func (s *State) Phase() string {
+	p, _ := s.v.Load().(string)
+	return p
+}
+
+// Set moves the session to phase p. Callers are server-side only (operator,
+// elicitation, configuration); the tools never receive a State.
+func (s *State) Set(p string) error {
+	if p != Planning && p != Execution {
+		return fmt.Errorf("phase %q: %w", p, ErrUnknownPhase)
+	}
+	s.v.Store(p)
+	return nil
+}
