@@ -1,0 +1,120 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/fence"
+	"github.com/airlock-dev/airlock/toolkit"
+	"github.com/airlock-dev/airlock/violation"
+)
+
+// finish runs steps 10-13: bound the error, truncate, fence, audit.
+func (c *call) finish(ctx context.Context, res *toolkit.Result, err error) *Response {
+	c.rec.DurationMicros = c.s.r.now().Sub(c.start).Microseconds()
+	var resp *Response
+	if err != nil {
+		resp = c.boundError(err)
+	} else {
+		resp = c.render(res)
+	}
+	// 13. audit — durable before the response leaves. Use a context that
+	// outlives a cancelled call: a call the client abandoned is still recorded.
+	if aerr := c.s.r.db.Append(context.WithoutCancel(ctx), c.rec); aerr != nil {
+		c.s.r.log.Error("audit append failed; refusing call", "session", c.s.id, "tool", c.rec.Tool, "err", aerr)
+		return &Response{IsError: true, Code: violation.AuditUnavailable,
+			Text: violation.New(violation.AuditUnavailable, "the audit trail cannot be written; call refused").Public()}
+	}
+	resp.AuditSeq = c.rec.Seq
+	return resp
+}
+
+// boundError is step 10: the agent sees a violation code and a message
+// written for it; the full error goes to the log and the audit record only.
+func (c *call) boundError(err error) *Response {
+	var v *violation.Error
+	if !errors.As(err, &v) {
+		ref := newRef()
+		v = violation.Wrap(violation.Internal, err, "internal error (ref %s)", ref)
+		c.rec.ErrorRef = ref
+		c.s.r.log.Error("tool call failed", "ref", ref, "session", c.s.id, "tool", c.rec.Tool, "err", err)
+	}
+	c.rec.Violation = string(v.Code)
+	c.rec.Outcome = outcomeOf(v.Code)
+	if v.Err != nil {
+		c.rec.Error = truncateString(v.Err.Error(), 4096)
+	}
+	if c.rec.Reason == "" {
+		c.rec.Reason = v.Message
+	}
+	return &Response{
+		IsError: true, Code: v.Code, Text: v.Public(),
+		Structured: map[string]any{"error": map[string]any{"code": v.Code, "message": v.Message, "ref": c.rec.ErrorRef}},
+	}
+}
+
+func outcomeOf(code violation.Code) string {
+	switch code {
+	case violation.PolicyDenied, violation.PhaseBlocked, violation.KillSwitchEngaged,
+		violation.LimitExceeded, violation.ApprovalRequired:
+		return "denied"
+	case violation.Internal, violation.AuditUnavailable, violation.Unavailable:
+		return "error"
+	default:
+		return "violation"
+	}
+}
+
+// render is steps 11 and 12: truncate to the configured size, then fence
+// untrusted text — in that order, so truncation can never cut off the fence's
+// closing marker.
+func (c *call) render(res *toolkit.Result) *Response {
+	max := c.s.r.cfg.Server.MaxOutputBytes
+	text, truncated := truncate(res.Text, max)
+	resp := &Response{Text: text, Blobs: res.Blobs, Structured: res.Structured, Truncated: truncated}
+	if res.Untrusted != nil {
+		f, err := fence.Wrap([]byte(text), fence.Meta{Source: res.Untrusted.Source, Kind: res.Untrusted.Kind, Trust: res.Untrusted.Trust})
+		if err != nil {
+			return c.boundError(fmt.Errorf("fencing output: %w", err))
+		}
+		resp.Text = f.Text
+		resp.Structured = map[string]any{"content": f.Content, "untrusted": true, "source": res.Untrusted.Source, "metadata": res.Structured}
+	}
+	out := len(resp.Text)
+	for _, b := range res.Blobs {
+		out += len(b.Data)
+	}
+	c.rec.Outcome, c.rec.OutputBytes, c.rec.Truncated = "ok", int64(out), truncated
+	if len(res.Audit) > 0 {
+		c.rec.Extra = mustJSON(res.Audit)
+	}
+	return resp
+}
+
+// truncate cuts s to at most max bytes on a rune boundary and says so.
+func truncate(s string, max int) (string, bool) {
+	if max <= 0 || len(s) <= max {
+		return s, false
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[output truncated: showing %d of %d bytes]", cut, len(s)), true
+}
+
+func truncateString(s string, max int) string {
+	out, _ := truncate(s, max)
+	return out
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"marshal_error": err.Error()})
+	}
+	return b
+}

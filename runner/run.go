@@ -1,0 +1,237 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"time"
+	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/phasegate"
+	"github.com/airlock-dev/airlock/policy"
+	"github.com/airlock-dev/airlock/store"
+	"github.com/airlock-dev/airlock/toolkit"
+	"github.com/airlock-dev/airlock/violation"
+	"github.com/google/uuid"
+)
+
+// Call is one tool call as a transport received it.
+type Call struct {
+	Tool string
+	Args json.RawMessage
+	// Progress, if set, forwards progress notifications to the client.
+	Progress func(progress, total float64, message string)
+}
+
+// Response is what the transport sends back: either content or a typed
+// error, never both. Text is already truncated and fenced.
+type Response struct {
+	IsError    bool
+	Code       violation.Code // set when IsError
+	Text       string
+	Blobs      []toolkit.Blob
+	Structured any
+	Truncated  bool
+	AuditSeq   int64
+}
+
+// maxRecordedArgs bounds the arguments kept in one audit record; larger
+// argument documents are recorded by hash only.
+const maxRecordedArgs = 64 << 10
+
+// call carries one call through the steps.
+type call struct {
+	s     *Session
+	in    Call
+	rec   *store.Record
+	start time.Time
+	tool  toolkit.Tool
+	mode  phasegate.Mode
+}
+
+// Run executes one tool call through the fixed steps and returns what the
+// agent may see. It never panics and always writes an audit record.
+func (s *Session) Run(ctx context.Context, in Call) *Response {
+	c := &call{s: s, in: in, rec: s.record(""), start: s.r.now()}
+	c.rec.Tool = boundedName(in.Tool)
+	// Step 7 runs first in time so that whatever step ends the call, the
+	// record already holds only redacted arguments.
+	c.rec.Args = s.r.redactArgs(in.Args)
+	res, err := c.steps(ctx)
+	return c.finish(ctx, res, err)
+}
+
+func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
+	// 1. decode + validate.
+	tool, ok := c.s.r.tools[c.in.Tool]
+	if !ok {
+		return nil, violation.New(violation.UnknownTool, "no tool named %q", boundedName(c.in.Tool))
+	}
+	c.tool = tool
+	args, argMap, err := decode(tool, c.in.Args)
+	if err != nil {
+		return nil, err
+	}
+	// 2. classify tier — from the declaration, never from the agent.
+	c.rec.Tier = string(tool.Tier)
+	c.rec.Capability = tool.Capability(args)
+	// 3. kill switch.
+	if err := c.s.r.killSwitch(ctx); err != nil {
+		return nil, err
+	}
+	// 4. phase gate.
+	if c.mode, err = phasegate.Check(c.s.phase.Phase(), string(tool.Tier)); err != nil {
+		return nil, violation.Wrap(violation.PhaseBlocked, err, "%s is not allowed in phase %q", tool.Name, c.s.phase.Phase())
+	}
+	// 5. policy.
+	dec := c.s.policy.Decide(&policy.Input{
+		Tool: tool.Name, Capability: c.rec.Capability, Tier: string(tool.Tier), Session: c.s.id,
+		Principal: c.s.principal, Role: c.s.role, Phase: c.s.phase.Phase(), Args: argMap, Now: c.start,
+	})
+	c.rec.Decision, c.rec.RuleID, c.rec.Reason = string(dec.Effect), dec.RuleID, dec.Reason
+	switch dec.Effect {
+	case policy.Allow:
+	case policy.RequireApproval:
+		return nil, violation.New(violation.ApprovalRequired, "%s needs approval (rule %s)", c.rec.Capability, dec.RuleID)
+	default:
+		return nil, violation.New(violation.PolicyDenied, "%s is denied by policy (rule %s)", c.rec.Capability, dec.RuleID)
+	}
+	// 6. limits.
+	if err := c.s.limits.Admit(c.rec.Capability); err != nil {
+		return nil, err
+	}
+	if d := c.s.limits.Deadline(); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	env := c.env(dec)
+	// 8. preconditions.
+	if tool.Precheck != nil {
+		if err := guard(func() error { return tool.Precheck(env, args) }); err != nil {
+			return nil, err
+		}
+	}
+	if tool.Tier != toolkit.TierRead {
+		if err := c.recordStart(ctx); err != nil {
+			return nil, err
+		}
+	}
+	// 9. execute.
+	var res *toolkit.Result
+	err = guard(func() error {
+		var herr error
+		res, herr = tool.Handle(ctx, env, args)
+		return herr
+	})
+	if err == nil && res == nil {
+		err = errors.New("handler returned no result")
+	}
+	if err != nil && ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		err = violation.Wrap(violation.LimitExceeded, err, "max_execution_time_ms exceeded")
+	}
+	return res, err
+}
+
+func (c *call) env(dec policy.Decision) *toolkit.Env {
+	progress := c.in.Progress
+	if progress == nil {
+		progress = func(float64, float64, string) {}
+	}
+	return &toolkit.Env{
+		Session: toolkit.Session{
+			ID: c.s.id, ContextID: c.s.contextID, Principal: c.s.principal, Role: c.s.role,
+			Phase: c.s.phase.Phase(), Transport: c.s.transport,
+		},
+		Sources: c.s.sources, Decision: dec, Now: c.start, Progress: progress,
+	}
+}
+
+// recordStart writes a "started" record before a consequential call runs, so
+// an unwritable store stops it before it touches anything.
+func (c *call) recordStart(ctx context.Context) error {
+	start := *c.rec
+	start.Outcome = "started"
+	if err := c.s.r.db.Append(ctx, &start); err != nil {
+		return violation.Wrap(violation.AuditUnavailable, err, "the audit trail cannot be written; call refused")
+	}
+	return nil
+}
+
+// decode strictly decodes raw into the tool's argument type: unknown fields,
+// trailing data and wrong types are refused, then Validate checks bounds.
+// It also returns the arguments as a generic map for policy conditions.
+func decode(tool toolkit.Tool, raw json.RawMessage) (toolkit.Args, map[string]any, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		raw = json.RawMessage("{}")
+	}
+	args := tool.NewArgs()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(args); err != nil {
+		return nil, nil, violation.Wrap(violation.InvalidArguments, err, "%s", describeDecodeError(err))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, nil, violation.New(violation.InvalidArguments, "arguments must be a single JSON object")
+	}
+	if err := args.Validate(); err != nil {
+		return nil, nil, err
+	}
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m) // cannot fail: raw decoded above
+	return args, m, nil
+}
+
+// describeDecodeError turns a decoding error into agent-safe text: field
+// names and JSON types only, never the input echoed back.
+func describeDecodeError(err error) string {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		return fmt.Sprintf("argument %q must be %s, not %s", te.Field, te.Type.Kind(), te.Value)
+	case errors.As(err, &se):
+		return fmt.Sprintf("arguments are not valid JSON (at byte %d)", se.Offset)
+	case bytes.HasPrefix([]byte(err.Error()), []byte("json: unknown field ")):
+		return "unknown argument " + err.Error()[len("json: unknown field "):]
+	default:
+		return "arguments must be a JSON object matching the tool's input schema"
+	}
+}
+
+// guard runs f, turning a panic into an error so one bad handler cannot take
+// the server down or skip the audit record.
+func guard(f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return f()
+}
+
+func (r *Runner) redactArgs(raw json.RawMessage) json.RawMessage {
+	if len(raw) > maxRecordedArgs {
+		out, _ := json.Marshal(map[string]any{"oversized_arguments": r.redactor.Hash(string(raw)), "bytes": len(raw)})
+		return out
+	}
+	return r.redactor.JSON(raw)
+}
+
+// boundedName keeps an agent-supplied tool name printable and short before
+// it is echoed or recorded.
+func boundedName(s string) string {
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	if !utf8.ValidString(s) {
+		s = string([]rune(s))
+	}
+	return s
+}
+
+func newRef() string { return uuid.NewString()[:8] }

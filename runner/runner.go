@@ -1,0 +1,128 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/policy"
+	"github.com/airlock-dev/airlock/redact"
+	"github.com/airlock-dev/airlock/sources"
+	"github.com/airlock-dev/airlock/store"
+	"github.com/airlock-dev/airlock/toolkit"
+	"github.com/airlock-dev/airlock/tools"
+)
+
+// DBFile is the store's file name inside the state directory.
+const DBFile = "airlock.db"
+
+// Options configure a Runner; nil means defaults.
+type Options struct {
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Runner executes tool calls for sessions. It is safe for concurrent use.
+type Runner struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	now      func() time.Time
+	db       *store.DB
+	pools    *sources.Registry
+	policies *policy.Set
+	redactor *redact.Redactor
+	tools    map[string]toolkit.Tool
+	order    []string
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+}
+
+// Errors returned by New and OpenSession.
+var (
+	ErrUnknownRole = errors.New("unknown role")
+	ErrClosed      = errors.New("runner closed")
+)
+
+// New opens the store under stateDir, the pools and the policies of cfg.
+func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	r := &Runner{cfg: cfg, log: opts.Logger, now: opts.Now, sessions: map[string]*Session{}, tools: map[string]toolkit.Tool{}}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	var err error
+	if r.policies, err = cfg.PolicySet(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating state dir: %w", err)
+	}
+	if r.db, err = store.Open(filepath.Join(stateDir, DBFile), &store.Options{Logger: r.log}); err != nil {
+		return nil, fmt.Errorf("opening store: %w", err)
+	}
+	key, err := r.db.Key(context.Background(), "redaction")
+	if err != nil {
+		r.db.Close()
+		return nil, fmt.Errorf("loading redaction key: %w", err)
+	}
+	r.redactor = redact.New(key)
+	srcOpts := &sources.Options{MaxReadBytes: cfg.Server.MaxReadBytes, MaxFileBytes: cfg.Server.MaxFileBytes, Now: r.now}
+	if r.pools, err = sources.OpenRegistry(cfg.Pools, srcOpts); err != nil {
+		r.db.Close()
+		return nil, fmt.Errorf("opening pools: %w", err)
+	}
+	for _, t := range tools.All() {
+		r.tools[t.Name] = t
+		r.order = append(r.order, t.Name)
+	}
+	return r, nil
+}
+
+// Close closes every session, the pools and the store.
+func (r *Runner) Close() error {
+	r.mu.Lock()
+	sessions := r.sessions
+	r.sessions = map[string]*Session{}
+	r.mu.Unlock()
+	for _, s := range sessions {
+		s.close(context.Background())
+	}
+	return errors.Join(r.pools.Close(), r.db.Close())
+}
+
+// ToolInfo is a tool's public declaration, for registering it with a transport.
+type ToolInfo struct {
+	Name, Title, Description         string
+	Tier                             toolkit.Tier
+	ReadOnly, Destructive, OpenWorld bool
+	InputSchema                      []byte
+}
+
+// Tools lists the tools' declarations. It exposes no way to execute them.
+func (r *Runner) Tools() []ToolInfo {
+	out := make([]ToolInfo, 0, len(r.order))
+	for _, name := range r.order {
+		t := r.tools[name]
+		out = append(out, ToolInfo{
+			Name: t.Name, Title: t.Title, Description: t.Description, Tier: t.Tier,
+			ReadOnly: t.ReadOnly, Destructive: t.Destructive, OpenWorld: t.OpenWorld,
+			InputSchema: t.InputSchema,
+		})
+	}
+	return out
+}
+
+// Config returns the configuration the runner was built from.
+func (r *Runner) Config() *config.Config { return r.cfg }

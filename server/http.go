@@ -1,0 +1,68 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+)
+
+// Paths served by Handler.
+const (
+	PathStreamable = "/mcp"
+	PathSSE        = "/sse"
+	PathMessage    = "/message"
+)
+
+// sessionVersions are the protocol revisions with MCP sessions; see the
+// package doc for why the sessionless 2026-07-28 revision is not offered.
+var sessionVersions = []string{
+	mcp.ProtocolVersion20251125, mcp.ProtocolVersion20250618,
+	mcp.ProtocolVersion20250326, mcp.ProtocolVersion20241105,
+}
+
+// Handler serves streamable HTTP at /mcp and SSE at /sse (+ /message),
+// every request authenticated first.
+func (s *Server) Handler() http.Handler {
+	ctxFunc := func(ctx context.Context, r *http.Request) context.Context {
+		if id, ok := r.Context().Value(identityKey{}).(identity); ok {
+			return withIdentity(ctx, id)
+		}
+		return ctx
+	}
+	streamable := mcpserver.NewStreamableHTTPServer(s.mcp,
+		mcpserver.WithEndpointPath(PathStreamable),
+		mcpserver.WithHTTPContextFunc(ctxFunc),
+		mcpserver.WithStreamableHTTPProtocolVersions(sessionVersions...),
+	)
+	sse := mcpserver.NewSSEServer(s.mcp,
+		mcpserver.WithSSEEndpoint(PathSSE),
+		mcpserver.WithMessageEndpoint(PathMessage),
+		mcpserver.WithSSEContextFunc(ctxFunc),
+		mcpserver.WithUseFullURLForMessageEndpoint(false),
+	)
+	mux := http.NewServeMux()
+	mux.Handle(PathStreamable, s.authenticate("streamable-http", streamable))
+	mux.Handle(PathSSE, s.authenticate("sse", sse))
+	mux.Handle(PathMessage, s.authenticate("sse", sse))
+	return mux
+}
+
+// authenticate rejects requests without a valid bearer token with 401 and
+// an audit record for principal "anonymous", and limits the body size.
+func (s *Server) authenticate(transport string, next http.Handler) http.Handler {
+	maxBody := s.r.Config().Transports.HTTP.MaxBodyBytes
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, ok := s.auth.identify(r)
+		if !ok {
+			s.r.RecordAuthFailure(r.Context(), transport, r.RemoteAddr, r.Header.Get("Authorization") != "")
+			w.Header().Set("WWW-Authenticate", `Bearer realm="airlock"`)
+			http.Error(w, "unauthorized: a valid bearer token is required", http.StatusUnauthorized)
+			return
+		}
+		id.Transport = transport
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), id)))
+	})
+}
