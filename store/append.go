@@ -1,0 +1,209 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// appendReq is one Append waiting for the writer. rec is the writer's own
+// copy, so a caller is never raced by the writer; done has room for the one
+// result, so the writer never blocks on a caller.
+type appendReq struct {
+	ctx  context.Context
+	rec  Record
+	done chan error
+}
+
+// Append adds rec to the end of the audit chain. It assigns rec.Seq,
+// rec.PrevHash and rec.Hash (and rec.Time when zero) and returns nil only
+// after the transaction holding the record has committed and been fsynced.
+//
+// Concurrent Appends are group-committed: one writer goroutine takes every
+// queued record (up to Options.MaxBatch) into a single transaction. If that
+// transaction fails, every Append in it returns an error wrapping
+// ErrUnavailable and none of their records is in the file; the caller must
+// then refuse the action it was auditing.
+//
+// The chain head is read inside the write transaction (BEGIN IMMEDIATE), so
+// appends from other processes on the same file interleave correctly.
+//
+// A ctx cancelled before the record is taken into a batch makes Append
+// return ctx.Err() with nothing written; once taken, the outcome is definite
+// and Append waits for it (at most about the busy timeout).
+func (db *DB) Append(ctx context.Context, rec *Record) error {
+	if db.w == nil {
+		return fmt.Errorf("store: append: %w", ErrReadOnly)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	req := &appendReq{ctx: ctx, rec: *rec, done: make(chan error, 1)}
+	if err := req.rec.normalize(time.Now()); err != nil {
+		return err
+	}
+	db.mu.RLock()
+	if db.closed {
+		db.mu.RUnlock()
+		return fmt.Errorf("store: append: %w", ErrClosed)
+	}
+	select {
+	case db.queue <- req:
+	case <-ctx.Done():
+		db.mu.RUnlock()
+		return ctx.Err()
+	}
+	db.mu.RUnlock()
+	if err := <-req.done; err != nil {
+		return err
+	}
+	*rec = req.rec
+	return nil
+}
+
+// writer is the single goroutine that writes audit records. It blocks for
+// one request, gathers whatever else is queued up to MaxBatch, commits them
+// in one transaction, and wakes every waiter.
+func (db *DB) writer() {
+	defer close(db.writerDone)
+	batch := make([]*appendReq, 0, db.opts.MaxBatch)
+	for first := range db.queue {
+		batch = append(batch[:0], first)
+	gather:
+		for len(batch) < db.opts.MaxBatch {
+			select {
+			case req, ok := <-db.queue:
+				if !ok {
+					break gather
+				}
+				batch = append(batch, req)
+			default:
+				break gather
+			}
+		}
+		db.commitBatch(batch)
+		clear(batch)
+	}
+}
+
+// commitBatch writes the live requests of batch in one transaction and
+// reports the result to each of them.
+func (db *DB) commitBatch(batch []*appendReq) {
+	live := batch[:0:0]
+	for _, req := range batch {
+		if err := req.ctx.Err(); err != nil {
+			req.done <- err
+			continue
+		}
+		live = append(live, req)
+	}
+	if len(live) == 0 {
+		return
+	}
+	err := db.writeRecords(live)
+	for _, req := range live {
+		req.done <- err
+	}
+	// Our own commit changed data_version for the kill-switch probe;
+	// refresh the cache here, off the callers' path, so the next check is
+	// a cache hit again.
+	if err == nil {
+		db.kill.refresh(context.Background())
+	}
+}
+
+// writeRecords appends recs to the chain in one BEGIN IMMEDIATE
+// transaction. On success it has filled each record's Seq, PrevHash and Hash;
+// on failure nothing was committed and the error wraps ErrUnavailable.
+func (db *DB) writeRecords(reqs []*appendReq) (err error) {
+	// Not a caller's context: the batch belongs to many callers, and a
+	// commit half-abandoned by one of them must not fail the others.
+	ctx := context.Background()
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return unavailable("beginning append", err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	var seq int64
+	var prev string
+	if err := tx.QueryRowContext(ctx, sqlReadHead).Scan(&seq, &prev); err != nil {
+		return unavailable("reading chain head", err)
+	}
+	ins := tx.StmtContext(ctx, db.insert)
+	for _, req := range reqs {
+		r := &req.rec
+		seq++
+		r.Seq = seq
+		r.PrevHash = prev
+		r.Hash = r.ComputeHash()
+		prev = r.Hash
+		if _, err := ins.ExecContext(ctx, recordArgs(r)...); err != nil {
+			return unavailable(fmt.Sprintf("inserting record %d", seq), err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, sqlUpdateHead, seq, prev); err != nil {
+		return unavailable("updating chain head", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return unavailable("committing", err)
+	}
+	return nil
+}
+
+func unavailable(what string, err error) error {
+	return fmt.Errorf("store: %s: %w", what, errors.Join(ErrUnavailable, err))
+}
+
+// recordArgs returns r's values in auditColumns order. Strings and JSON are
+// bound as TEXT with their exact bytes.
+func recordArgs(r *Record) []any {
+	var trunc int64
+	if r.Truncated {
+		trunc = 1
+	}
+	return []any{
+		r.Seq, formatTime(r.Time), r.SessionID, r.ContextID, r.Principal,
+		r.Role, r.Transport, r.Tool, r.Capability, r.Tier, r.Phase,
+		r.Decision, r.RuleID, r.Reason, string(r.Args), r.Outcome,
+		r.Violation, r.ErrorRef, r.Error, r.DurationMicros, r.OutputBytes,
+		trunc, string(r.Extra), r.PrevHash, r.Hash,
+	}
+}
+
+// scanRecord reads one row selected with auditColumns.
+func scanRecord(rows *sql.Rows) (*Record, error) {
+	var (
+		r           Record
+		at          string
+		args, extra string
+		trunc       int64
+	)
+	err := rows.Scan(&r.Seq, &at, &r.SessionID, &r.ContextID, &r.Principal,
+		&r.Role, &r.Transport, &r.Tool, &r.Capability, &r.Tier, &r.Phase,
+		&r.Decision, &r.RuleID, &r.Reason, &args, &r.Outcome,
+		&r.Violation, &r.ErrorRef, &r.Error, &r.DurationMicros, &r.OutputBytes,
+		&trunc, &extra, &r.PrevHash, &r.Hash)
+	if err != nil {
+		return nil, err
+	}
+	if r.Time, err = parseTime(at); err != nil {
+		return nil, fmt.Errorf("record %d: bad time %q", r.Seq, at)
+	}
+	if trunc != 0 && trunc != 1 {
+		return nil, fmt.Errorf("record %d: bad truncated value %d", r.Seq, trunc)
+	}
+	r.Truncated = trunc == 1
+	if args != "" {
+		r.Args = []byte(args)
+	}
+	if extra != "" {
+		r.Extra = []byte(extra)
+	}
+	return &r, nil
+}

@@ -1,0 +1,348 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Options tunes a store. The zero value, and a nil *Options, mean defaults.
+type Options struct {
+	// BusyTimeout is how long a write waits for another connection or
+	// process holding the write lock before failing with ErrUnavailable.
+	// Default 5s.
+	BusyTimeout time.Duration
+
+	// MaxBatch bounds how many queued records one group commit writes.
+	// Default 256.
+	MaxBatch int
+
+	// MaxPageCount, when positive, caps the file at that many pages (PRAGMA
+	// max_page_count) on the writing connection; a write that needs more
+	// fails as if the disk were full. For quotas, and for tests that need a
+	// store which really cannot write.
+	MaxPageCount int64
+}
+
+const (
+	defaultBusyTimeout = 5 * time.Second
+	defaultMaxBatch    = 256
+	queueSize          = 4096
+)
+
+func (o *Options) withDefaults() (Options, error) {
+	var v Options
+	if o != nil {
+		v = *o
+	}
+	if v.BusyTimeout < 0 || v.MaxBatch < 0 || v.MaxPageCount < 0 {
+		return v, errors.New("store: negative option")
+	}
+	if v.BusyTimeout == 0 {
+		v.BusyTimeout = defaultBusyTimeout
+	}
+	if v.MaxBatch == 0 {
+		v.MaxBatch = defaultMaxBatch
+	}
+	return v, nil
+}
+
+// DB is an open store. It is safe for concurrent use by many goroutines, and
+// several DBs, in this process or others, may have the same file open.
+type DB struct {
+	path string
+	opts Options
+
+	// w is the writing pool: one connection, BEGIN IMMEDIATE, synchronous
+	// FULL. Nil for a read-only handle.
+	w *sql.DB
+	// r serves reads; its connections are query_only.
+	r *sql.DB
+
+	// queue feeds the group-commit writer; closed by Close under mu.
+	queue      chan *appendReq
+	writerDone chan struct{}
+	insert     *sql.Stmt
+
+	mu     sync.RWMutex // guards closed against Append's send on queue
+	closed bool
+
+	keys keyCache
+	kill killCache
+}
+
+// Open opens the store at path for reading and writing, creating the file
+// (mode 0600) and its parent directory (0700) when missing, and applies any
+// migrations this program knows and the file lacks. A file migrated by a
+// newer program is refused with ErrSchemaTooNew. The file is put in WAL mode;
+// every commit is fsynced (synchronous=FULL) before the write returns.
+func Open(path string, opts *Options) (*DB, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: resolving %q: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("store: creating directory for %q: %w", abs, err)
+	}
+	// SQLite would create the file 0644; create it first so the audit trail
+	// and keys are never readable by other users, not even for a moment.
+	// SQLite gives the -wal and -shm files the database file's mode.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store: creating %q: %w", abs, err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("store: creating %q: %w", abs, err)
+	}
+
+	db := &DB{path: abs, opts: o}
+	ok := false
+	defer func() {
+		if !ok {
+			db.closeAll()
+		}
+	}()
+	pragmas := []string{
+		"journal_mode(WAL)",
+		"synchronous(FULL)",
+		"foreign_keys(1)",
+	}
+	if o.MaxPageCount > 0 {
+		pragmas = append(pragmas, "max_page_count("+strconv.FormatInt(o.MaxPageCount, 10)+")")
+	}
+	if db.w, err = openPool(abs, "rwc", o.BusyTimeout, "immediate", pragmas); err != nil {
+		return nil, err
+	}
+	db.w.SetMaxOpenConns(1)
+	db.w.SetConnMaxIdleTime(0)
+	db.w.SetConnMaxLifetime(0)
+	if err := migrate(db.w); err != nil {
+		return nil, err
+	}
+	if db.r, err = openPool(abs, "rw", o.BusyTimeout, "", []string{"query_only(1)"}); err != nil {
+		return nil, err
+	}
+	if db.insert, err = db.w.Prepare(sqlInsertRecord); err != nil {
+		return nil, fmt.Errorf("store: preparing insert: %w", err)
+	}
+	if err := db.kill.open(db.r); err != nil {
+		return nil, err
+	}
+	db.queue = make(chan *appendReq, queueSize)
+	db.writerDone = make(chan struct{})
+	go db.writer()
+	ok = true
+	return db, nil
+}
+
+// OpenReadOnly opens an existing store for reading only, as the operator
+// CLI does for verify, tail and export: no migrations run, and the
+// connection is opened with mode=ro and query_only, so nothing written
+// through it can reach the file. A missing file is an error wrapping
+// ErrNotFound and fs.ErrNotExist; a file that is not an Airlock store, or
+// was migrated by a newer program (ErrSchemaTooNew), is refused.
+func OpenReadOnly(path string) (*DB, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: resolving %q: %w", path, err)
+	}
+	st, err := os.Stat(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("store: no store at %q: %w", abs, errors.Join(ErrNotFound, err))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("store: %q is not a regular file", abs)
+	}
+	o, _ := (*Options)(nil).withDefaults()
+	db := &DB{path: abs, opts: o}
+	ok := false
+	defer func() {
+		if !ok {
+			db.closeAll()
+		}
+	}()
+	if db.r, err = openPool(abs, "ro", o.BusyTimeout, "", []string{"query_only(1)"}); err != nil {
+		return nil, err
+	}
+	if _, err := schemaVersion(context.Background(), db.r); err != nil {
+		return nil, err
+	}
+	if err := db.kill.open(db.r); err != nil {
+		return nil, err
+	}
+	ok = true
+	return db, nil
+}
+
+// openPool opens a connection pool on the file with the given SQLite open
+// mode (rwc, rw or ro), busy timeout, BEGIN mode and pragmas, and checks that
+// a connection really opens.
+func openPool(abs, mode string, busy time.Duration, txlock string, pragmas []string) (*sql.DB, error) {
+	q := url.Values{}
+	q.Set("mode", mode)
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
+	for _, p := range pragmas {
+		q.Add("_pragma", p)
+	}
+	if txlock != "" {
+		q.Set("_txlock", txlock)
+	}
+	// A file: URI, so SQLite sees mode=; the path is escaped so a name
+	// holding '?', '#' or '%' cannot smuggle in URI parameters.
+	dsn := (&url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}).String()
+	p, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: opening %q: %w", abs, err)
+	}
+	if err := p.Ping(); err != nil {
+		p.Close()
+		return nil, fmt.Errorf("store: opening %q: %w", abs, err)
+	}
+	return p, nil
+}
+
+// schemaVersion returns the file's migration version, refusing a file that
+// has none (not an Airlock store) or one newer than this program knows.
+func schemaVersion(ctx context.Context, q querier) (int64, error) {
+	var n int64
+	if err := q.QueryRowContext(ctx, sqlMigrationsTableExists).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: reading schema: %w", err)
+	}
+	if n == 0 {
+		return 0, errors.New("store: not an Airlock store (no schema_migrations table)")
+	}
+	var v int64
+	if err := q.QueryRowContext(ctx, sqlSchemaVersion).Scan(&v); err != nil {
+		return 0, fmt.Errorf("store: reading schema version: %w", err)
+	}
+	if latest := migrations[len(migrations)-1].version; v > latest {
+		return v, fmt.Errorf("store: file is at schema version %d, this program knows up to %d: %w", v, latest, ErrSchemaTooNew)
+	}
+	if v < 1 {
+		return v, errors.New("store: not an Airlock store (no migrations applied)")
+	}
+	return v, nil
+}
+
+// querier is what *sql.DB, *sql.Conn and *sql.Tx share for one-row reads.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// migrate applies the missing migrations, each in its own BEGIN IMMEDIATE
+// transaction that re-reads the version first, so two processes opening a
+// new file at once apply each step exactly once.
+func migrate(w *sql.DB) error {
+	ctx := context.Background()
+	if _, err := w.ExecContext(ctx, sqlCreateMigrations); err != nil {
+		return fmt.Errorf("store: creating schema_migrations: %w", err)
+	}
+	latest := migrations[len(migrations)-1].version
+	for _, m := range migrations {
+		if err := applyMigration(ctx, w, m, latest); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func applyMigration(ctx context.Context, w *sql.DB, m migration, latest int64) (err error) {
+	tx, err := w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: migration %d: %w", m.version, errors.Join(ErrUnavailable, err))
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	var cur int64
+	if err := tx.QueryRowContext(ctx, sqlSchemaVersion).Scan(&cur); err != nil {
+		return fmt.Errorf("store: reading schema version: %w", err)
+	}
+	if cur > latest {
+		return fmt.Errorf("store: file is at schema version %d, this program knows up to %d: %w", cur, latest, ErrSchemaTooNew)
+	}
+	if cur >= m.version {
+		return tx.Rollback()
+	}
+	if cur != m.version-1 {
+		return fmt.Errorf("store: schema version %d cannot take migration %d", cur, m.version)
+	}
+	for _, s := range m.stmts {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, sqlRecordMigration, m.version, m.name, formatTime(time.Now())); err != nil {
+		return fmt.Errorf("store: recording migration %d: %w", m.version, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store: committing migration %d: %w", m.version, errors.Join(ErrUnavailable, err))
+	}
+	return nil
+}
+
+// Path returns the absolute path of the store file.
+func (db *DB) Path() string { return db.path }
+
+// Close stops accepting appends, waits for the queued ones to be committed
+// (or fail), and closes the file. Calling it again returns nil.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	if db.closed {
+		db.mu.Unlock()
+		return nil
+	}
+	db.closed = true
+	if db.queue != nil {
+		close(db.queue)
+	}
+	db.mu.Unlock()
+	if db.writerDone != nil {
+		<-db.writerDone
+	}
+	return db.closeAll()
+}
+
+func (db *DB) closeAll() error {
+	var errs []error
+	errs = append(errs, db.kill.close())
+	if db.insert != nil {
+		errs = append(errs, db.insert.Close())
+	}
+	if db.r != nil {
+		errs = append(errs, db.r.Close())
+	}
+	if db.w != nil {
+		errs = append(errs, db.w.Close())
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("store: closing: %w", err)
+	}
+	return nil
+}
+
+// isClosed reports whether Close has been called.
+func (db *DB) isClosed() bool {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return db.closed
+}

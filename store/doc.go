@@ -1,0 +1,65 @@
+// Package store is Airlock's durable state: the hash-chained audit trail,
+// persisted secret keys and the kill switch, in one SQLite file (through the
+// pure-Go modernc.org/sqlite driver; no cgo).
+//
+// # Invariants
+//
+//   - Durable before return. [DB.Append] returns nil only after the
+//     transaction holding the record has committed with synchronous=FULL in
+//     WAL mode, i.e. after the WAL was fsynced. The runner writes the audit
+//     record before a response leaves the server, so a call the agent saw
+//     answered is on disk.
+//   - Fail closed. If the record cannot be committed (disk full, lock held
+//     past the busy timeout, broken connection) Append returns an error
+//     wrapping [ErrUnavailable], and so does every other Append that shared
+//     its group commit; nobody is told "ok" about an uncommitted record.
+//     [DB.KillSwitch] and [DB.KillSwitchEngaged] report "engaged" on error.
+//   - Chain. Records carry seq 1, 2, 3, ... and each carries the SHA-256 of
+//     the record before it ([Record.ComputeHash] defines the canonical
+//     encoding; genesis prev_hash is 64 zeros). The head (last seq and hash)
+//     is kept in its own row, updated in the same transaction as the
+//     records. [DB.Verify] detects an edited, deleted, inserted or reordered
+//     record, and deleted or added records at the end, and names the first
+//     bad seq.
+//   - One chain across processes. The chain head is read inside the write
+//     transaction (BEGIN IMMEDIATE), never from memory, so the server and an
+//     operator CLI appending to the same file at once still produce one
+//     contiguous, verifying chain.
+//   - Group commit. One writer goroutine per [DB] takes every queued Append
+//     (up to [Options.MaxBatch]) into a single transaction, so N concurrent
+//     calls cost about one fsync rather than N.
+//
+// The file and its directory are created 0600 and 0700: it holds the keys
+// that [DB.Key] hands out for the redaction HMAC and attribution signing.
+// Schema changes are numbered migrations applied once each, in a
+// transaction; a file from a newer program is refused ([ErrSchemaTooNew]).
+// [OpenReadOnly] is for the CLI's verify, tail and export and cannot write.
+//
+// # Limits
+//
+// The chain is tamper-evident, not tamper-proof, and carries no secret:
+//
+//   - Anyone who can write the file and rewrites the chain from some record
+//     on, recomputing every later hash and the head row, produces a chain
+//     that verifies. So does one who truncates the log and rewrites the
+//     head to match. Catching that needs an anchor outside the file: the
+//     head's seq and hash copied somewhere the attacker cannot write (a log
+//     shipper, a signed checkpoint, a printout). [DB.LastSeq] and [DB.Tail]
+//     give what to copy; comparing is up to the operator for now.
+//   - Deleting the whole file, or replacing it with an older copy, is not
+//     detected from inside it, for the same reason.
+//   - Keys are stored in the same file as the audit trail; whoever can read
+//     the file can forge HMACs and attributions.
+//   - Verify holds one read transaction and reads every record; it is
+//     linear in the size of the log.
+//   - A record that fails inside a batch (for example one too large for the
+//     disk) fails the whole batch it was grouped with.
+//   - Durability is what SQLite and the file system give with fsync; a disk
+//     that lies about fsync loses committed records on power loss.
+//
+// # Portability
+//
+// The schema and all SQL are in schema.go, written for a PostgreSQL twin to
+// follow: plain types, explicit keys, no rowid, $n placeholders, and the
+// hash chain computed in Go, never in SQL.
+package store

@@ -1,0 +1,144 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// SetKillSwitch engages or releases the kill switch, recording who did it
+// and why. The change is committed durably before it returns and is seen by
+// every process that has the file open on its next check. Auditing the
+// change is the caller's job (it has the session and principal context).
+func (db *DB) SetKillSwitch(ctx context.Context, engaged bool, by, reason string) error {
+	if db.w == nil {
+		return fmt.Errorf("store: set kill switch: %w", ErrReadOnly)
+	}
+	if db.isClosed() {
+		return fmt.Errorf("store: set kill switch: %w", ErrClosed)
+	}
+	v := "0"
+	if engaged {
+		v = "1"
+	}
+	_, err := db.w.ExecContext(ctx, sqlUpsertSetting, settingKillSwitch, v, by, reason, formatTime(time.Now()))
+	if err != nil {
+		return fmt.Errorf("store: set kill switch: %w", errors.Join(ErrUnavailable, err))
+	}
+	return nil
+}
+
+// KillSwitch reads the kill switch from the file. A store where it was never
+// set reports false. On any error it reports true (engaged) along with the
+// error, so a caller that checks only the bool still fails closed.
+func (db *DB) KillSwitch(ctx context.Context) (bool, error) {
+	if db.isClosed() {
+		return true, fmt.Errorf("store: kill switch: %w", ErrClosed)
+	}
+	return readKillSwitch(ctx, db.r)
+}
+
+func readKillSwitch(ctx context.Context, q querier) (bool, error) {
+	var v string
+	err := q.QueryRowContext(ctx, sqlGetSetting, settingKillSwitch).Scan(&v)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return true, fmt.Errorf("store: kill switch: %w", err)
+	case v == "0":
+		return false, nil
+	case v == "1":
+		return true, nil
+	default:
+		// Anything but a clean "0" is read as engaged: fail closed.
+		return true, nil
+	}
+}
+
+// KillSwitchEngaged is [DB.KillSwitch] for the per-call hot path. It asks
+// SQLite's PRAGMA data_version on a connection of its own, which changes only
+// when another connection has committed to the file, and re-reads the
+// setting only then; otherwise it answers from memory. A switch flipped by
+// the operator CLI in another process is therefore seen on the very next
+// call, with no polling interval.
+//
+// Every commit by another connection (including this process's own appends)
+// invalidates the cache; the append writer refreshes it after each batch so
+// that the next check is again a hit.
+func (db *DB) KillSwitchEngaged(ctx context.Context) (bool, error) {
+	if db.isClosed() {
+		return true, fmt.Errorf("store: kill switch: %w", ErrClosed)
+	}
+	return db.kill.engaged(ctx)
+}
+
+// killCache holds the kill switch as last read on conn, and conn's
+// data_version at or before that read.
+type killCache struct {
+	mu      sync.Mutex
+	conn    *sql.Conn
+	valid   bool
+	version int64
+	on      bool
+	// probes and reads count data_version probes and setting reads, for
+	// tests and benchmarks.
+	probes, reads int64
+}
+
+func (c *killCache) open(r *sql.DB) error {
+	conn, err := r.Conn(context.Background())
+	if err != nil {
+		return fmt.Errorf("store: kill switch connection: %w", err)
+	}
+	c.conn = conn
+	return nil
+}
+
+func (c *killCache) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn == nil {
+		return nil
+	}
+	err := c.conn.Close()
+	c.conn = nil
+	return err
+}
+
+func (c *killCache) engaged(ctx context.Context) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn == nil {
+		return true, fmt.Errorf("store: kill switch: %w", ErrClosed)
+	}
+	var v int64
+	if err := c.conn.QueryRowContext(ctx, sqlDataVersion).Scan(&v); err != nil {
+		c.valid = false
+		return true, fmt.Errorf("store: kill switch: %w", err)
+	}
+	c.probes++
+	if c.valid && v == c.version {
+		return c.on, nil
+	}
+	// The version is read before the value: if a commit lands in between,
+	// the value is newer than the version says and the next probe re-reads.
+	// Never the other way round, which could serve a stale value.
+	on, err := readKillSwitch(ctx, c.conn)
+	if err != nil {
+		c.valid = false
+		return true, err
+	}
+	c.reads++
+	c.valid, c.version, c.on = true, v, on
+	return on, nil
+}
+
+// refresh re-primes the cache after this process's own commit; errors are
+// left for the next engaged call to meet.
+func (c *killCache) refresh(ctx context.Context) {
+	c.engaged(ctx)
+}

@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// scanPage is how many records Scan reads per query. Paging keeps no read
+// transaction open across the callback, so a slow consumer (an export to a
+// pipe, tail --follow) never holds back the WAL checkpoint.
+const scanPage = 512
+
+// LastSeq returns the seq of the newest record, 0 for an empty chain. It
+// reads the chain head, which every append updates in its own transaction.
+func (db *DB) LastSeq(ctx context.Context) (int64, error) {
+	if db.isClosed() {
+		return 0, fmt.Errorf("store: last seq: %w", ErrClosed)
+	}
+	var seq int64
+	if err := db.r.QueryRowContext(ctx, sqlLastSeq).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("store: last seq: %w", err)
+	}
+	return seq, nil
+}
+
+// Tail returns the last n records in ascending seq order (fewer if the
+// chain is shorter). n <= 0 returns none.
+func (db *DB) Tail(ctx context.Context, n int) ([]Record, error) {
+	if db.isClosed() {
+		return nil, fmt.Errorf("store: tail: %w", ErrClosed)
+	}
+	if n <= 0 {
+		return nil, nil
+	}
+	rows, err := db.r.QueryContext(ctx, sqlTail, int64(n))
+	if err != nil {
+		return nil, fmt.Errorf("store: tail: %w", err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: tail: %w", err)
+		}
+		out = append(out, *r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: tail: %w", err)
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// Scan calls fn for every record with seq > afterSeq, in ascending order,
+// until the records run out or fn returns an error, which Scan returns as
+// is. Records appended while Scan runs may or may not be included; a
+// follower polls by calling Scan again with the last seq it saw. The *Record
+// is fn's to keep.
+func (db *DB) Scan(ctx context.Context, afterSeq int64, fn func(*Record) error) error {
+	for {
+		if db.isClosed() {
+			return fmt.Errorf("store: scan: %w", ErrClosed)
+		}
+		page, err := db.scanPage(ctx, afterSeq)
+		if err != nil {
+			return err
+		}
+		for _, r := range page {
+			if err := fn(r); err != nil {
+				return err
+			}
+			afterSeq = r.Seq
+		}
+		if len(page) < scanPage {
+			return nil
+		}
+	}
+}
+
+func (db *DB) scanPage(ctx context.Context, afterSeq int64) ([]*Record, error) {
+	rows, err := db.r.QueryContext(ctx, sqlScanAfter, afterSeq, int64(scanPage))
+	if err != nil {
+		return nil, fmt.Errorf("store: scan: %w", err)
+	}
+	defer rows.Close()
+	page := make([]*Record, 0, scanPage)
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: scan: %w", err)
+		}
+		page = append(page, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: scan: %w", err)
+	}
+	return page, nil
+}
