@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/airlock-dev/airlock/runner"
+)
+
+func runAudit(ctx context.Context, args []string, io Streams) error {
+	if len(args) == 0 {
+		return fmt.Errorf("airlock audit verify|tail|export [--state DIR]: %w", ErrUsage)
+	}
+	fs := newFlags("audit "+args[0], io)
+	state := fs.String("state", "", "state directory")
+	n := fs.Int("n", 20, "tail: number of records")
+	follow := fs.Bool("follow", false, "tail: keep printing new records")
+	asJSON := fs.Bool("json", false, "tail: print JSON lines instead of a table")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	dir, err := stateDir(*state)
+	if err != nil {
+		return err
+	}
+	op, err := runner.OpenOperator(dir, true)
+	if err != nil {
+		return err
+	}
+	defer op.Close()
+	switch args[0] {
+	case "verify":
+		return auditVerify(ctx, op, io)
+	case "tail":
+		return auditTail(ctx, op, io, *n, *follow, *asJSON)
+	case "export":
+		enc := json.NewEncoder(io.Out)
+		return op.Scan(ctx, 0, func(r *runner.AuditRecord) error { return enc.Encode(r) })
+	default:
+		return fmt.Errorf("unknown audit command %q: %w", args[0], ErrUsage)
+	}
+}
+
+func auditVerify(ctx context.Context, op *runner.Operator, io Streams) error {
+	res, err := op.Verify(ctx)
+	if err != nil {
+		return err
+	}
+	if !res.OK {
+		fmt.Fprintf(io.Out, "audit trail BROKEN at record %d: %s (%d records checked)\n", res.FirstBad, res.Problem, res.Records)
+		return fmt.Errorf("audit record %d: %s: %w", res.FirstBad, res.Problem, ErrFailed)
+	}
+	fmt.Fprintf(io.Out, "audit trail OK: %d records, hash chain intact\n", res.Records)
+	return nil
+}
+
+func auditTail(ctx context.Context, op *runner.Operator, io Streams, n int, follow, asJSON bool) error {
+	recs, err := op.Tail(ctx, n)
+	if err != nil {
+		return err
+	}
+	print := func(r *runner.AuditRecord) error {
+		if asJSON {
+			return json.NewEncoder(io.Out).Encode(r)
+		}
+		_, err := fmt.Fprintf(io.Out, "%6d %s %-22s %-16s %-22s %-8s %-9s %s\n", r.Seq, r.Time.Format(time.RFC3339),
+			short(r.Principal, 22), short(r.Tool, 16), short(r.Capability, 22), r.Decision, r.Outcome, r.Violation)
+		return err
+	}
+	last := int64(0)
+	for i := range recs {
+		if err := print(&recs[i]); err != nil {
+			return err
+		}
+		last = recs[i].Seq
+	}
+	for follow {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(500 * time.Millisecond):
+		}
+		err := op.Scan(ctx, last, func(r *runner.AuditRecord) error {
+			last = r.Seq
+			return print(r)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func short(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}

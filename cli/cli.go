@@ -1,0 +1,131 @@
+// Package cli implements the airlock command: one file per subcommand,
+// each a function from parsed flags to an error. main only wires signals and
+// the standard streams to [Run].
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Streams are the process's standard streams.
+type Streams struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// ErrUsage marks a command-line mistake (exit status 2).
+var ErrUsage = errors.New("usage")
+
+// ErrFailed marks a check that ran and found problems (exit status 1)
+// rather than an operational error.
+var ErrFailed = errors.New("check failed")
+
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, io Streams) error
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"serve":  {"run the MCP server (stdio, or --http ADDR for streamable HTTP and SSE)", runServe},
+		"audit":  {"verify, tail or export the audit trail", runAudit},
+		"pools":  {"print a pool manifest or verify the configured pools", runPools},
+		"kill":   {"engage, release or show the kill switch", runKill},
+		"config": {"check a configuration file or print its JSON Schema", runConfig},
+	}
+}
+
+// Run runs the airlock command line.
+func Run(ctx context.Context, args []string, io Streams) error {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(io.Err, cmds)
+		if len(args) == 0 {
+			return ErrUsage
+		}
+		return nil
+	}
+	cmd, ok := cmds[args[0]]
+	if !ok {
+		usage(io.Err, cmds)
+		return fmt.Errorf("unknown command %q: %w", args[0], ErrUsage)
+	}
+	return cmd.run(ctx, args[1:], io)
+}
+
+func usage(w io.Writer, cmds map[string]command) {
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintln(w, "airlock — an audited boundary between an AI agent and the world\n\nUsage: airlock COMMAND [flags]\n\nCommands:")
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, cmds[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'airlock COMMAND -h' for a command's flags.")
+}
+
+// ExitCode maps an error from Run to a process exit status.
+func ExitCode(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, ErrUsage):
+		return 2
+	default:
+		return 1
+	}
+}
+
+func newFlags(name string, io Streams) *flag.FlagSet {
+	fs := flag.NewFlagSet("airlock "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Err)
+	return fs
+}
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("%v: %w", err, ErrUsage)
+	}
+	return nil
+}
+
+// stateDir resolves --state, then $AIRLOCK_STATE, then
+// $XDG_STATE_HOME/airlock, then ~/.local/state/airlock.
+func stateDir(flagValue string) (string, error) {
+	if flagValue != "" {
+		return filepath.Abs(flagValue)
+	}
+	if v := os.Getenv("AIRLOCK_STATE"); v != "" {
+		return filepath.Abs(v)
+	}
+	if v := os.Getenv("XDG_STATE_HOME"); v != "" {
+		return filepath.Join(v, "airlock"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no --state, $AIRLOCK_STATE or home directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "airlock"), nil
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
+		return nil, fmt.Errorf("--log-level %q: %w", level, ErrUsage)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}

@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/schemas"
+)
+
+func runConfig(_ context.Context, args []string, io Streams) error {
+	if len(args) == 0 {
+		return fmt.Errorf("airlock config check FILE | config schema: %w", ErrUsage)
+	}
+	switch args[0] {
+	case "check":
+		if len(args) != 2 {
+			return fmt.Errorf("airlock config check FILE: %w", ErrUsage)
+		}
+		cfg, err := config.Load(args[1])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(io.Out, "%s: OK (%d pools, %d policies, %d roles)\n", args[1], len(cfg.Pools), len(cfg.Policies), len(cfg.Roles))
+		return nil
+	case "schema":
+		b, err := schemas.File("config.schema.json")
+		if err != nil {
+			return err
+		}
+		_, err = io.Out.Write(b)
+		return err
+	default:
+		return fmt.Errorf("unknown config command %q: %w", args[0], ErrUsage)
+	}
+}

@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/server"
+)
+
+func runServe(ctx context.Context, args []string, io Streams) error {
+	fs := newFlags("serve", io)
+	cfgPath := fs.String("config", "", "configuration file (default: the embedded demo configuration)")
+	state := fs.String("state", "", "state directory (default $AIRLOCK_STATE, else $XDG_STATE_HOME/airlock)")
+	addr := fs.String("http", "", "serve streamable HTTP at /mcp and SSE at /sse on this address instead of stdio")
+	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	log, err := newLogger(io.Err, *level)
+	if err != nil {
+		return err
+	}
+	dir, err := stateDir(*state)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(*cfgPath, dir)
+	if err != nil {
+		return err
+	}
+	r, err := runner.New(cfg, dir, &runner.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	srv, err := server.New(r, &server.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	log.Info("airlock starting", "config", cfg.File(), "state", dir)
+	if *addr == "" {
+		return srv.ServeStdio(ctx, io.In, io.Out, io.Err)
+	}
+	return serveHTTP(ctx, *addr, srv, io)
+}
+
+// loadConfig loads path, or materialises the embedded demo under the state dir.
+func loadConfig(path, state string) (*config.Config, error) {
+	if path != "" {
+		return config.Load(path)
+	}
+	return config.Demo(filepath.Join(state, "demo"))
+}
+
+func serveHTTP(ctx context.Context, addr string, srv *server.Server, io Streams) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(io.Err, "airlock: serving streamable HTTP at http://%s%s and SSE at http://%s%s\n", ln.Addr(), server.PathStreamable, ln.Addr(), server.PathSSE)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}

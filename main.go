@@ -1,0 +1,23 @@
+// Command airlock is an MCP server that stands between an AI agent and the
+// world: every tool call crosses one audited boundary. See README.md.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/airlock-dev/airlock/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := cli.Run(ctx, os.Args[1:], cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "airlock:", err)
+	}
+	os.Exit(cli.ExitCode(err))
+}
