@@ -1,0 +1,233 @@
+package sources
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"mime"
+	"path"
+	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/violation"
+)
+
+// sniffLen is how much of a file decides whether it is binary.
+const sniffLen = 8 << 10
+
+// ReadResult is one page of a verified file.
+type ReadResult struct {
+	PoolID, Path string
+	Trust        Trust
+	Data         []byte
+	Offset       int64 // where Data starts
+	NextOffset   int64 // Offset+len(Data): where the next page starts
+	Size         int64 // bytes in the whole file
+	EOF          bool  // NextOffset == Size
+	SHA256       string
+	MIMEType     string
+	Binary       bool // NUL byte or invalid UTF-8 in the first 8 KiB
+}
+
+// Read returns the window [offset, offset+limit) of a file of a bound pool,
+// after hashing the whole file and comparing it with the manifest. limit 0
+// means Options.MaxReadBytes, and larger limits are cut to it. For text, the
+// window is shortened to end on a UTF-8 rune boundary (unless that would
+// leave it empty), so NextOffset can be smaller than offset+limit.
+//
+// Refusals, in the order they are checked (each is a *violation.Error):
+//   - UNKNOWN_POOL_ID, POOL_NOT_SELECTED: the pool id.
+//   - PATH_OUTSIDE_POOLS: name is not a canonical relative path.
+//   - INTEGRITY_FAILURE: name is not in the manifest (the disk is not touched).
+//   - INVALID_ARGUMENTS: negative offset or limit.
+//   - UNAVAILABLE: the Registry was closed.
+//   - PATH_OUTSIDE_POOLS: the name resolves, through a symlink, outside the pool.
+//   - INTEGRITY_FAILURE: the file is missing, not a regular file or unreadable.
+//   - LIMIT_EXCEEDED: the file is larger than Options.MaxFileBytes.
+//   - INTEGRITY_FAILURE: the content does not match the manifest; no data
+//     is returned.
+//   - INVALID_ARGUMENTS: offset is beyond the end of the file (offset equal
+//     to the size gives an empty page with EOF set).
+func (c *Context) Read(poolID, name string, offset, limit int64) (*ReadResult, error) {
+	res, mark, err := c.read(poolID, name, offset, limit)
+	c.finish(OpRead, poolID, name, err, mark)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (c *Context) read(poolID, name string, offset, limit int64) (*ReadResult, integrityMark, error) {
+	p, err := c.resolve(poolID)
+	if err != nil {
+		return nil, markNone, err
+	}
+	if err := checkName(name); err != nil {
+		return nil, markNone, violation.Wrap(violation.PathOutsidePools, err,
+			"path must be a canonical relative path inside pool %s", short(poolID))
+	}
+	want, ok := p.manifest.Lookup(name)
+	if !ok {
+		// Only manifest names are readable, so a file added to the pool
+		// directory after the manifest was made is unreachable.
+		return nil, markNone, violation.New(violation.IntegrityFailure, "file is not in the manifest of pool %s", short(poolID))
+	}
+	if offset < 0 || limit < 0 {
+		return nil, markNone, violation.New(violation.InvalidArguments, "offset and limit must not be negative")
+	}
+	if c.reg.closed.Load() {
+		return nil, markNone, violation.Wrap(violation.Unavailable, ErrClosed, "source pools are closed")
+	}
+	opts := &c.reg.opts
+	if limit == 0 || limit > opts.MaxReadBytes {
+		limit = opts.MaxReadBytes
+	}
+
+	f, statSize, err := openRegular(p.root, name, opts.MaxFileBytes)
+	if err != nil {
+		return nil, markFor(err), c.fileViolation(poolID, err)
+	}
+	defer f.Close()
+	w := newWindow(offset, limit, statSize)
+	h := sha256.New()
+	// One pass: the bytes hashed are the bytes returned, so the file cannot
+	// change between the check and the use.
+	size, err := io.Copy(io.MultiWriter(h, w), io.LimitReader(f, opts.MaxFileBytes+1))
+	if err != nil {
+		err = fmt.Errorf("reading %q: %w", name, err)
+		return nil, markFailed, violation.Wrap(violation.IntegrityFailure, err, "file in pool %s could not be read", short(poolID))
+	}
+	if size > opts.MaxFileBytes {
+		err = fmt.Errorf("%q grew past %d bytes: %w", name, opts.MaxFileBytes, errFileTooLarge)
+		return nil, markNone, c.fileViolation(poolID, err)
+	}
+	var sum [32]byte
+	h.Sum(sum[:0])
+	if sum != want.SHA256 {
+		err = fmt.Errorf("%q has sha256 %x, manifest says %x", name, sum, want.SHA256)
+		return nil, markFailed, violation.Wrap(violation.IntegrityFailure, err,
+			"file content does not match the manifest of pool %s", short(poolID))
+	}
+	if offset > size {
+		return nil, markNone, violation.New(violation.InvalidArguments, "offset %d is beyond the end of the file (%d bytes)", offset, size)
+	}
+
+	binary := isBinary(w.head, size > int64(len(w.head)))
+	data := w.buf
+	if !binary && offset+int64(len(data)) < size {
+		if t := trimPartialRune(data); len(t) > 0 {
+			data = t
+		}
+	}
+	next := offset + int64(len(data))
+	return &ReadResult{
+		PoolID:     poolID,
+		Path:       name,
+		Trust:      p.trust,
+		Data:       data,
+		Offset:     offset,
+		NextOffset: next,
+		Size:       size,
+		EOF:        next == size,
+		SHA256:     hex.EncodeToString(sum[:]),
+		MIMEType:   mimeType(name, binary),
+		Binary:     binary,
+	}, markVerified, nil
+}
+
+// fileViolation maps a failure to open or bound a manifest-listed file.
+func (c *Context) fileViolation(poolID string, err error) error {
+	switch problemKind(err) {
+	case ProblemOutsidePool:
+		// os.Root refused: a symlink in the pool points outside it
+		// (TestReadHostilePaths, TestSymlinkSwapRace).
+		return violation.Wrap(violation.PathOutsidePools, err, "path resolves outside pool %s", short(poolID))
+	case ProblemTooLarge:
+		return violation.Wrap(violation.LimitExceeded, err, "file is larger than %d bytes", c.reg.opts.MaxFileBytes)
+	case ProblemMissing:
+		return violation.Wrap(violation.IntegrityFailure, err, "file listed in the manifest of pool %s is missing", short(poolID))
+	default:
+		return violation.Wrap(violation.IntegrityFailure, err, "file listed in the manifest of pool %s cannot be read", short(poolID))
+	}
+}
+
+// markFor says what a failed open means for the pool's integrity: a listed
+// file that is missing, unreadable or escaping breaks the manifest's promise;
+// one that is merely too large does not.
+func markFor(err error) integrityMark {
+	if problemKind(err) == ProblemTooLarge {
+		return markNone
+	}
+	return markFailed
+}
+
+// window keeps the bytes of [off, end) and the first sniffLen bytes of a
+// stream written through it.
+type window struct {
+	off, end int64
+	pos      int64
+	buf      []byte
+	head     []byte
+}
+
+func newWindow(offset, limit, sizeHint int64) *window {
+	w := &window{off: offset, end: offset + limit}
+	if w.end < offset { // overflow
+		w.end = 1<<63 - 1
+	}
+	if n := min(limit, sizeHint-offset); n > 0 {
+		w.buf = make([]byte, 0, n)
+	}
+	return w
+}
+
+func (w *window) Write(p []byte) (int, error) {
+	if len(w.head) < sniffLen {
+		w.head = append(w.head, p[:min(sniffLen-len(w.head), len(p))]...)
+	}
+	start, stop := w.pos, w.pos+int64(len(p))
+	if stop > w.off && start < w.end {
+		lo, hi := max(w.off, start)-start, min(w.end, stop)-start
+		w.buf = append(w.buf, p[lo:hi]...)
+	}
+	w.pos = stop
+	return len(p), nil
+}
+
+// isBinary reports NUL bytes or invalid UTF-8 in head. When the file goes on
+// past head, a rune cut by the end of head is not held against it.
+func isBinary(head []byte, truncated bool) bool {
+	if bytes.IndexByte(head, 0) >= 0 {
+		return true
+	}
+	if truncated {
+		head = trimPartialRune(head)
+	}
+	return !utf8.Valid(head)
+}
+
+// trimPartialRune drops an incomplete UTF-8 sequence from the end of b.
+func trimPartialRune(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			return b
+		}
+	}
+	return b
+}
+
+// mimeType guesses from the extension only; content sniffing beyond the
+// binary test is left out (net/http's sniffer is not available here).
+func mimeType(name string, binary bool) string {
+	if t := mime.TypeByExtension(path.Ext(name)); t != "" {
+		return t
+	}
+	if binary {
+		return "application/octet-stream"
+	}
+	return "text/plain; charset=utf-8"
+}
