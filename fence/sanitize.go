@@ -1,0 +1,101 @@
+package fence
+
+import (
+	"unicode/utf8"
+)
+
+// SanitizeStats counts what [Sanitize] changed, one field per rule of the
+// table in doc.go. The zero value means the input was returned unchanged.
+// It is comparable and small, for the audit record.
+type SanitizeStats struct {
+	Markers     int `json:"markers,omitempty"`      // marker-word look-alikes replaced by [MarkerReplacement]
+	Escapes     int `json:"escapes,omitempty"`      // ANSI/VT escape sequences removed (7- and 8-bit)
+	Controls    int `json:"controls,omitempty"`     // other C0/C1 controls and DEL removed
+	LineBreaks  int `json:"line_breaks,omitempty"`  // CR, CRLF, U+2028 and U+2029 turned into \n
+	Bidi        int `json:"bidi,omitempty"`         // bidi controls shown as [U+XXXX]
+	Invisible   int `json:"invisible,omitempty"`    // zero-width, variation selectors, other invisible format characters removed
+	Tags        int `json:"tags,omitempty"`         // Unicode tag characters removed
+	InvalidUTF8 int `json:"invalid_utf8,omitempty"` // runs of invalid UTF-8 replaced by U+FFFD
+}
+
+// MarkerReplacement is what a marker-word look-alike becomes. It holds no
+// letter U, so it cannot start a marker word together with what follows.
+const MarkerReplacement = "[fence marker removed]"
+
+// Sanitize returns s with every rule of the package's rule table applied,
+// and counts of what it changed. It is one forward pass over s, linear in
+// len(s), with a fast path that copies runs of plain ASCII. Sanitize is
+// idempotent: Sanitize of its output returns it unchanged with zero stats
+// (FuzzSanitize), which is how [Check] recognises sanitized content.
+func Sanitize(s string) (string, SanitizeStats) {
+	out, st := sanitize(make([]byte, 0, len(s)+len(s)/64+16), s)
+	if st == (SanitizeStats{}) {
+		return s, st
+	}
+	return string(out), st
+}
+
+// sanitizer is the state of one pass: the output, the stats, the marker
+// matcher and whether the last kept rune can carry a variation selector.
+type sanitizer struct {
+	out  []byte
+	st   SanitizeStats
+	m    matcher
+	base bool
+}
+
+// feed gives the matcher the symbol of the kept rune just appended at
+// output offset pos. A completed marker word is cut from the output and
+// replaced (TestSanitizeRules/marker_*).
+func (z *sanitizer) feed(sym class, pos int) {
+	if z.m.active == 0 && sym != letter('U') {
+		return // nothing live and only U can start a marker word
+	}
+	if begin, ok := z.m.step(sym, pos); ok {
+		z.out = append(z.out[:begin], MarkerReplacement...)
+		z.st.Markers++
+		z.base = true
+	}
+}
+
+// visible appends [U+XXXX] for r. It is not fed to the matcher, so a bidi
+// control between two letters of the marker word does not hide the word.
+func (z *sanitizer) visible(r rune) {
+	const hex = "0123456789ABCDEF"
+	n := 4
+	for r>>(4*n) != 0 {
+		n++
+	}
+	z.out = append(z.out, "[U+"...)
+	for k := n - 1; k >= 0; k-- {
+		z.out = append(z.out, hex[(r>>(4*k))&0xF])
+	}
+	z.out = append(z.out, ']')
+	z.base = true
+}
+
+// sanitize appends the sanitized s to dst.
+func sanitize[T text](dst []byte, s T) ([]byte, SanitizeStats) {
+	z := sanitizer{out: dst}
+	tbl := bmpClass()
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if quiet[b] && z.m.active == 0 {
+				// Fast path: a run of plain ASCII that cannot start a marker.
+				j := i + 1
+				for j < len(s) && quiet[s[j]] {
+					j++
+				}
+				z.out = append(z.out, s[i:j]...)
+				z.base = s[j-1] >= ' '
+				i = j
+				continue
+			}
+			i = asciiStep(&z, s, i)
+			continue
+		}
+		i = runeStep(&z, s, i, tbl)
+	}
+	return z.out, z.st
+}
