@@ -72,7 +72,7 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 		return nil, violation.New(violation.UnknownTool, "no tool named %q", boundedName(c.in.Tool))
 	}
 	c.tool = tool
-	args, argMap, err := decode(tool, c.in.Args)
+	args, argMap, err := decode(tool, c.s.r.schemas[tool.Name], c.in.Args)
 	if err != nil {
 		return nil, err
 	}
@@ -162,12 +162,16 @@ func (c *call) recordStart(ctx context.Context) error {
 	return nil
 }
 
-// decode strictly decodes raw into the tool's argument type: unknown fields,
-// trailing data and wrong types are refused, then Validate checks bounds.
+// decode checks raw against the tool's JSON Schema, then strictly decodes it
+// into the tool's argument type (unknown fields, trailing data and wrong
+// types refused) and runs the type's own Validate for what a schema cannot say.
 // It also returns the arguments as a generic map for policy conditions.
-func decode(tool toolkit.Tool, raw json.RawMessage) (toolkit.Args, map[string]any, error) {
+func decode(tool toolkit.Tool, schema *schemaValidator, raw json.RawMessage) (toolkit.Args, map[string]any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		raw = json.RawMessage("{}")
+	}
+	if err := schema.validate(raw); err != nil {
+		return nil, nil, err
 	}
 	args := tool.NewArgs()
 	dec := json.NewDecoder(bytes.NewReader(raw))

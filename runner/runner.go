@@ -26,6 +26,8 @@ const DBFile = "airlock.db"
 type Options struct {
 	Logger *slog.Logger
 	Now    func() time.Time
+
+	storeOpts *store.Options // tests: a store that really cannot write
 }
 
 // Runner executes tool calls for sessions. It is safe for concurrent use.
@@ -38,6 +40,7 @@ type Runner struct {
 	policies *policy.Set
 	redactor *redact.Redactor
 	tools    map[string]toolkit.Tool
+	schemas  map[string]*schemaValidator
 	order    []string
 
 	mu       sync.Mutex
@@ -55,7 +58,8 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	r := &Runner{cfg: cfg, log: opts.Logger, now: opts.Now, sessions: map[string]*Session{}, tools: map[string]toolkit.Tool{}}
+	r := &Runner{cfg: cfg, log: opts.Logger, now: opts.Now, sessions: map[string]*Session{},
+		tools: map[string]toolkit.Tool{}, schemas: map[string]*schemaValidator{}}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -69,7 +73,7 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating state dir: %w", err)
 	}
-	if r.db, err = store.Open(filepath.Join(stateDir, DBFile), &store.Options{Logger: r.log}); err != nil {
+	if r.db, err = store.Open(filepath.Join(stateDir, DBFile), opts.storeOpts); err != nil {
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
 	key, err := r.db.Key(context.Background(), "redaction")
@@ -84,7 +88,12 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		return nil, fmt.Errorf("opening pools: %w", err)
 	}
 	for _, t := range tools.All() {
-		r.tools[t.Name] = t
+		v, err := compileSchema(t.Name, t.InputSchema)
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		r.tools[t.Name], r.schemas[t.Name] = t, v
 		r.order = append(r.order, t.Name)
 	}
 	return r, nil

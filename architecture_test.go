@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/airlock-dev/airlock"
+
+type listedPackage struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+// goList runs `go list -deps`-style queries over the module's own packages.
+func goList(t *testing.T) map[string]listedPackage {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs := map[string]listedPackage{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for dec.More() {
+		var p listedPackage
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs[strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")] = p
+	}
+	return pkgs
+}
+
+// TestOnlyRunnerReachesToolsAndStore is the structural half of "nothing
+// executes outside the runner": the tool handlers and the store's write API
+// are reachable only by importing tools or store, and only the runner may.
+// (cli and server reach them only through the runner's exported API, which
+// exposes declarations and operator functions, never a handler.)
+func TestOnlyRunnerReachesToolsAndStore(t *testing.T) {
+	guarded := []string{module + "/tools", module + "/store"}
+	for name, p := range goList(t) {
+		if name == "runner" || strings.HasPrefix(name, "runner/") {
+			continue
+		}
+		for _, g := range guarded {
+			if slices.Contains(p.Imports, g) {
+				t.Errorf("package %s imports %s; only the runner may", name, g)
+			}
+		}
+	}
+}
+
+// TestForbiddenDependencies keeps capabilities where they belong: a tool or
+// a pool reader that could open sockets or start processes would be a way
+// around the sandbox and the broker.
+func TestForbiddenDependencies(t *testing.T) {
+	rules := map[string][]string{
+		"tools":     {"net/http", "os/exec", module + "/store", "database/sql"},
+		"toolkit":   {"net/http", "os/exec", module + "/store", module + "/runner", module + "/tools"},
+		"sources":   {"net", "net/http", "os/exec"},
+		"policy":    {"net/http", "os/exec", module + "/store"},
+		"phasegate": {"net/http", "os/exec", module + "/store"},
+		"redact":    {"net/http", "os/exec"},
+	}
+	pkgs := goList(t)
+	for name, forbidden := range rules {
+		p, ok := pkgs[name]
+		if !ok {
+			t.Errorf("package %s not found", name)
+			continue
+		}
+		for _, f := range forbidden {
+			if slices.Contains(p.Deps, f) {
+				t.Errorf("package %s depends on %s (directly or not)", name, f)
+			}
+		}
+	}
+}
+
+// TestOnlySandboxStartsProcesses: os/exec in non-test code lives in the
+// sandbox package alone.
+func TestOnlySandboxStartsProcesses(t *testing.T) {
+	for name, p := range goList(t) {
+		if name == "sandbox" || strings.HasPrefix(name, "sandbox/") {
+			continue
+		}
+		if slices.Contains(p.Imports, "os/exec") {
+			t.Errorf("package %s imports os/exec; only sandbox may start processes", name)
+		}
+	}
+}

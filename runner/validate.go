@@ -1,0 +1,59 @@
+package runner
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/airlock-dev/airlock/violation"
+)
+
+// schemaValidator checks a call's arguments against the tool's generated
+// JSON Schema — the very document advertised to the client — so what the
+// agent is told it may send and what the runner accepts cannot drift apart.
+type schemaValidator struct{ schema *jsonschema.Schema }
+
+func compileSchema(tool string, doc []byte) (*schemaValidator, error) {
+	parsed, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: parsing input schema: %w", tool, err)
+	}
+	c := jsonschema.NewCompiler()
+	url := "airlock:///tools/" + tool + ".json"
+	if err := c.AddResource(url, parsed); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", tool, err)
+	}
+	s, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: compiling input schema: %w", tool, err)
+	}
+	return &schemaValidator{schema: s}, nil
+}
+
+// validate returns INVALID_ARGUMENTS naming the first offending argument.
+// The message carries the JSON pointer and the rule broken, never the value,
+// so a huge or hostile value is not echoed back.
+func (v *schemaValidator) validate(raw []byte) error {
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return violation.Wrap(violation.InvalidArguments, err, "arguments are not valid JSON")
+	}
+	err = v.schema.Validate(inst)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return violation.Wrap(violation.InvalidArguments, err, "arguments do not match the input schema")
+	}
+	leaf := ve
+	for len(leaf.Causes) > 0 {
+		leaf = leaf.Causes[0]
+	}
+	where := "/" + strings.Join(leaf.InstanceLocation, "/")
+	rule := strings.Join(leaf.ErrorKind.KeywordPath(), "/")
+	return violation.Wrap(violation.InvalidArguments, err, "argument %s breaks schema rule %q", where, rule)
+}

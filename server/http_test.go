@@ -1,0 +1,125 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+const testToken = "test-token-0123456789"
+
+func httpFixture(t *testing.T) (*fixture, *httptest.Server) {
+	t.Helper()
+	t.Setenv("AIRLOCK_TEST_TOKEN", testToken)
+	f := newFixture(t, "local")
+	ts := httptest.NewServer(f.srv.Handler())
+	t.Cleanup(ts.Close)
+	return f, ts
+}
+
+func initialize(t *testing.T, c *client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	must(t, c.Start(ctx))
+	init := mcp.InitializeRequest{}
+	init.Params.ClientInfo = mcp.Implementation{Name: "airlock-http-test", Version: "1"}
+	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	if _, err := c.Initialize(ctx, init); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+}
+
+func TestStreamableHTTPWithToken(t *testing.T) {
+	f, ts := httpFixture(t)
+	c, err := client.NewStreamableHttpClient(ts.URL+PathStreamable,
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
+	must(t, err)
+	initialize(t, c)
+	res := call(t, c, "read_pool_file", map[string]any{"pool": "alpha", "path": "hello.txt"})
+	if res.IsError || text(res) != "hello, pool\n" {
+		t.Fatalf("read over HTTP: %s", text(res))
+	}
+	// The agent role is bound to alpha only.
+	if res := call(t, c, "read_pool_file", map[string]any{"pool": "beta", "path": "notes.md"}); code(res) != "POOL_NOT_SELECTED" {
+		t.Fatalf("role binding not applied: %s", text(res))
+	}
+	recs := f.auditRecords(t)
+	last := recs[len(recs)-1]
+	if last.Principal != "agent/env:AIRLOCK_TEST_TOKEN" || last.Role != "agent" || last.Transport != "streamable-http" {
+		t.Fatalf("attribution: %+v", last)
+	}
+}
+
+func TestSSEWithToken(t *testing.T) {
+	_, ts := httpFixture(t)
+	c, err := client.NewSSEMCPClient(ts.URL+PathSSE,
+		transport.WithHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
+	must(t, err)
+	initialize(t, c)
+	res := call(t, c, "list_pools", nil)
+	if res.IsError || !strings.Contains(text(res), "alpha") {
+		t.Fatalf("list over SSE: %s", text(res))
+	}
+}
+
+func TestHTTPRefusesMissingOrWrongToken(t *testing.T) {
+	f, ts := httpFixture(t)
+	for _, auth := range []string{"", "Bearer wrong-token", "Basic dXNlcjpwYXNz", "Bearer"} {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+PathStreamable,
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		must(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("auth %q: status %d", auth, resp.StatusCode)
+		}
+		if strings.Contains(string(body), testToken) {
+			t.Fatal("token echoed")
+		}
+	}
+	var anon int
+	for _, r := range f.auditRecords(t) {
+		if r.Principal == "anonymous" && r.Outcome == "denied" {
+			anon++
+		}
+	}
+	if anon != 4 {
+		t.Fatalf("want 4 anonymous denials audited, got %d", anon)
+	}
+}
+
+// TestSessionsAreSeparate: two HTTP clients get two sessions, and the
+// audit trail attributes each call to its own session and context.
+func TestSessionsAreSeparate(t *testing.T) {
+	f, ts := httpFixture(t)
+	ids := map[string]bool{}
+	for range 2 {
+		c, err := client.NewStreamableHttpClient(ts.URL+PathStreamable,
+			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
+		must(t, err)
+		initialize(t, c)
+		call(t, c, "list_pools", nil)
+	}
+	for _, r := range f.auditRecords(t) {
+		if r.Tool == "list_pools" {
+			ids[r.SessionID+"/"+r.ContextID] = true
+		}
+	}
+	if len(ids) != 2 {
+		t.Fatalf("want 2 distinct sessions, got %v", ids)
+	}
+}
