@@ -103,14 +103,14 @@ func (db *DB) commitBatch(batch []*appendReq) {
 		return
 	}
 	err := db.writeRecords(live)
-	for _, req := range live {
-		req.done <- err
-	}
-	// Our own commit changed data_version for the kill-switch probe;
-	// refresh the cache here, off the callers' path, so the next check is
-	// a cache hit again.
+	// Our own commit changed data_version for the kill-switch probe
+	// connection. Re-prime the cache once per batch, before waking the
+	// callers, so their next check is a hit instead of a re-read each.
 	if err == nil {
 		db.kill.refresh(context.Background())
+	}
+	for _, req := range live {
+		req.done <- err
 	}
 }
 

@@ -1,0 +1,373 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/store"
+)
+
+func TestAppendAssignsChain(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t, nil)
+	prev := strings.Repeat("0", 64)
+	for i := 1; i <= 3; i++ {
+		rec := sample(i)
+		if err := db.Append(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Seq != int64(i) || rec.PrevHash != prev || rec.Hash != rec.ComputeHash() || len(rec.Hash) != 64 {
+			t.Fatalf("record %d: seq %d prev %s hash %s", i, rec.Seq, rec.PrevHash, rec.Hash)
+		}
+		prev = rec.Hash
+	}
+	if n, err := db.LastSeq(ctx); err != nil || n != 3 {
+		t.Fatalf("LastSeq = %d, %v", n, err)
+	}
+	mustVerify(t, db, 3)
+}
+
+func TestAppendRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t, nil)
+	tests := []struct {
+		name string
+		rec  *store.Record
+	}{
+		{"sample", sample(1)},
+		{"empty strings and no JSON", &store.Record{Time: time.Unix(0, 0), Outcome: store.OutcomeDenied}},
+		{"args kept byte for byte", &store.Record{
+			Outcome: store.OutcomeOK,
+			Args:    json.RawMessage("{ \"b\" : 1,\n \"a\":\"<&>\" }"), // not compacted, not HTML-escaped
+		}},
+		{"odd bytes", &store.Record{
+			Outcome:   store.OutcomeError,
+			Reason:    "nul\x00inside, bad utf8 \xff\xfe, emoji 🙂, quote \" and \\",
+			Error:     strings.Repeat("x", 70000),
+			SessionID: "\u2028\u202e",
+		}},
+		{"extremes", &store.Record{
+			Time:           time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+			Outcome:        store.OutcomeViolation,
+			DurationMicros: -1 << 63,
+			OutputBytes:    1<<63 - 1,
+			Truncated:      true,
+			Extra:          json.RawMessage(`[null]`),
+		}},
+		{"time in another zone, nanoseconds", &store.Record{
+			Time:    time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.FixedZone("X", 5*3600)),
+			Outcome: store.OutcomeOK,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := *tt.rec
+			if err := db.Append(ctx, tt.rec); err != nil {
+				t.Fatal(err)
+			}
+			if want := in.Time.UTC().Truncate(time.Microsecond); !in.Time.IsZero() && !tt.rec.Time.Equal(want) {
+				t.Errorf("Append set time %v, want %v", tt.rec.Time, want)
+			}
+			got, err := db.Tail(ctx, 1)
+			if err != nil || len(got) != 1 {
+				t.Fatalf("Tail: %d, %v", len(got), err)
+			}
+			if d := sameRecord(&got[0], tt.rec); d != "" {
+				t.Errorf("read back differs: %s", d)
+			}
+			if got[0].ComputeHash() != got[0].Hash {
+				t.Error("read-back record does not re-hash to its hash")
+			}
+		})
+	}
+	mustVerify(t, db, int64(len(tests)))
+}
+
+func TestAppendZeroTimeIsNow(t *testing.T) {
+	db, _ := openTemp(t, nil)
+	before := time.Now().Add(-time.Millisecond)
+	rec := &store.Record{Outcome: store.OutcomeOK}
+	if err := db.Append(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Time.Before(before) || rec.Time.After(time.Now()) || rec.Time.Location() != time.UTC {
+		t.Fatalf("time = %v", rec.Time)
+	}
+}
+
+func TestAppendRejectsInvalid(t *testing.T) {
+	db, _ := openTemp(t, nil)
+	tests := []struct {
+		name string
+		rec  store.Record
+	}{
+		{"no outcome", store.Record{}},
+		{"unknown outcome", store.Record{Outcome: "maybe"}},
+		{"args not JSON", store.Record{Outcome: "ok", Args: json.RawMessage(`{"a":`)}},
+		{"extra not JSON", store.Record{Outcome: "ok", Extra: json.RawMessage(`nope`)}},
+		{"year 10000", store.Record{Outcome: "ok", Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := db.Append(context.Background(), &tt.rec); !errors.Is(err, store.ErrInvalidRecord) {
+				t.Fatalf("err = %v, want ErrInvalidRecord", err)
+			}
+			if tt.rec.Seq != 0 || tt.rec.Hash != "" {
+				t.Error("a refused record was given a seq or hash")
+			}
+		})
+	}
+	mustVerify(t, db, 0)
+}
+
+func TestAppendAfterClose(t *testing.T) {
+	db, _ := openTemp(t, nil)
+	appendN(t, db, 0, 1)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	ctx := context.Background()
+	if err := db.Append(ctx, sample(1)); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("Append: %v, want ErrClosed", err)
+	}
+	_, err := db.Verify(ctx)
+	if !errors.Is(err, store.ErrClosed) {
+		t.Errorf("Verify: %v, want ErrClosed", err)
+	}
+	if on, err := db.KillSwitchEngaged(ctx); !errors.Is(err, store.ErrClosed) || !on {
+		t.Errorf("KillSwitchEngaged = %v, %v; want engaged, ErrClosed", on, err)
+	}
+}
+
+func TestAppendCancelledContext(t *testing.T) {
+	db, _ := openTemp(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := db.Append(ctx, sample(1)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	mustVerify(t, db, 0)
+}
+
+// TestCloseDrainsQueue: appends racing with Close either commit (nil) or
+// are refused with ErrClosed, and every nil is really in the file.
+func TestCloseDrainsQueue(t *testing.T) {
+	db, path := openTemp(t, nil)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok := 0
+	for i := range 64 {
+		wg.Go(func() {
+			err := db.Append(context.Background(), sample(i))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				ok++
+			case !errors.Is(err, store.ErrClosed):
+				t.Errorf("Append: %v", err)
+			}
+		})
+	}
+	time.Sleep(time.Millisecond)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	ro, err := store.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	mustVerify(t, ro, int64(ok))
+}
+
+func TestAppendConcurrent(t *testing.T) {
+	db, _ := openTemp(t, nil)
+	const goroutines, each = 50, 20
+	var wg sync.WaitGroup
+	seen := make(chan int64, goroutines*each)
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range each {
+				rec := sample(g*each + i)
+				if err := db.Append(context.Background(), rec); err != nil {
+					t.Error(err)
+					return
+				}
+				seen <- rec.Seq
+			}
+		})
+	}
+	wg.Wait()
+	close(seen)
+	uniq := map[int64]bool{}
+	for s := range seen {
+		if uniq[s] {
+			t.Fatalf("seq %d handed out twice", s)
+		}
+		uniq[s] = true
+	}
+	mustVerify(t, db, goroutines*each)
+	if n := mustBeContiguous(t, db); n != goroutines*each {
+		t.Fatalf("%d records", n)
+	}
+}
+
+// TestAppendTwoHandles simulates the server and the operator CLI: two DBs on
+// one file, appending at once. The head is read inside each transaction, so
+// the chain stays single and contiguous.
+func TestAppendTwoHandles(t *testing.T) {
+	server, path := openTemp(t, nil)
+	cli, err := store.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	const each = 100
+	var wg sync.WaitGroup
+	for h, db := range []*store.DB{server, cli} {
+		for g := range 4 {
+			wg.Go(func() {
+				for i := range each / 4 {
+					if err := db.Append(context.Background(), sample(h*1000+g*100+i)); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	mustVerify(t, server, 2*each)
+	mustVerify(t, cli, 2*each)
+	mustBeContiguous(t, server)
+}
+
+// TestAppendCrossProcess runs a second process (this test binary, as
+// TestHelperAppender) that appends to the same file while this one does.
+func TestAppendCrossProcess(t *testing.T) {
+	db, path := openTemp(t, nil)
+	const each = 100
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperAppender$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "STORE_HELPER_PATH="+path, "STORE_HELPER_N="+strconv.Itoa(each))
+	out := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	appendConcurrently(t, db, each, 4)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("helper process: %v\n%s", err, out)
+	}
+	mustVerify(t, db, 2*each)
+	mustBeContiguous(t, db)
+}
+
+func TestHelperAppender(t *testing.T) {
+	path := os.Getenv("STORE_HELPER_PATH")
+	if path == "" {
+		t.Skip("only run as a helper process by TestAppendCrossProcess")
+	}
+	n, _ := strconv.Atoi(os.Getenv("STORE_HELPER_N"))
+	db, err := store.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	appendConcurrently(t, db, n, 4)
+}
+
+func appendConcurrently(t *testing.T, db *store.DB, n, workers int) {
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < n; i += workers {
+				if err := db.Append(context.Background(), sample(i)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestAppendFailsClosed makes the store really unable to write: the file is
+// capped at its current size (Options.MaxPageCount), so SQLite fails the
+// insert with SQLITE_FULL. Append must say so with ErrUnavailable, hand out
+// no seq or hash, and leave the chain as it was.
+func TestAppendFailsClosed(t *testing.T) {
+	ctx := context.Background()
+	db, path := openTemp(t, nil)
+	appendN(t, db, 0, 5)
+	db.Close()
+	var pages int64
+	if err := rawOpen(t, path).QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+
+	full, err := store.Open(path, &store.Options{MaxPageCount: pages})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	big := sample(99)
+	big.Reason = strings.Repeat("r", 64<<10) // needs new pages
+	err = full.Append(ctx, big)
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Append on a full store: err = %v, want ErrUnavailable", err)
+	}
+	if !strings.Contains(err.Error(), "full") {
+		t.Errorf("err = %v, want the cause (database or disk is full) kept", err)
+	}
+	if big.Seq != 0 || big.Hash != "" {
+		t.Errorf("failed Append assigned seq %d hash %q", big.Seq, big.Hash)
+	}
+	// Still full: a second attempt fails the same way, not silently.
+	if err := full.Append(ctx, big); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("second Append: %v", err)
+	}
+	mustVerify(t, full, 5)
+	if n, _ := full.LastSeq(ctx); n != 5 {
+		t.Fatalf("LastSeq = %d after failed appends, want 5", n)
+	}
+}
+
+func Example() {
+	dir, _ := os.MkdirTemp("", "airlock-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	db, err := store.Open(dir+"/airlock.db", nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer db.Close()
+
+	rec := &store.Record{
+		Tool: "read_pool_file", Capability: "pool.read", Tier: "read",
+		Decision: "allow", Outcome: store.OutcomeOK,
+		Args: json.RawMessage(`{"pool":"p1","path":"a.csv"}`),
+	}
+	if err := db.Append(ctx, rec); err != nil { // committed and fsynced
+		fmt.Println("refuse the call:", err)
+		return
+	}
+	res, _ := db.Verify(ctx)
+	fmt.Println(rec.Seq, rec.PrevHash[:8], res.OK, res.Records)
+	// Output: 1 00000000 true 1
+}

@@ -1,0 +1,143 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/store"
+)
+
+// openTemp opens a new store in a fresh temporary directory.
+func openTemp(t testing.TB, opts *store.Options) (*store.DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state", "airlock.db")
+	db, err := store.Open(path, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, path
+}
+
+// sample returns a filled-in record whose contents depend on i.
+func sample(i int) *store.Record {
+	return &store.Record{
+		Time:           time.Date(2026, 6, 7, 12, 0, 0, 0, time.UTC).Add(time.Duration(i) * 1500 * time.Microsecond),
+		SessionID:      fmt.Sprintf("sess-%d", i%3),
+		ContextID:      "ctx-1",
+		Principal:      "alice",
+		Role:           "analyst",
+		Transport:      "stdio",
+		Tool:           "read_pool_file",
+		Capability:     "pool.read",
+		Tier:           "read",
+		Phase:          "planning",
+		Decision:       "allow",
+		RuleID:         "allow-pool-read",
+		Reason:         fmt.Sprintf("call %d", i),
+		Args:           json.RawMessage(fmt.Sprintf(`{"pool":"p1","path":"f%d.csv"}`, i)),
+		Outcome:        store.OutcomeOK,
+		DurationMicros: int64(100 + i),
+		OutputBytes:    int64(4096 * i),
+		Truncated:      i%2 == 0,
+		Extra:          json.RawMessage(`{"sha256":"ab"}`),
+	}
+}
+
+// appendN appends n sample records serially, numbered from base.
+func appendN(t testing.TB, db *store.DB, base, n int) {
+	t.Helper()
+	for i := range n {
+		if err := db.Append(context.Background(), sample(base+i)); err != nil {
+			t.Fatalf("Append %d: %v", base+i, err)
+		}
+	}
+}
+
+// rawOpen opens a second, independent connection to the file, as an
+// attacker or another program would.
+func rawOpen(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	return raw
+}
+
+// mustVerify fails the test unless the chain verifies with want records.
+func mustVerify(t testing.TB, db *store.DB, want int64) {
+	t.Helper()
+	res, err := db.Verify(context.Background())
+	if err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	if !res.OK || res.Records != want {
+		t.Fatalf("Verify = %+v, want OK with %d records", res, want)
+	}
+}
+
+// allSeqs returns every record's seq in Scan order and fails unless they
+// are exactly 1..len.
+func mustBeContiguous(t testing.TB, db *store.DB) int {
+	t.Helper()
+	n := 0
+	err := db.Scan(context.Background(), 0, func(r *store.Record) error {
+		n++
+		if r.Seq != int64(n) {
+			return fmt.Errorf("record %d has seq %d", n, r.Seq)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// sameRecord reports how got differs from want, or "" when equal. Times are
+// compared as instants and must be UTC.
+func sameRecord(got, want *store.Record) string {
+	if !got.Time.Equal(want.Time) || got.Time.Location() != time.UTC {
+		return fmt.Sprintf("time %v, want %v (UTC)", got.Time, want.Time)
+	}
+	g, w := *got, *want
+	g.Time, w.Time = time.Time{}, time.Time{}
+	if len(g.Args) == 0 && len(w.Args) == 0 {
+		g.Args, w.Args = nil, nil
+	}
+	if len(g.Extra) == 0 && len(w.Extra) == 0 {
+		g.Extra, w.Extra = nil, nil
+	}
+	if !reflect.DeepEqual(g, w) {
+		return fmt.Sprintf("\n got %+v\nwant %+v", g, w)
+	}
+	return ""
+}
+
+// copyStore copies a closed store's file(s) into a new directory.
+func copyStore(t testing.TB, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "airlock.db")
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(src + suffix)
+		if os.IsNotExist(err) && suffix != "" {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst+suffix, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}

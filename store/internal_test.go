@@ -1,0 +1,245 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWriterPragmas checks the settings durability rests on, on the very
+// connection that writes.
+func TestWriterPragmas(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "a.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, tt := range []struct {
+		pragma string
+		want   string
+	}{
+		{"journal_mode", "wal"},
+		{"synchronous", "2"}, // FULL: the WAL is fsynced at every commit
+		{"busy_timeout", "5000"},
+		{"foreign_keys", "1"},
+	} {
+		var got string
+		if err := conn.QueryRowContext(ctx, "PRAGMA "+tt.pragma).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("PRAGMA %s = %s, want %s", tt.pragma, got, tt.want)
+		}
+	}
+	// Readers must not be able to write even if a bug sent a write their way.
+	if _, err := db.r.ExecContext(ctx, `DELETE FROM audit_log`); err == nil {
+		t.Error("reader pool accepted a write")
+	}
+}
+
+// TestBatchFailsTogether: when a group commit fails, every Append in the
+// batch gets ErrUnavailable, not just the one whose record broke it, since
+// none of them is in the file. The writer is held at BEGIN by another
+// connection's write lock so the batch's membership is known exactly.
+func TestBatchFailsTogether(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	db, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := db.Append(ctx, &Record{Outcome: OutcomeOK}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	var pages int64
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if err := raw.QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	// Room for a few small records, not for a 64 KiB one.
+	db, err = Open(path, &Options{MaxPageCount: pages + 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+
+	lock, err := raw.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	results := make(map[string]chan error)
+	start := func(name string, rec *Record) {
+		ch := make(chan error, 1)
+		results[name] = ch
+		go func() { ch <- db.Append(ctx, rec) }()
+	}
+	waitQueue := func(n int) {
+		deadline := time.Now().Add(5 * time.Second)
+		for len(db.queue) != n {
+			if time.Now().After(deadline) {
+				t.Fatalf("queue length %d, want %d", len(db.queue), n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	start("a", &Record{Outcome: OutcomeOK, Reason: "a"})
+	waitQueue(0) // the writer took a alone and now waits for the lock
+	time.Sleep(20 * time.Millisecond)
+	start("b", &Record{Outcome: OutcomeOK, Reason: "b"})
+	start("c", &Record{Outcome: OutcomeOK, Reason: "c"})
+	start("big", &Record{Outcome: OutcomeOK, Reason: strings.Repeat("x", 64<<10)})
+	waitQueue(3)
+	if _, err := lock.ExecContext(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	lock.Close()
+
+	if err := <-results["a"]; err != nil {
+		t.Fatalf("a (its own batch): %v", err)
+	}
+	for _, name := range []string{"b", "c", "big"} {
+		if err := <-results[name]; !errors.Is(err, ErrUnavailable) {
+			t.Errorf("%s: err = %v, want ErrUnavailable", name, err)
+		}
+	}
+	// b failed only because of its batch-mate: alone it fits.
+	if err := db.Append(ctx, &Record{Outcome: OutcomeOK, Reason: "b again"}); err != nil {
+		t.Fatalf("b alone: %v", err)
+	}
+	res, err := db.Verify(ctx)
+	if err != nil || !res.OK || res.Records != 5 {
+		t.Fatalf("Verify = %+v, %v; want OK with 5 records", res, err)
+	}
+}
+
+// TestAppendBrokenConnection: the writer's connection is gone; Append must
+// fail with ErrUnavailable rather than hang or report success.
+func TestAppendBrokenConnection(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "a.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.w.Close()
+	err = db.Append(context.Background(), &Record{Outcome: OutcomeOK})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("err = %v, want ErrUnavailable", err)
+	}
+	if err := db.SetKillSwitch(context.Background(), true, "op", "x"); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("SetKillSwitch: err = %v, want ErrUnavailable", err)
+	}
+}
+
+// TestCanonicalInjective: moving bytes across a field boundary, or
+// between fields, must change the hash.
+func TestCanonicalInjective(t *testing.T) {
+	base := Record{Seq: 1, Outcome: OutcomeOK, PrevHash: genesisHash}
+	variants := map[string]func(*Record){
+		"base":               func(*Record) {},
+		"session ab":         func(r *Record) { r.SessionID = "ab" },
+		"session a, ctx b":   func(r *Record) { r.SessionID, r.ContextID = "a", "b" },
+		"ctx ab":             func(r *Record) { r.ContextID = "ab" },
+		"args {}":            func(r *Record) { r.Args = []byte("{}") },
+		"extra {}":           func(r *Record) { r.Extra = []byte("{}") },
+		"reason {}":          func(r *Record) { r.Reason = "{}" },
+		"truncated":          func(r *Record) { r.Truncated = true },
+		"seq 2":              func(r *Record) { r.Seq = 2 },
+		"duration 1":         func(r *Record) { r.DurationMicros = 1 },
+		"output 1":           func(r *Record) { r.OutputBytes = 1 },
+		"time +1us":          func(r *Record) { r.Time = r.Time.Add(time.Microsecond) },
+		"prev differs":       func(r *Record) { r.PrevHash = strings.Repeat("1", 64) },
+		"error vs error_ref": func(r *Record) { r.Error = "x" },
+		"error_ref":          func(r *Record) { r.ErrorRef = "x" },
+		"invalid utf8":       func(r *Record) { r.Reason = "\xff" },
+		"replacement char":   func(r *Record) { r.Reason = "\ufffd" },
+	}
+	seen := map[string]string{}
+	for name, mut := range variants {
+		r := base
+		mut(&r)
+		r.Hash = "ignored"
+		h := r.ComputeHash()
+		if other, dup := seen[h]; dup {
+			t.Errorf("%q and %q hash alike", name, other)
+		}
+		seen[h] = name
+	}
+}
+
+// TestKillSwitchCacheHits: with no commits by other connections the hot
+// path only probes data_version and never re-reads the setting; a commit
+// elsewhere makes exactly the next call re-read.
+func TestKillSwitchCacheHits(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	db, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	other, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+
+	counts := func() (int64, int64) {
+		db.kill.mu.Lock()
+		defer db.kill.mu.Unlock()
+		return db.kill.probes, db.kill.reads
+	}
+	if on, err := db.KillSwitchEngaged(ctx); on || err != nil {
+		t.Fatalf("fresh store: %v, %v", on, err)
+	}
+	_, reads0 := counts()
+	for range 100 {
+		if on, err := db.KillSwitchEngaged(ctx); on || err != nil {
+			t.Fatalf("%v, %v", on, err)
+		}
+	}
+	if _, reads := counts(); reads != reads0 {
+		t.Fatalf("%d setting reads with nothing changed, want 0", reads-reads0)
+	}
+	// Our own appends change data_version for the probe connection; the
+	// writer re-primes the cache, so the hot path still does not re-read.
+	if err := db.Append(ctx, &Record{Outcome: OutcomeOK}); err != nil {
+		t.Fatal(err)
+	}
+	_, reads1 := counts()
+	if on, _ := db.KillSwitchEngaged(ctx); on {
+		t.Fatal("engaged after an append")
+	}
+	if _, reads := counts(); reads != reads1 {
+		t.Errorf("check after own append re-read the setting")
+	}
+	// Another process flips it: the very next call sees it.
+	if err := other.SetKillSwitch(ctx, true, "op", "incident"); err != nil {
+		t.Fatal(err)
+	}
+	if on, err := db.KillSwitchEngaged(ctx); !on || err != nil {
+		t.Fatalf("after engage elsewhere: %v, %v", on, err)
+	}
+	if on, err := db.KillSwitchEngaged(ctx); !on || err != nil {
+		t.Fatalf("cached after engage: %v, %v", on, err)
+	}
+}
