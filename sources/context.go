@@ -131,7 +131,8 @@ func (c *Context) Pools() []PoolInfo {
 }
 
 // PoolPath returns the host directory of a bound pool, for the sandbox that
-// mounts it read-only. It is host detail: never show it to the agent.
+// mounts it read-only. It is host detail: never show it to the agent. It is
+// not an access and is not recorded in the access log.
 func (c *Context) PoolPath(poolID string) (string, error) {
 	p, err := c.resolve(poolID)
 	if err != nil {

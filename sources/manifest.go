@@ -233,6 +233,7 @@ func buildManifest(dir, skip string) (*Manifest, error) {
 		return nil, fmt.Errorf("building manifest: %w", err)
 	}
 	defer root.Close()
+	learnRootEscape(root)
 	var entries []Entry
 	err = fs.WalkDir(root.FS(), ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil {

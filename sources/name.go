@@ -72,6 +72,8 @@ func checkName(name string) error {
 // lexically without any I/O. Matching that value with errors.Is (rather than
 // matching error text) is how a symlink that leaves the pool is told apart
 // from a missing file; TestReadHostilePaths fails if Go ever changes it.
+// It is written once, inside OpenRegistry, before any Registry (and so any
+// Read or Verify that consults it) exists, so reads need no lock.
 var rootEscape struct {
 	once sync.Once
 	err  error

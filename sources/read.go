@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"path"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/airlock-dev/airlock/violation"
@@ -15,6 +16,9 @@ import (
 
 // sniffLen is how much of a file decides whether it is binary.
 const sniffLen = 8 << 10
+
+// copyBuffers recycles the buffers that stream files through the hash.
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // ReadResult is one page of a verified file.
 type ReadResult struct {
@@ -93,7 +97,9 @@ func (c *Context) read(poolID, name string, offset, limit int64) (*ReadResult, i
 	h := sha256.New()
 	// One pass: the bytes hashed are the bytes returned, so the file cannot
 	// change between the check and the use.
-	size, err := io.Copy(io.MultiWriter(h, w), io.LimitReader(f, opts.MaxFileBytes+1))
+	buf := copyBuffers.Get().(*[]byte)
+	size, err := io.CopyBuffer(io.MultiWriter(h, w), io.LimitReader(f, opts.MaxFileBytes+1), *buf)
+	copyBuffers.Put(buf)
 	if err != nil {
 		err = fmt.Errorf("reading %q: %w", name, err)
 		return nil, markFailed, violation.Wrap(violation.IntegrityFailure, err, "file in pool %s could not be read", short(poolID))
