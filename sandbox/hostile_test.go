@@ -1,0 +1,438 @@
+//go:build linux
+
+package sandbox_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/sandbox"
+)
+
+// The hostile pipeline suite. Every case must be contained AND the
+// containment must be visible in the Result: a BLOCKED line with the errno
+// the kernel returned, a kill reason, or a limit hit.
+
+func runHostile(t *testing.T, spec sandbox.Spec) *sandbox.Result {
+	t.Helper()
+	s := newSandbox(t)
+	res, err := s.Run(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	t.Logf("exit=%d signal=%q killed=%v reason=%q limits=%v dur=%v\nstdout: %.300s\nstderr: %.300s",
+		res.ExitCode, res.Signal, res.Killed, res.KillReason, res.LimitsHit, res.Duration,
+		res.Stdout, res.Stderr)
+	return res
+}
+
+// expectBlocked asserts the hostile program reported BLOCKED with one of
+// the given errno names.
+func expectBlocked(t *testing.T, res *sandbox.Result, errnos ...string) {
+	t.Helper()
+	out := string(res.Stdout)
+	if res.ExitCode != 0 || !strings.HasPrefix(out, "BLOCKED ") {
+		t.Fatalf("not blocked: exit %d, stdout %q, stderr %q", res.ExitCode, out, res.Stderr)
+	}
+	for _, e := range errnos {
+		if strings.Contains(out, ": "+e+" ") {
+			return
+		}
+	}
+	t.Fatalf("blocked with %q, want one of %v", out, errnos)
+}
+
+func hostileSpec(d runDirs, args ...string) sandbox.Spec {
+	return sandbox.Spec{
+		Argv:     append([]string{hostilePath}, args...),
+		ReadOnly: []string{fixtureDir, d.pool},
+		Writable: []string{d.out, d.tmp},
+		Limits:   sandbox.Limits{Wall: 10 * time.Second},
+	}
+}
+
+// TestHostileTCP: a TCP connect to a listener the test opens on the host's
+// loopback fails (Landlock denies connect: EACCES; the empty netns would
+// give ENETUNREACH) and the listener never sees a connection.
+func TestHostileTCP(t *testing.T) {
+	d := newRunDirs(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	res := runHostile(t, hostileSpec(d, "tcp", ln.Addr().String()))
+	expectBlocked(t, res, "EACCES", "ENETUNREACH")
+	time.Sleep(50 * time.Millisecond)
+	if n := accepted.Load(); n != 0 {
+		t.Fatalf("listener accepted %d connections", n)
+	}
+}
+
+// TestHostileUDP: Landlock does not cover UDP; the empty network namespace
+// does (ENETUNREACH), and the host's listener receives nothing.
+func TestHostileUDP(t *testing.T) {
+	d := newRunDirs(t)
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	res := runHostile(t, hostileSpec(d, "udp", pc.LocalAddr().String()))
+	expectBlocked(t, res, "ENETUNREACH")
+	pc.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if n, _, err := pc.ReadFrom(make([]byte, 64)); err == nil {
+		t.Fatalf("listener received %d bytes", n)
+	}
+}
+
+// TestHostileDNS: /etc/resolv.conf and /etc/hosts are not granted and no
+// resolver is reachable.
+func TestHostileDNS(t *testing.T) {
+	d := newRunDirs(t)
+	res := runHostile(t, hostileSpec(d, "dns", "example.com"))
+	expectBlocked(t, res, "ENETUNREACH", "lookup")
+}
+
+// TestHostileMPTCP: Landlock ABI 7 does not mediate MPTCP; seccomp refuses
+// the socket (EPERM) and the netns would have no route anyway.
+func TestHostileMPTCP(t *testing.T) {
+	d := newRunDirs(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	res := runHostile(t, hostileSpec(d, "mptcp", ln.Addr().String()))
+	expectBlocked(t, res, "EPERM")
+}
+
+// TestHostileUnixSocket: AF_UNIX is refused by seccomp, even to a socket
+// the host listens on in a directory the pipeline could name.
+func TestHostileUnixSocket(t *testing.T) {
+	d := newRunDirs(t)
+	sock := filepath.Join(d.root, "host.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	os.Chmod(sock, 0o777)
+	for _, c := range []string{"unix", "socketpair", "netlink"} {
+		t.Run(c, func(t *testing.T) {
+			expectBlocked(t, runHostile(t, hostileSpec(d, c, sock)), "EPERM")
+		})
+	}
+}
+
+// TestHostileSyscalls: the seccomp deny list (namespaces, ptrace, io_uring,
+// bpf) answers EPERM.
+func TestHostileSyscalls(t *testing.T) {
+	d := newRunDirs(t)
+	for _, c := range []string{"unshare", "ptrace", "io_uring", "bpf"} {
+		t.Run(c, func(t *testing.T) {
+			expectBlocked(t, runHostile(t, hostileSpec(d, c)), "EPERM")
+		})
+	}
+}
+
+// TestHostileReadUnboundPool: a pool directory that was not given is
+// unreadable (Landlock), even though its files are world-readable.
+func TestHostileReadUnboundPool(t *testing.T) {
+	d := newRunDirs(t)
+	t.Run("read", func(t *testing.T) {
+		expectBlocked(t, runHostile(t, hostileSpec(d, "read", filepath.Join(d.secret, "secret.txt"))), "EACCES")
+	})
+	t.Run("list", func(t *testing.T) {
+		expectBlocked(t, runHostile(t, hostileSpec(d, "list", d.secret)), "EACCES")
+	})
+}
+
+// TestHostileShadow: /etc/shadow is refused (uid drop and no groups for DAC,
+// and Landlock does not grant /etc wholesale).
+func TestHostileShadow(t *testing.T) {
+	d := newRunDirs(t)
+	for _, p := range []string{"/etc/shadow", "/etc/hostname", "/proc/1/environ", "/root"} {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			c := "read"
+			if p == "/root" {
+				c = "list"
+			}
+			expectBlocked(t, runHostile(t, hostileSpec(d, c, p)), "EACCES")
+		})
+	}
+}
+
+// TestHostileWritePool: the bound pool is read-only even when its
+// directory is world-writable (only Landlock stands in the way).
+func TestHostileWritePool(t *testing.T) {
+	d := newRunDirs(t)
+	if err := os.Chmod(d.pool, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	res := runHostile(t, hostileSpec(d, "write", filepath.Join(d.pool, "planted.csv")))
+	expectBlocked(t, res, "EACCES")
+	if _, err := os.Stat(filepath.Join(d.pool, "planted.csv")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("file planted in pool: %v", err)
+	}
+}
+
+// TestHostileWriteOutside: /tmp and /dev/shm are world-writable, yet only
+// the run's writable directories can be written.
+func TestHostileWriteOutside(t *testing.T) {
+	d := newRunDirs(t)
+	for _, p := range []string{
+		filepath.Join(os.TempDir(), "airlock-escape-"+filepath.Base(d.root)),
+		"/dev/shm/airlock-escape",
+		filepath.Join(d.root, "run", "beside-out.txt"),
+	} {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			expectBlocked(t, runHostile(t, hostileSpec(d, "write", p)), "EACCES")
+			if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+				os.Remove(p)
+				t.Fatalf("%s was written: %v", p, err)
+			}
+		})
+	}
+	t.Run("declared", func(t *testing.T) { // control: the out dir works
+		res := runHostile(t, hostileSpec(d, "write", filepath.Join(d.out, "ok.txt")))
+		if res.ExitCode != 1 || !strings.HasPrefix(string(res.Stdout), "ESCAPED") {
+			t.Fatalf("writing the out dir failed: %s", res.Stdout)
+		}
+	})
+}
+
+// TestHostileSymlinkSecret: a symlink to /etc/shadow planted in the output
+// directory does not make the secret readable inside the sandbox (Landlock
+// checks the target). The workspace refuses to collect it (workspace tests).
+func TestHostileSymlinkSecret(t *testing.T) {
+	d := newRunDirs(t)
+	res := runHostile(t, sandbox.Spec{
+		Argv:     []string{"/bin/sh", filepath.Join(fixtureDir, "symlink_secret.sh"), d.out},
+		ReadOnly: []string{fixtureDir},
+		Writable: []string{d.out},
+	})
+	if res.ExitCode != 0 || !bytes.Contains(res.Stdout, []byte("BLOCKED symlink")) ||
+		bytes.Contains(res.Stdout, []byte("root:")) {
+		t.Fatalf("symlink read: %s", res.Stdout)
+	}
+}
+
+// TestHostileSetsid: a daemon in its own session cannot outlive the wall
+// kill, because killing PID 1 of the namespace kills the namespace.
+func TestHostileSetsid(t *testing.T) {
+	d := newRunDirs(t)
+	marker := "airlock-setsid-" + filepath.Base(d.root)
+	res := runHostile(t, sandbox.Spec{
+		Argv:     []string{"/bin/sh", filepath.Join(fixtureDir, "setsid_escape.sh"), d.out, marker},
+		ReadOnly: []string{fixtureDir},
+		Writable: []string{d.out},
+		Limits:   sandbox.Limits{Wall: time.Second},
+	})
+	if !res.Killed || res.KillReason != sandbox.KillWallTime {
+		t.Fatalf("want wall_time kill, got %+v", res)
+	}
+	hb := filepath.Join(d.out, "heartbeat")
+	before, err := os.ReadFile(hb)
+	if err != nil || len(before) == 0 {
+		t.Fatalf("daemon never ran (test is void): %v", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	after, _ := os.ReadFile(hb)
+	if len(after) != len(before) {
+		t.Fatalf("heartbeat grew from %d to %d bytes after the kill", len(before), len(after))
+	}
+	if pids := processesWith(marker); len(pids) > 0 {
+		t.Fatalf("processes survived: %v", pids)
+	}
+}
+
+// processesWith scans the host's /proc for a marker in any command line.
+func processesWith(marker string) []string {
+	var found []string
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(b, []byte(marker)) {
+			found = append(found, e.Name())
+		}
+	}
+	return found
+}
+
+// TestHostileForkBomb: the pids cgroup refuses forks past Limits.Procs
+// (LimitsHit "procs"), the wall clock ends the run, and nothing survives.
+func TestHostileForkBomb(t *testing.T) {
+	d := newRunDirs(t)
+	res := runHostile(t, sandbox.Spec{
+		Argv:     []string{"/bin/sh", filepath.Join(fixtureDir, "forkbomb.sh")},
+		ReadOnly: []string{fixtureDir},
+		Writable: []string{d.out},
+		Limits:   sandbox.Limits{Wall: 2 * time.Second, Procs: 32},
+	})
+	if !res.Killed || res.KillReason != sandbox.KillWallTime || !contains(res.LimitsHit, "procs") {
+		t.Fatalf("want wall_time kill with procs limit hit, got killed=%v reason=%q limits=%v",
+			res.Killed, res.KillReason, res.LimitsHit)
+	}
+}
+
+// TestHostileMemoryBomb: the memory cgroup's OOM killer ends the run.
+func TestHostileMemoryBomb(t *testing.T) {
+	d := newRunDirs(t)
+	spec := hostileSpec(d, "membomb")
+	spec.Limits.MemoryBytes = 64 << 20
+	res := runHostile(t, spec)
+	if !res.Killed || res.KillReason != sandbox.KillMemory || res.Signal != "SIGKILL" {
+		t.Fatalf("want memory kill, got %+v", res)
+	}
+	if res.MaxRSSBytes > 80<<20 {
+		t.Fatalf("peak memory %d above the limit", res.MaxRSSBytes)
+	}
+}
+
+// TestHostileSpin: an endless loop is ended by RLIMIT_CPU (SIGXCPU) well
+// before the wall clock.
+func TestHostileSpin(t *testing.T) {
+	d := newRunDirs(t)
+	spec := hostileSpec(d, "spin")
+	spec.Limits.CPU = time.Second
+	res := runHostile(t, spec)
+	if !res.Killed || res.KillReason != sandbox.KillCPUTime {
+		t.Fatalf("want cpu_time kill, got %+v", res)
+	}
+	if res.UserCPU+res.SysCPU < 900*time.Millisecond {
+		t.Fatalf("only %v CPU used", res.UserCPU+res.SysCPU)
+	}
+}
+
+// TestHostileSleep: a process that neither computes nor exits is ended by
+// the wall clock.
+func TestHostileSleep(t *testing.T) {
+	d := newRunDirs(t)
+	res := runHostile(t, sandbox.Spec{
+		Argv:     []string{"/bin/sleep", "1000"},
+		Writable: []string{d.out},
+		Limits:   sandbox.Limits{Wall: 300 * time.Millisecond},
+	})
+	if !res.Killed || res.KillReason != sandbox.KillWallTime || res.Duration > 3*time.Second {
+		t.Fatalf("want prompt wall_time kill, got %+v", res)
+	}
+}
+
+// TestHostileFlood: captured output stops at the cap, memory does not grow,
+// and a sustained flood is killed with KillReason "output".
+func TestHostileFlood(t *testing.T) {
+	d := newRunDirs(t)
+	spec := hostileSpec(d, "flood")
+	spec.Limits.OutputBytes = 64 << 10
+	res := runHostile(t, spec)
+	if len(res.Stdout) != 64<<10 || !res.StdoutTruncated {
+		t.Fatalf("stdout %d bytes, truncated=%v", len(res.Stdout), res.StdoutTruncated)
+	}
+	if !res.Killed || res.KillReason != sandbox.KillOutput {
+		t.Fatalf("want output kill, got %+v", res)
+	}
+}
+
+// TestHostileInt80: a 64-bit process issuing a 32-bit syscall via int 0x80
+// is killed by the seccomp arch check (SIGSYS). Outside the sandbox the
+// same call succeeds on this kernel, so the test is not vacuous.
+func TestHostileInt80(t *testing.T) {
+	d := newRunDirs(t)
+	out, _ := exec.Command(hostilePath, "int80").Output()
+	if bytes.HasPrefix(out, []byte("SKIP")) {
+		t.Skipf("%s", out)
+	}
+	if !bytes.HasPrefix(out, []byte("ESCAPED int80")) {
+		t.Skipf("kernel has no 32-bit syscall entry (IA32 emulation off): %q", out)
+	}
+	res := runHostile(t, hostileSpec(d, "int80"))
+	if res.Signal != "SIGSYS" || res.KillReason != sandbox.KillSeccomp {
+		t.Fatalf("want SIGSYS, got %+v", res)
+	}
+}
+
+// TestHostile32BitELF: a genuine i386 executable (hand-assembled: exit(42)
+// via int 0x80) dies at its first syscall inside the sandbox.
+func TestHostile32BitELF(t *testing.T) {
+	d := newRunDirs(t)
+	bin := filepath.Join(d.root, "bin32")
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(bin, "exit42")
+	if err := os.WriteFile(prog, elf32Exit42(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := exec.Command(prog).Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 42 {
+		t.Skipf("kernel cannot run i386 binaries (%v)", err)
+	}
+	res := runHostile(t, sandbox.Spec{Argv: []string{prog}, ReadOnly: []string{bin}, Writable: []string{d.out}})
+	if res.Signal != "SIGSYS" || res.KillReason != sandbox.KillSeccomp {
+		t.Fatalf("want SIGSYS, got %+v", res)
+	}
+}
+
+// elf32Exit42 builds a minimal static i386 ELF: mov eax,1; mov ebx,42; int 0x80.
+func elf32Exit42() []byte {
+	const base = 0x08048000
+	code := []byte{0xb8, 1, 0, 0, 0, 0xbb, 42, 0, 0, 0, 0xcd, 0x80}
+	var b bytes.Buffer
+	le := binary.LittleEndian
+	b.Write([]byte{0x7f, 'E', 'L', 'F', 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	for _, v := range []any{
+		uint16(2), uint16(3), uint32(1), uint32(base + 52 + 32), uint32(52), uint32(0),
+		uint32(0), uint16(52), uint16(32), uint16(1), uint16(0), uint16(0), uint16(0),
+		// program header: PT_LOAD of the whole file, R+X
+		uint32(1), uint32(0), uint32(base), uint32(base), uint32(52 + 32 + len(code)),
+		uint32(52 + 32 + len(code)), uint32(5), uint32(0x1000),
+	} {
+		binary.Write(&b, le, v)
+	}
+	b.Write(code)
+	return b.Bytes()
+}
+
+// TestHostileCancel: the caller's context ends the run like the wall clock.
+func TestHostileCancel(t *testing.T) {
+	s := newSandbox(t)
+	d := newRunDirs(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	res, err := s.Run(ctx, sandbox.Spec{Argv: []string{"/bin/sleep", "1000"}, Writable: []string{d.out}})
+	if !errors.Is(err, context.DeadlineExceeded) || res == nil || res.KillReason != sandbox.KillCanceled {
+		t.Fatalf("got %v, %+v", err, res)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,407 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Sandbox runs pipelines confined. It is safe for concurrent use; each Run
+// gets its own namespaces and cgroup.
+type Sandbox struct {
+	trampoline string
+	uid, gid   int
+	cgroups    *cgroupSetup
+	log        *slog.Logger
+	report     Report
+}
+
+// New checks every mechanism (Probe), then dry-runs the trampoline, which
+// applies all of them for real and exits. It fails closed: if anything
+// required is missing or the self-test fails, the error wraps
+// ErrUnavailable and names the mechanism.
+func New(opts *Options) (*Sandbox, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	s := &Sandbox{uid: o.UID, gid: o.GID, log: o.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.uid == 0 {
+		s.uid = 65534
+	}
+	if s.gid == 0 {
+		s.gid = 65534
+	}
+	if s.uid < 0 || s.gid < 0 {
+		return nil, fmt.Errorf("%w: uid/gid %d/%d", ErrInvalidSpec, o.UID, o.GID)
+	}
+	s.trampoline = o.TrampolinePath
+	if s.trampoline == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("%w: locating own executable: %v", ErrUnavailable, err)
+		}
+		s.trampoline = exe
+	}
+	if st, err := os.Stat(s.trampoline); err != nil || !filepath.IsAbs(s.trampoline) || !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: trampoline %q is not an absolute path to a file", ErrInvalidSpec, s.trampoline)
+	}
+	cgParent := o.CgroupParent
+	if cgParent != "" {
+		cgParent = "/" + strings.Trim(filepath.Clean("/"+cgParent), "/")
+		if strings.Contains(o.CgroupParent, "..") {
+			return nil, fmt.Errorf("%w: cgroup parent %q", ErrInvalidSpec, o.CgroupParent)
+		}
+	}
+	rep, cg := probe(cgParent)
+	s.report, s.cgroups = rep, cg
+	if !rep.Ready() {
+		return nil, fmt.Errorf("%w: %s", ErrUnavailable, strings.Join(rep.Missing(), "; "))
+	}
+	res, err := s.execute(context.Background(), &wireSpec{
+		Version: wireVersion, Dir: "/", UID: s.uid, GID: s.gid,
+		Rules: systemRules(), DryRun: true,
+	}, effectiveLimits(Limits{Wall: 10 * time.Second}), nil)
+	st := Mechanism{Name: MechSelfTest, Required: true, Active: err == nil && res.ExitCode == 0}
+	switch {
+	case err != nil:
+		st.Detail = err.Error()
+	case res.ExitCode != 0:
+		st.Detail = fmt.Sprintf("trampoline exited %d (%s): %s", res.ExitCode, res.Signal, res.Stderr)
+	default:
+		st.Detail = strings.Join(res.Mechanisms, " ")
+	}
+	s.report.Mechanisms = append(s.report.Mechanisms, st)
+	if !st.Active {
+		return nil, fmt.Errorf("%w: self-test: %s", ErrUnavailable, st.Detail)
+	}
+	return s, nil
+}
+
+// Report returns the probe results and the self-test New ran.
+func (s *Sandbox) Report() Report {
+	return Report{Mechanisms: append([]Mechanism(nil), s.report.Mechanisms...)}
+}
+
+// Run executes spec in a fresh sandbox and waits for it to end. A Result is
+// returned for every run that started, whatever the pipeline did (limits
+// hit, killed, non-zero exit); the error is non-nil only when the sandbox
+// could not be set up (ErrInvalidSpec, ErrUnavailable, *SetupError) or ctx
+// ended the run (then the Result is returned too, with KillReason
+// "canceled", and the error is ctx.Err()).
+func (s *Sandbox) Run(ctx context.Context, spec Spec) (*Result, error) {
+	ws, lim, err := s.prepare(spec)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.execute(ctx, ws, lim, spec.Stdin)
+	if err == nil && res.KillReason == KillCanceled {
+		err = ctx.Err()
+	}
+	return res, err
+}
+
+// prepare validates spec, applies defaults and builds the trampoline's spec.
+func (s *Sandbox) prepare(spec Spec) (*wireSpec, Limits, error) {
+	lim, err := validLimits(spec.Limits)
+	if err != nil {
+		return nil, lim, err
+	}
+	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
+		return nil, lim, fmt.Errorf("%w: empty argv", ErrInvalidSpec)
+	}
+	ws := &wireSpec{
+		Version: wireVersion, Argv: spec.Argv, Dir: spec.Dir, UID: s.uid, GID: s.gid,
+		Hostname: "airlock", Rules: systemRules(),
+		Rlimits: rlimits{
+			CPUSeconds: cpuSeconds(lim.CPU),
+			NoFile:     uint64(lim.OpenFiles),
+			FSize:      uint64(lim.FileSizeBytes),
+			NProc:      uint64(max(4*lim.Procs, 512)),
+		},
+	}
+	hasPath := false
+	for _, e := range spec.Env {
+		hasPath = hasPath || strings.HasPrefix(e, "PATH=")
+	}
+	ws.Env = append([]string(nil), spec.Env...)
+	if !hasPath {
+		ws.Env = append(ws.Env, "PATH="+DefaultPath)
+	}
+	for _, p := range spec.ReadOnly {
+		if err := checkSpecPath(p, false); err != nil {
+			return nil, lim, err
+		}
+		ws.Rules = append(ws.Rules, fsRule{Path: filepath.Clean(p), Access: accessReadExec})
+	}
+	for _, p := range spec.Writable {
+		if err := checkSpecPath(p, true); err != nil {
+			return nil, lim, err
+		}
+		// The pipeline's uid must own its writable directories for DAC;
+		// Landlock then keeps it inside them. Lchown never follows a link.
+		if err := os.Lchown(p, s.uid, s.gid); err != nil {
+			return nil, lim, fmt.Errorf("%w: handing %q to the sandbox uid: %v", ErrInvalidSpec, p, err)
+		}
+		ws.Rules = append(ws.Rules, fsRule{Path: filepath.Clean(p), Access: accessWrite})
+	}
+	if ws.Dir == "" {
+		ws.Dir = "/"
+		if len(spec.Writable) > 0 {
+			ws.Dir = filepath.Clean(spec.Writable[0])
+		}
+	}
+	if err := ws.validate(); err != nil {
+		return nil, lim, fmt.Errorf("%w: %v", ErrInvalidSpec, err)
+	}
+	return ws, lim, nil
+}
+
+func checkSpecPath(p string, mustBeDir bool) error {
+	if !filepath.IsAbs(p) || strings.IndexByte(p, 0) >= 0 {
+		return fmt.Errorf("%w: path %q is not absolute", ErrInvalidSpec, p)
+	}
+	st, err := os.Lstat(p)
+	if err == nil && st.Mode()&os.ModeSymlink != 0 && !mustBeDir {
+		st, err = os.Stat(p)
+	}
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %v", ErrInvalidSpec, err)
+	case mustBeDir && !st.IsDir():
+		return fmt.Errorf("%w: writable path %q is not a directory (or is a symlink)", ErrInvalidSpec, p)
+	}
+	return nil
+}
+
+// execute starts the trampoline for ws and waits for everything to end.
+func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin []byte) (*Result, error) {
+	runID := randomID()
+	cg, err := s.cgroups.create("airlock-"+runID, lim.MemoryBytes, lim.Procs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	defer func() {
+		if err := cg.remove(); err != nil {
+			s.log.Warn("sandbox: cgroup cleanup", "run", runID, "err", err)
+		}
+	}()
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		specR.Close()
+		specW.Close()
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	kl := &killer{}
+	stdout := &cappedBuffer{limit: lim.OutputBytes, ceiling: floodFactor * lim.OutputBytes,
+		onFlood: func() { kl.kill(KillOutput) }}
+	stderr := &cappedBuffer{limit: lim.OutputBytes, ceiling: floodFactor * lim.OutputBytes,
+		onFlood: func() { kl.kill(KillOutput) }}
+	cmd := &exec.Cmd{
+		Path: s.trampoline,
+		Args: []string{"airlock-sandbox", TrampolineArg},
+		// The trampoline's own environment; the pipeline gets ws.Env.
+		// GOMAXPROCS=1 keeps its thread count (charged to pids) small.
+		Env:         []string{"GOMAXPROCS=1"},
+		Dir:         "/",
+		Stdout:      stdout,
+		Stderr:      stderr,
+		ExtraFiles:  []*os.File{specR, statusW},
+		SysProcAttr: sysProcAttr(),
+		WaitDelay:   5 * time.Second,
+	}
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	start := time.Now()
+	err = cmd.Start()
+	specR.Close()
+	statusW.Close()
+	if err != nil {
+		specW.Close()
+		statusR.Close()
+		return nil, &SetupError{Stage: "start", Msg: err.Error(), Errno: errnoOf(err)}
+	}
+	kl.setProcess(cmd.Process)
+	stopWatch := watch(ctx, kl, lim.Wall)
+	mech, setupErr := s.handshake(cmd.Process.Pid, cg, ws, specW, statusR)
+	if setupErr != nil {
+		kl.kill("setup")
+	}
+	waitErr := cmd.Wait()
+	dur := time.Since(start)
+	stopWatch()
+	if waitErr != nil && errors.Is(waitErr, exec.ErrWaitDelay) {
+		s.log.Warn("sandbox: output pipes held open after exit", "run", runID)
+	}
+	if setupErr != nil {
+		return nil, setupErr
+	}
+	res := buildResult(cmd.ProcessState, kl.why(), cg.stats(), lim)
+	res.Duration = dur
+	res.Stdout, res.StdoutTruncated = stdout.buf, stdout.truncated
+	res.Stderr, res.StderrTruncated = stderr.buf, stderr.truncated
+	if res.StdoutTruncated || res.StderrTruncated {
+		res.LimitsHit = appendOnce(res.LimitsHit, "output")
+	}
+	res.Mechanisms = mech
+	s.log.Debug("sandbox: run ended", "run", runID, "exit", res.ExitCode, "signal", res.Signal,
+		"kill_reason", res.KillReason, "duration", dur)
+	return res, nil
+}
+
+// handshake verifies the namespaces, moves the trampoline into the run's
+// cgroups, sends the spec and reads the trampoline's status until its
+// execve (EOF on the close-on-exec status pipe).
+func (s *Sandbox) handshake(pid int, cg *runCgroup, ws *wireSpec, specW, statusR *os.File) ([]string, error) {
+	defer statusR.Close()
+	defer specW.Close()
+	mech, err := verifyNamespaces(pid)
+	if err != nil {
+		return nil, &SetupError{Stage: "namespaces", Msg: err.Error()}
+	}
+	if err := cg.add(pid); err != nil {
+		return nil, &SetupError{Stage: "cgroup", Msg: err.Error(), Errno: errnoOf(err)}
+	}
+	mech = append(mech, cg.describe()...)
+	data, err := json.Marshal(ws)
+	if err != nil {
+		return nil, &SetupError{Stage: "spec", Msg: err.Error()}
+	}
+	if _, err := specW.Write(data); err != nil {
+		return nil, &SetupError{Stage: "spec", Msg: err.Error(), Errno: errnoOf(err)}
+	}
+	specW.Close()
+	raw, err := io.ReadAll(io.LimitReader(statusR, 64<<10))
+	if err != nil {
+		return nil, &SetupError{Stage: "status", Msg: err.Error()}
+	}
+	ok := false
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var m statusMsg
+		if err := json.Unmarshal(line, &m); err != nil {
+			return nil, &SetupError{Stage: "status", Msg: "unreadable trampoline status"}
+		}
+		if m.Stage != "" {
+			return nil, &SetupError{Stage: m.Stage, Msg: m.Error, Errno: m.Errno}
+		}
+		if m.OK {
+			ok = true
+			mech = append(mech, m.Mechanisms...)
+		}
+	}
+	if !ok {
+		return nil, &SetupError{Stage: "status", Msg: "trampoline ended without reporting (crashed or killed)"}
+	}
+	return mech, nil
+}
+
+// verifyNamespaces checks, from outside, that the child really is in new
+// namespaces rather than trusting the clone flags.
+func verifyNamespaces(pid int) ([]string, error) {
+	for _, ns := range namespaceNames {
+		own, err1 := os.Readlink("/proc/self/ns/" + ns)
+		its, err2 := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", pid, ns))
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, err
+		}
+		if own == its {
+			return nil, fmt.Errorf("child shares the %s namespace", ns)
+		}
+	}
+	return []string{"namespaces:" + strings.Join(namespaceNames, ",")}, nil
+}
+
+// killer ends a run once, remembering the first reason.
+type killer struct {
+	mu     sync.Mutex
+	proc   *os.Process
+	reason string
+}
+
+func (k *killer) setProcess(p *os.Process) {
+	k.mu.Lock()
+	k.proc = p
+	k.mu.Unlock()
+}
+
+// kill sends SIGKILL to the trampoline/pipeline, PID 1 of the run's PID
+// namespace: the kernel then kills every process in the namespace, so
+// nothing the pipeline started survives, setsid or not (TestHostileSetsid).
+func (k *killer) kill(reason string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.reason != "" || k.proc == nil {
+		return
+	}
+	k.reason = reason
+	k.proc.Kill()
+}
+
+func (k *killer) why() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.reason
+}
+
+// watch enforces the wall clock and ctx; the returned func stops it.
+func watch(ctx context.Context, kl *killer, wall time.Duration) func() {
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTimer(wall)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			kl.kill(KillWallTime)
+		case <-ctx.Done():
+			kl.kill(KillCanceled)
+		case <-done:
+		}
+	}()
+	return sync.OnceFunc(func() {
+		close(done)
+		<-exited
+	})
+}
+
+func errnoOf(err error) int {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return int(errno)
+	}
+	return 0
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}

@@ -1,0 +1,181 @@
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+)
+
+// wireSpec is what the parent sends the trampoline over the spec pipe (fd 3).
+// It is decoded by [decodeWireSpec], the only parser in the trampoline; the
+// parent is trusted, but the decoder is still strict and bounded so that a
+// stray invocation of the hidden subcommand cannot make it misbehave
+// (FuzzDecodeWireSpec).
+type wireSpec struct {
+	Version  int      `json:"v"`
+	Argv     []string `json:"argv"`
+	Env      []string `json:"env"`
+	Dir      string   `json:"dir"`
+	UID      int      `json:"uid"`
+	GID      int      `json:"gid"`
+	Hostname string   `json:"hostname,omitempty"`
+	Rules    []fsRule `json:"rules"`
+	Rlimits  rlimits  `json:"rlimits"`
+	// DryRun applies every mechanism and then exits 0 instead of exec'ing:
+	// [New] uses it to prove the whole chain works before accepting runs.
+	DryRun bool `json:"dryRun,omitempty"`
+}
+
+// fsRule is one Landlock grant: a path and what may be done beneath it.
+type fsRule struct {
+	Path   string `json:"path"`
+	Access access `json:"access"`
+	// Optional rules are skipped when the path does not exist (system
+	// directories such as /lib32 that some distributions lack).
+	Optional bool `json:"optional,omitempty"`
+}
+
+// access names a Landlock grant class; see landlock.go for the bits.
+type access string
+
+const (
+	accessRead     access = "r"   // read files, list directories
+	accessReadExec access = "rx"  // read and execute
+	accessWrite    access = "rw"  // read, create, write, remove; no execute, no devices
+	accessDevRW    access = "dev" // read/write/truncate an existing file (/dev/null)
+)
+
+// rlimits are the numeric limits the trampoline sets; zero means "leave".
+type rlimits struct {
+	CPUSeconds uint64 `json:"cpu"`
+	NoFile     uint64 `json:"nofile"`
+	FSize      uint64 `json:"fsize"`
+	NProc      uint64 `json:"nproc"`
+}
+
+// statusMsg is what the trampoline writes to the status pipe (fd 4): one
+// message when every mechanism is in place (right before execve), or one
+// describing the stage that failed. EOF without an error message means the
+// execve succeeded, because the pipe is close-on-exec.
+type statusMsg struct {
+	OK         bool     `json:"ok,omitempty"`
+	Mechanisms []string `json:"mechanisms,omitempty"`
+	Stage      string   `json:"stage,omitempty"`
+	Error      string   `json:"error,omitempty"`
+	Errno      int      `json:"errno,omitempty"`
+}
+
+const (
+	wireVersion  = 1
+	maxSpecBytes = 1 << 20
+	maxArgs      = 4096
+	maxEnv       = 1024
+	maxRules     = 256
+	maxStrLen    = 64 << 10
+	maxPathLen   = 4096
+)
+
+// decodeWireSpec reads and validates a spec. Unknown fields, trailing data,
+// oversized input and every structural problem are errors.
+func decodeWireSpec(r io.Reader) (*wireSpec, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxSpecBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading spec: %w", err)
+	}
+	if len(data) > maxSpecBytes {
+		return nil, fmt.Errorf("spec larger than %d bytes", maxSpecBytes)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var ws wireSpec
+	if err := dec.Decode(&ws); err != nil {
+		return nil, fmt.Errorf("decoding spec: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("trailing data after spec")
+	}
+	if err := ws.validate(); err != nil {
+		return nil, err
+	}
+	return &ws, nil
+}
+
+func (ws *wireSpec) validate() error {
+	if ws.Version != wireVersion {
+		return fmt.Errorf("spec version %d, want %d", ws.Version, wireVersion)
+	}
+	if !ws.DryRun && len(ws.Argv) == 0 {
+		return fmt.Errorf("empty argv")
+	}
+	if len(ws.Argv) > maxArgs || len(ws.Env) > maxEnv || len(ws.Rules) > maxRules {
+		return fmt.Errorf("too many argv, env or rule entries")
+	}
+	for i, a := range ws.Argv {
+		if err := checkString(a); err != nil {
+			return fmt.Errorf("argv[%d]: %w", i, err)
+		}
+	}
+	if len(ws.Argv) > 0 && ws.Argv[0] == "" {
+		return fmt.Errorf("argv[0] is empty")
+	}
+	for i, e := range ws.Env {
+		if err := checkString(e); err != nil {
+			return fmt.Errorf("env[%d]: %w", i, err)
+		}
+		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
+			return fmt.Errorf("env[%d]: not KEY=value", i)
+		}
+	}
+	if err := checkAbsPath(ws.Dir); err != nil {
+		return fmt.Errorf("dir: %w", err)
+	}
+	if ws.UID <= 0 || ws.GID <= 0 || ws.UID > 1<<31-2 || ws.GID > 1<<31-2 {
+		// Zero would mean "stay root": the uid drop is not optional.
+		return fmt.Errorf("uid/gid %d/%d out of range (must be non-root)", ws.UID, ws.GID)
+	}
+	if len(ws.Hostname) > 64 || strings.ContainsRune(ws.Hostname, 0) {
+		return fmt.Errorf("bad hostname")
+	}
+	for i, r := range ws.Rules {
+		if err := checkAbsPath(r.Path); err != nil {
+			return fmt.Errorf("rule[%d]: %w", i, err)
+		}
+		switch r.Access {
+		case accessRead, accessReadExec, accessWrite, accessDevRW:
+		default:
+			return fmt.Errorf("rule[%d]: unknown access %q", i, r.Access)
+		}
+	}
+	return nil
+}
+
+func checkString(s string) error {
+	if len(s) > maxStrLen {
+		return fmt.Errorf("longer than %d bytes", maxStrLen)
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return fmt.Errorf("contains NUL")
+	}
+	return nil
+}
+
+// checkAbsPath accepts only absolute, already-clean paths without NUL: the
+// trampoline never has to guess what a path means.
+func checkAbsPath(p string) error {
+	switch {
+	case p == "":
+		return fmt.Errorf("empty path")
+	case len(p) > maxPathLen:
+		return fmt.Errorf("path longer than %d bytes", maxPathLen)
+	case strings.IndexByte(p, 0) >= 0:
+		return fmt.Errorf("path contains NUL")
+	case !filepath.IsAbs(p):
+		return fmt.Errorf("path %q is not absolute", p)
+	case filepath.Clean(p) != p:
+		return fmt.Errorf("path %q is not clean", p)
+	}
+	return nil
+}

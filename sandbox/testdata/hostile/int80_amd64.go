@@ -1,0 +1,3 @@
+package main
+
+func int80(nr, a1, a2, a3 uintptr) uintptr
