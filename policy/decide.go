@@ -1,0 +1,237 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Decision is the result of [Policy.Decide]: the effect, the pattern or rule
+// that decided it and a reason an operator can read in the audit trail.
+type Decision struct {
+	Effect Effect `json:"effect"`
+	// RuleID names what decided: "deny:<pattern>", "allow:<pattern>", a
+	// rule's id, "network" (the network section refused the URL) or
+	// "default" (nothing allowed the capability).
+	RuleID string `json:"rule_id"`
+	Reason string `json:"reason"`
+	// Matched lists, in evaluation order, the ids of the patterns and rules
+	// that matched, as far as evaluation went (a deny ends it). It may share
+	// its backing array with other decisions: do not modify it.
+	Matched []string `json:"matched,omitempty"`
+}
+
+// Decide returns the decision for in. It never panics and never returns an
+// allow for a capability that no allow pattern or allow rule of every
+// policy in the chain grants; see the package documentation for the order.
+func (p *Policy) Decide(in *Input) Decision {
+	if p == nil || in == nil {
+		return Decision{Effect: Deny, RuleID: "default", Reason: "no policy or no input"}
+	}
+	c := in.Capability
+	var m matches
+
+	// 1. Deny patterns, root first: a deny anywhere in the chain wins.
+	for _, l := range p.layers {
+		for i := range l.deny {
+			if e := &l.deny[i]; e.pat.Match(c) {
+				return Decision{Effect: Deny, RuleID: e.id, Reason: e.reason, Matched: e.matched}
+			}
+		}
+	}
+	// 2. Every non-neutral layer must be able to allow the capability, by a
+	// pattern or by an allow rule for it; if one cannot, the answer is the
+	// default deny whatever the conditions say, so none is evaluated and
+	// arguments of a call that cannot be allowed never reach expr.
+	var byPattern [maxLayers]*entry
+	for li, l := range p.layers {
+		if l.neutral {
+			continue
+		}
+		if e := l.allowPattern(c); e != nil {
+			if li < maxLayers {
+				byPattern[li] = e
+			}
+			m.add(e.id, e.matched)
+			continue
+		}
+		if !l.hasAllowRule(c) {
+			return m.decision(Deny, "default", l.dflt)
+		}
+	}
+
+	st := getState(p, in)
+	defer putState(st)
+
+	// 3. The network section, for comm.* calls that name a URL.
+	if strings.HasPrefix(c, "comm.") && st.rawURL != "" {
+		u, err := st.url()
+		if err == nil {
+			err = p.net.check(u)
+		}
+		if err != nil {
+			return m.decision(Deny, "network", "network: "+err.Error())
+		}
+	}
+
+	// 4. Rules, root first and in file order. A deny or an evaluation error
+	// ends the decision; require_approval and allow are remembered.
+	var approval *rule
+	var allowedByRule [maxLayers]*rule
+	for li, l := range p.layers {
+		for _, r := range l.rules {
+			if !r.cap.Match(c) {
+				continue
+			}
+			ok, err := st.eval(r)
+			if err != nil {
+				m.add(r.id, r.matched)
+				return m.decision(Deny, r.id, fmt.Sprintf("rule %q%s: condition failed to evaluate, denying: %s", r.id, ofPolicy(l.name), firstLine(err)))
+			}
+			if !ok {
+				continue
+			}
+			m.add(r.id, r.matched)
+			switch r.effect {
+			case Deny:
+				return m.decision(Deny, r.id, r.reason)
+			case RequireApproval:
+				if approval == nil {
+					approval = r
+				}
+			case Allow:
+				if li < maxLayers && allowedByRule[li] == nil {
+					allowedByRule[li] = r
+				}
+			}
+		}
+	}
+
+	// 5. Every non-neutral layer must have allowed: by a pattern (step 2)
+	// or by an allow rule whose condition held. The leaf-most allow is the
+	// one reported.
+	var allowID, allowReason string
+	for li, l := range p.layers {
+		if l.neutral {
+			continue
+		}
+		var e *entry
+		var r *rule
+		if li < maxLayers {
+			e, r = byPattern[li], allowedByRule[li]
+		} else {
+			// Chains deeper than maxLayers are rare; recompute rather than
+			// grow the arrays above.
+			e = l.allowPattern(c)
+			r = l.allowRuleHeld(st, c)
+		}
+		switch {
+		case e != nil:
+			allowID, allowReason = e.id, e.reason
+		case r != nil:
+			allowID, allowReason = r.id, r.reason
+		default:
+			return m.decision(Deny, "default", l.dflt)
+		}
+	}
+	if approval != nil {
+		return m.decision(RequireApproval, approval.id, approval.reason)
+	}
+	return m.decision(Allow, allowID, allowReason)
+}
+
+// maxLayers is how deep a chain Decide tracks without allocating.
+const maxLayers = 8
+
+func (l *layer) allowPattern(c string) *entry {
+	for i := range l.allow {
+		if l.allow[i].pat.Match(c) {
+			return &l.allow[i]
+		}
+	}
+	return nil
+}
+
+func (l *layer) hasAllowRule(c string) bool {
+	for _, r := range l.rules {
+		if r.effect == Allow && r.cap.Match(c) {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *layer) allowRuleHeld(st *state, c string) *rule {
+	for _, r := range l.rules {
+		if r.effect == Allow && r.cap.Match(c) {
+			if ok, err := st.eval(r); err == nil && ok {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
+// eval runs a rule's condition. Anything but a bool result is an error,
+// which the caller turns into a deny.
+func (st *state) eval(r *rule) (bool, error) {
+	if r.prog == nil {
+		return true, nil
+	}
+	if r.uses&usesURL != 0 {
+		// A URL that does not parse leaves url.host and friends empty and
+		// url.raw set; the condition decides what that means.
+		_, _ = st.url()
+	}
+	out, err := st.vm.Run(r.prog, &st.env)
+	if err != nil {
+		return false, err
+	}
+	b, ok := out.(bool)
+	if !ok {
+		return false, fmt.Errorf("condition returned %T, not bool", out)
+	}
+	return b, nil
+}
+
+// matches collects Matched without allocating for the common case of a
+// single match, whose precomputed one-element slice is reused.
+type matches struct {
+	n      int
+	single []string
+	buf    [8]string
+	more   []string
+}
+
+func (m *matches) add(id string, single []string) {
+	if m.n < len(m.buf) {
+		m.buf[m.n] = id
+	} else {
+		if m.more == nil {
+			m.more = append([]string(nil), m.buf[:]...)
+		}
+		m.more = append(m.more, id)
+	}
+	m.n++
+	m.single = single
+}
+
+func (m *matches) decision(e Effect, id, reason string) Decision {
+	d := Decision{Effect: e, RuleID: id, Reason: reason}
+	switch {
+	case m.n == 0:
+	case m.n == 1:
+		d.Matched = m.single
+	case m.more != nil:
+		d.Matched = m.more
+	default:
+		d.Matched = append([]string(nil), m.buf[:m.n]...)
+	}
+	return d
+}
+
+// firstLine keeps an expr error to its message: the source snippet and
+// caret that follow are for a terminal, not an audit record.
+func firstLine(err error) string {
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
+}
