@@ -152,7 +152,8 @@ func classOf(t *[0x10000]class, r rune) class {
 // ASCII tables. asciiClass gives each byte its matcher symbol; quiet marks the
 // bytes that are copied verbatim and cannot start a marker (everything
 // printable except U and u, plus \t and \n), which is the fast path.
-var asciiClass, quiet = func() (cls [128]class, q [256]bool) {
+// afterU marks the bytes after which a U cannot be part of a marker word.
+var asciiClass, quiet, afterU = func() (cls [128]class, q, u [256]bool) {
 	for b := 0; b < 128; b++ {
 		switch {
 		case b >= 'A' && b <= 'Z':
@@ -163,6 +164,7 @@ var asciiClass, quiet = func() (cls [128]class, q [256]bool) {
 			cls[b] = symSep
 		}
 		q[b] = (b >= 0x20 && b < 0x7F && b != 'U' && b != 'u') || b == '\t' || b == '\n'
+		u[b] = (b >= 0x20 && b < 0x7F && b != 'N' && b != 'n') || b == '\t' || b == '\n'
 	}
-	return cls, q
+	return cls, q, u
 }()

@@ -79,23 +79,64 @@ func sanitize[T text](dst []byte, s T) ([]byte, SanitizeStats) {
 	z := sanitizer{out: dst}
 	tbl := bmpClass()
 	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			if quiet[b] && z.m.active == 0 {
-				// Fast path: a run of plain ASCII that cannot start a marker.
-				j := i + 1
-				for j < len(s) && quiet[s[j]] {
-					j++
-				}
+		if z.m.active == 0 {
+			if j := quietRun(s, i); j > i {
 				z.out = append(z.out, s[i:j]...)
 				z.base = s[j-1] >= ' '
-				i = j
-				continue
+				if i = j; i == len(s) {
+					break
+				}
 			}
-			i = asciiStep(&z, s, i)
-			continue
 		}
-		i = runeStep(&z, s, i, tbl)
+		if s[i] < utf8.RuneSelf {
+			i = asciiStep(&z, s, i)
+		} else {
+			i = runeStep(&z, s, i, tbl)
+		}
 	}
 	return z.out, z.st
+}
+
+// quietRun returns the end of the run of bytes from s[i] that the fast
+// path copies verbatim with the matcher idle: printable ASCII, \t, \n, and
+// a U or u whose next byte is printable ASCII other than N or n (such a U
+// starts a candidate that the next byte kills, so feeding it is a no-op).
+// It tests eight bytes at a time while it can.
+func quietRun[T text](s T, i int) int {
+	j := i
+	for j < len(s) {
+		if j+8 <= len(s) && quietWord(load64(s, j)) {
+			j += 8
+			continue
+		}
+		for end := min(j+8, len(s)); j < end; j++ {
+			c := s[j]
+			if !quiet[c] && (c|0x20 != 'u' || j+1 == len(s) || !afterU[s[j+1]]) {
+				return j
+			}
+		}
+	}
+	return j
+}
+
+// load64 reads s[i:i+8] as a little-endian word (one load after the
+// compiler combines it).
+func load64[T text](s T, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// quietWord reports whether all eight bytes of w are printable ASCII other
+// than U and u, eight bytes at a time (SWAR). \t and \n are left to the byte
+// loop. Each test is the exact "has a byte less than n / equal to zero"
+// idiom, valid because bytes >= 0x80 are ruled out first.
+func quietWord(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	bad := w&highs |
+		(w-0x20*ones)&^w&highs | // a byte < 0x20
+		hasZero(w^0x7F*ones) | // DEL
+		hasZero((w|0x20*ones)^'u'*ones) // U or u
+	return bad == 0
 }

@@ -132,3 +132,19 @@ func TestNoticeHasNoMarker(t *testing.T) {
 		t.Fatal("notice spells UNTRUSTED; keep it out so it cannot be mistaken for a marker")
 	}
 }
+
+func TestQuietWord(t *testing.T) {
+	for b := 0; b < 256; b++ {
+		for pos := 0; pos < 8; pos++ {
+			w := []byte("abcdefgh")
+			w[pos] = byte(b)
+			want := true
+			for _, c := range w {
+				want = want && c >= 0x20 && c < 0x7F && c != 'U' && c != 'u'
+			}
+			if got := quietWord(load64(w, 0)); got != want {
+				t.Fatalf("quietWord(%q) = %v, want %v", w, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,74 @@
+// Package fence wraps external content so a model can tell exactly where it
+// starts and ends, and so nothing inside it can pass for anything else.
+//
+// [Wrap] sanitizes the content and puts it between two marker lines that
+// carry the literal [MarkerWord] and a fresh 128-bit nonce from crypto/rand,
+// after a short usage [Notice]:
+//
+//	<Notice()>
+//	<<<UNTRUSTED_EXTERNAL_CONTENT nonce=<32 hex> source="…" kind="…" trust="…" attribution="…">>>
+//	<sanitized content>
+//	<<<END_UNTRUSTED_EXTERNAL_CONTENT nonce=<32 hex>>>
+//
+// # Invariants
+//
+//   - The content cannot close the fence early. It never contains the
+//     marker word, in any case, spacing or look-alike spelling the
+//     matcher knows, nor split by characters the sanitizer removes; and
+//     it never contains the nonce, which did not exist when the content
+//     was written. A guessed nonce is useless without the marker word.
+//   - What the model reads is what a person reviewing the text sees: no
+//     terminal escapes, no controls but \n and \t, no invisible
+//     characters, no bidi reordering, valid UTF-8.
+//   - Meta values in the open marker are sanitized, cut to [MaxAttrBytes]
+//     and escaped, so a hostile source cannot end the marker line.
+//   - [Check] verifies all of this on fenced text; FuzzWrap checks
+//     Check(Wrap(x).Text) == nil for arbitrary x.
+//
+// # Sanitizer rules
+//
+// [Sanitize] applies these in one forward pass (linear time, a fast path
+// that copies plain ASCII runs). "Removed" characters are not fed to the
+// marker matcher, so they cannot hide a marker word by splitting it.
+//
+//	input                                    rule                          why
+//	marker word look-alike                   → [fence marker removed]      content would otherwise fake a marker
+//	  (case-insensitive; _ - . space and Unicode spaces/dashes between
+//	  the words, or none; fullwidth, math, enclosed, small-capital,
+//	  Cyrillic/Greek/Armenian look-alike letters)
+//	ESC sequences: CSI, OSC, DCS, SOS, PM,   removed whole                 recolour/erase/retitle/hyperlink text a
+//	  APC, nF, two-byte; 8-bit CSI/OSC/…                                   reviewer sees; the model reads otherwise
+//	C0 controls but \t \n, DEL, C1 controls  removed                       NUL, backspace overstrike, form feed…
+//	CR LF, lone CR, U+2028, U+2029           → \n                          a lone CR overprints a terminal line
+//	bidi: U+202A–202E, U+2066–2069,          → visible "[U+202E]"          Trojan Source reordering; kept visible
+//	  U+200E, U+200F, U+061C                                               so a reviewer sees the attempt
+//	tag characters U+E0000–E007F             removed                       invisible ASCII ("ASCII smuggling")
+//	zero-width U+200B–200D, U+2060, U+FEFF,  removed                       split words past filters, hide data;
+//	  soft hyphen, every other Cf and                                      showing them would just add noise
+//	  Other_Default_Ignorable_Code_Point
+//	variation selectors                      removed, except one FE0E/FE0F   runs of selectors carry hidden bytes
+//	                                         right after a kept visible      ("emoji smuggling"); emoji need one
+//	                                         rune
+//	invalid UTF-8                            each run → one U+FFFD         bytes a model may decode its own way
+//	everything else (\t, \n, printable)      kept
+//
+// Removing rather than showing invisible characters means the model gets
+// the text a person sees; [SanitizeStats] (and [Fenced.Changed]) record
+// how many of each were removed, for the audit record. Bidi controls are
+// the exception: their presence is itself the signal worth showing.
+//
+// # Limits
+//
+//   - The nonce, not the look-alike folding, is what keeps the fence
+//     closed. Folding is best-effort: it does not know every Unicode
+//     confusable, ASCII look-alikes (0 for O, 1 or I for L), letters
+//     separated by spaces, or the words in another language.
+//   - Prose that says "untrusted external content" is rewritten too.
+//   - Zero-width joiners are removed, which splits emoji ZWJ sequences
+//     into their parts, and ZWNJ, which changes how some Persian and
+//     Indic text joins; the letters are unchanged.
+//   - An unterminated OSC/DCS string removes the rest of its line.
+//   - A fence protects the boundary only. It cannot make a model obey the
+//     notice, and it says nothing about whether the content is true.
+//   - Content over [MaxContentBytes] is refused; callers truncate first.
+package fence
