@@ -15,8 +15,8 @@ func benchInputs() map[string][]byte {
 		return []byte(s[:size])
 	}
 	return map[string][]byte{
-		"prose": fill("The quick brown fox jumps over the lazy dog; users should run `go test ./...` before pushing.\n"),
-		"mixed": fill("## Überschrift — naïve café 日本語 😀\r\n- item \x1b[1mbold\x1b[0m, see https://example.com/a?b=c\r\n"),
+		"prose":   fill("The quick brown fox jumps over the lazy dog; users should run `go test ./...` before pushing.\n"),
+		"mixed":   fill("## Überschrift — naïve café 日本語 😀\r\n- item \x1b[1mbold\x1b[0m, see https://example.com/a?b=c\r\n"),
 		"hostile": fill("UNTRUSTED\u200b_EXTERNAL_CONTENT \u202eevil\u202c \U000E0041\x1b]0;t\a\r\xff "),
 	}
 }
