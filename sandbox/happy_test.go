@@ -4,22 +4,36 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/airlock-dev/airlock/sandbox"
 )
 
-func TestProbeReport(t *testing.T) {
+func TestReport(t *testing.T) {
 	s := newSandbox(t)
 	rep := s.Report()
 	t.Logf("\n%s", rep)
 	if !rep.Ready() {
 		t.Fatalf("not ready: %v", rep.Missing())
 	}
+	for _, name := range []string{sandbox.MechNamespaces, sandbox.MechLandlock, sandbox.MechSeccomp,
+		sandbox.MechUIDDrop, sandbox.MechCgroupMemory, sandbox.MechCgroupPids, sandbox.MechSelfTest} {
+		if m, ok := rep.Get(name); !ok || !m.Active {
+			t.Errorf("%s not active: %+v", name, m)
+		}
+	}
 }
 
-func TestRunIDs(t *testing.T) {
+// TestIdentity: the pipeline is PID 1 of its namespace, runs as nobody with
+// no supplementary groups, and sees exactly the environment it was given.
+func TestIdentity(t *testing.T) {
 	s := newSandbox(t)
 	d := newRunDirs(t)
 	res, err := s.Run(context.Background(), sandbox.Spec{
@@ -30,28 +44,199 @@ func TestRunIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%+v", res)
-	if !strings.Contains(string(res.Stdout), "uid=65534 euid=65534 gid=65534 groups=[] pid=1") {
-		t.Errorf("stdout %q", res.Stdout)
+	if want := "uid=65534 euid=65534 gid=65534 groups=[] pid=1"; !strings.Contains(string(res.Stdout), want) {
+		t.Errorf("stdout %q, want %q", res.Stdout, want)
+	}
+	for _, m := range []string{"namespaces:net,pid,ipc,uts", "no_new_privs", "landlock:abi", "seccomp:"} {
+		if !strings.Contains(strings.Join(res.Mechanisms, " "), m) {
+			t.Errorf("mechanisms %v lack %q", res.Mechanisms, m)
+		}
+	}
+
+	res, err = s.Run(context.Background(), sandbox.Spec{
+		Argv:     []string{"/usr/bin/env"},
+		Env:      []string{"LANG=C", "AIRLOCK_RUN=1"},
+		Writable: []string{d.out},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(res.Stdout), "LANG=C\nAIRLOCK_RUN=1\nPATH="+sandbox.DefaultPath+"\n"; got != want {
+		t.Errorf("env %q, want %q", got, want)
 	}
 }
 
-func TestScratch(t *testing.T) {
+// TestAwkCSV: the first happy path. The pipeline is /bin/sh with a script
+// file (argv, not `sh -c`), reads a CSV from a read-only pool with awk and
+// writes a declared output.
+func TestAwkCSV(t *testing.T) {
 	s := newSandbox(t)
 	d := newRunDirs(t)
-	for _, argv := range [][]string{
-		{"/bin/sh", fixtureDir + "/csv_summary.sh", d.pool + "/data.csv", d.out + "/summary.txt"},
-		{"python3", fixtureDir + "/csv_summary.py", d.pool + "/data.csv", d.out + "/summary.json"},
-		{"/bin/sh", "-c", "ls /proc /etc; cat /etc/hostname; id; echo $PATH; ls -la " + d.out},
-	} {
-		res, err := s.Run(context.Background(), sandbox.Spec{
-			Argv:     argv,
-			ReadOnly: []string{fixtureDir, d.pool},
-			Writable: []string{d.out},
+	out := filepath.Join(d.out, "summary.txt")
+	res, err := s.Run(context.Background(), sandbox.Spec{
+		Argv:     []string{"/bin/sh", filepath.Join(fixtureDir, "csv_summary.sh"), filepath.Join(d.pool, "data.csv"), out},
+		ReadOnly: []string{fixtureDir, d.pool},
+		Writable: []string{d.out},
+		Limits:   sandbox.Limits{Wall: 10 * time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 || res.Killed {
+		t.Fatalf("exit %d %s: %s", res.ExitCode, res.KillReason, res.Stderr)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil || string(got) != "rows=3 sum=12\n" {
+		t.Fatalf("output %q, %v", got, err)
+	}
+}
+
+// TestPython: python3 (looked up in PATH after confinement) runs with only
+// the system rules, without /proc.
+func TestPython(t *testing.T) {
+	s := newSandbox(t)
+	if _, err := exec.LookPath("/usr/bin/python3"); err != nil {
+		t.Skip("python3 not installed in /usr/bin")
+	}
+	d := newRunDirs(t)
+	out := filepath.Join(d.out, "summary.json")
+	res, err := s.Run(context.Background(), sandbox.Spec{
+		Argv:     []string{"python3", filepath.Join(fixtureDir, "csv_summary.py"), filepath.Join(d.pool, "data.csv"), out},
+		ReadOnly: []string{fixtureDir, d.pool},
+		Writable: []string{d.out, d.tmp},
+		Env:      []string{"TMPDIR=" + d.tmp, "PYTHONDONTWRITEBYTECODE=1"},
+		Limits:   sandbox.Limits{Wall: 20 * time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)
+	}
+	if got, _ := os.ReadFile(out); string(got) != `{"rows": 3, "sum": 12}` {
+		t.Fatalf("output %q", got)
+	}
+}
+
+// TestStdinAndExitCode: stdin is delivered, exit codes come back.
+func TestStdinAndExitCode(t *testing.T) {
+	s := newSandbox(t)
+	d := newRunDirs(t)
+	res, err := s.Run(context.Background(), sandbox.Spec{
+		Argv:     []string{"/usr/bin/wc", "-l"},
+		Stdin:    []byte("a\nb\nc\n"),
+		Writable: []string{d.out},
+	})
+	if err != nil || strings.TrimSpace(string(res.Stdout)) != "3" {
+		t.Fatalf("wc: %v %+v", err, res)
+	}
+	res, err = s.Run(context.Background(), sandbox.Spec{Argv: []string{"/bin/false"}, Writable: []string{d.out}})
+	if err != nil || res.ExitCode != 1 || res.Killed || res.Signal != "" {
+		t.Fatalf("false: %v %+v", err, res)
+	}
+}
+
+// TestSetupErrors: problems are typed errors, not Results.
+func TestSetupErrors(t *testing.T) {
+	s := newSandbox(t)
+	d := newRunDirs(t)
+	ctx := context.Background()
+	link := filepath.Join(d.root, "link-to-out")
+	if err := os.Symlink(d.out, link); err != nil {
+		t.Fatal(err)
+	}
+	invalid := map[string]sandbox.Spec{
+		"empty argv":        {},
+		"relative ro":       {Argv: []string{"/bin/true"}, ReadOnly: []string{"pool"}},
+		"missing ro":        {Argv: []string{"/bin/true"}, ReadOnly: []string{"/nonexistent-airlock"}},
+		"writable symlink":  {Argv: []string{"/bin/true"}, Writable: []string{link}},
+		"writable file":     {Argv: []string{"/bin/true"}, Writable: []string{filepath.Join(d.pool, "data.csv")}},
+		"negative limit":    {Argv: []string{"/bin/true"}, Limits: sandbox.Limits{Wall: -1}},
+		"env without equal": {Argv: []string{"/bin/true"}, Env: []string{"PATH"}},
+		"relative dir":      {Argv: []string{"/bin/true"}, Dir: "out"},
+	}
+	for name, spec := range invalid {
+		t.Run(name, func(t *testing.T) {
+			if _, err := s.Run(ctx, spec); !errors.Is(err, sandbox.ErrInvalidSpec) {
+				t.Fatalf("got %v, want ErrInvalidSpec", err)
+			}
 		})
-		if err != nil {
+	}
+	t.Run("not found", func(t *testing.T) {
+		_, err := s.Run(ctx, sandbox.Spec{Argv: []string{"no-such-program-airlock"}, Writable: []string{d.out}})
+		var se *sandbox.SetupError
+		if !errors.As(err, &se) || se.Stage != "exec" || !errors.Is(err, sandbox.ErrSetup) {
+			t.Fatalf("got %v", err)
+		}
+	})
+	t.Run("not executable (W^X)", func(t *testing.T) {
+		// A binary the pipeline could have written into its writable dir
+		// cannot be executed: Landlock grants no EXECUTE there.
+		copied := filepath.Join(d.tmp, "true")
+		if err := copyFile("/bin/true", copied, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%v: exit %d %s\nstdout: %s\nstderr: %s", argv, res.ExitCode, res.Signal, res.Stdout, res.Stderr)
+		_, err := s.Run(ctx, sandbox.Spec{Argv: []string{copied}, Writable: []string{d.out, d.tmp}})
+		var se *sandbox.SetupError
+		if !errors.As(err, &se) || se.Stage != "exec" {
+			t.Fatalf("got %v", err)
+		}
+	})
+}
+
+// TestNewFailsClosed: New refuses a trampoline that does not work; here the
+// race-enabled test binary itself, which is built with cgo and refuses.
+func TestNewFailsClosed(t *testing.T) {
+	newSandbox(t)
+	if testBinaryHasCgo() {
+		_, err := sandbox.New(&sandbox.Options{TrampolinePath: os.Args[0]})
+		if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "cgo") {
+			t.Fatalf("got %v, want ErrUnavailable naming cgo", err)
+		}
+	}
+	_, err := sandbox.New(&sandbox.Options{TrampolinePath: "/nonexistent/airlock"})
+	if !errors.Is(err, sandbox.ErrInvalidSpec) {
+		t.Fatalf("got %v", err)
+	}
+	_, err = sandbox.New(&sandbox.Options{TrampolinePath: trampolinePath, UID: -5})
+	if !errors.Is(err, sandbox.ErrInvalidSpec) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func testBinaryHasCgo() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "CGO_ENABLED" {
+			return s.Value == "1"
+		}
+	}
+	return false
+}
+
+// TestConcurrentRuns: runs are independent (own namespaces and cgroups) and
+// the parent side is race-free.
+func TestConcurrentRuns(t *testing.T) {
+	s := newSandbox(t)
+	errs := make(chan error, 4)
+	for i := 0; i < 4; i++ {
+		go func() {
+			d := newRunDirs(t)
+			res, err := s.Run(context.Background(), sandbox.Spec{
+				Argv: []string{hostilePath, "ids"}, ReadOnly: []string{fixtureDir}, Writable: []string{d.out},
+			})
+			if err == nil && !strings.Contains(string(res.Stdout), "pid=1") {
+				err = errors.New(string(res.Stdout))
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < 4; i++ {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -359,6 +359,7 @@ func TestHostileFlood(t *testing.T) {
 // is killed by the seccomp arch check (SIGSYS). Outside the sandbox the
 // same call succeeds on this kernel, so the test is not vacuous.
 func TestHostileInt80(t *testing.T) {
+	newSandbox(t) // builds the fixtures
 	d := newRunDirs(t)
 	out, _ := exec.Command(hostilePath, "int80").Output()
 	if bytes.HasPrefix(out, []byte("SKIP")) {
@@ -376,6 +377,7 @@ func TestHostileInt80(t *testing.T) {
 // TestHostile32BitELF: a genuine i386 executable (hand-assembled: exit(42)
 // via int 0x80) dies at its first syscall inside the sandbox.
 func TestHostile32BitELF(t *testing.T) {
+	newSandbox(t)
 	d := newRunDirs(t)
 	bin := filepath.Join(d.root, "bin32")
 	if err := os.Mkdir(bin, 0o755); err != nil {

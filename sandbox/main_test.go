@@ -15,13 +15,15 @@ import (
 )
 
 // The test binary runs with cgo and -race, so it cannot be the trampoline.
-// TestMain builds a cgo-free trampoline and the hostile fixture program into
-// a world-readable directory (the pipeline runs as nobody and must be able to
-// traverse to it).
+// The first test that needs a sandbox builds a cgo-free trampoline and the
+// hostile fixture program into a world-readable directory (the pipeline runs
+// as nobody and must be able to traverse to it). Building lazily keeps fuzz
+// workers, which re-run TestMain, fast.
 var (
 	fixtureDir     string // 0755: trampoline, hostile, scripts
 	trampolinePath string
 	hostilePath    string
+	buildOnce      sync.Once
 	buildErr       error
 )
 
@@ -39,7 +41,6 @@ func testMain(m *testing.M) int {
 	fixtureDir = dir
 	trampolinePath = filepath.Join(dir, "trampoline")
 	hostilePath = filepath.Join(dir, "hostile")
-	buildErr = setupFixtures(dir)
 	return m.Run()
 }
 
@@ -101,6 +102,7 @@ func newSandbox(t testing.TB) *sandbox.Sandbox {
 	if os.Geteuid() != 0 {
 		t.Skip("sandbox tests need root (namespaces, cgroups, uid drop)")
 	}
+	buildOnce.Do(func() { buildErr = setupFixtures(fixtureDir) })
 	if buildErr != nil {
 		t.Fatalf("building fixtures: %v", buildErr)
 	}
@@ -152,4 +154,10 @@ func writeFile(t testing.TB, path, content string) {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func init() {
+	// The test binary doubles as a (refusing) trampoline for
+	// TestNewFailsClosed: it is built with cgo, which the trampoline detects.
+	sandbox.MaybeRunTrampoline()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"reflect"
 	"strings"
 )
 
@@ -97,10 +98,61 @@ func decodeWireSpec(r io.Reader) (*wireSpec, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("trailing data after spec")
 	}
+	if err := exactKeys(data); err != nil {
+		return nil, err
+	}
 	if err := ws.validate(); err != nil {
 		return nil, err
 	}
 	return &ws, nil
+}
+
+// exactKeys closes encoding/json's case-insensitive field matching: every
+// object key must be spelled exactly as a field's tag ("ARGV" is refused).
+// DisallowUnknownFields has already refused keys that match nothing.
+func exactKeys(data []byte) error {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return fmt.Errorf("decoding spec: %w", err)
+	}
+	if err := keysIn(top, reflect.TypeFor[wireSpec]()); err != nil {
+		return err
+	}
+	if raw, ok := top["rlimits"]; ok && string(raw) != "null" {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return fmt.Errorf("decoding rlimits: %w", err)
+		}
+		if err := keysIn(m, reflect.TypeFor[rlimits]()); err != nil {
+			return err
+		}
+	}
+	if raw, ok := top["rules"]; ok {
+		var rules []map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &rules); err != nil {
+			return fmt.Errorf("decoding rules: %w", err)
+		}
+		for _, m := range rules {
+			if err := keysIn(m, reflect.TypeFor[fsRule]()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func keysIn(m map[string]json.RawMessage, t reflect.Type) error {
+	for k := range m {
+		found := false
+		for i := 0; i < t.NumField() && !found; i++ {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			found = name == k
+		}
+		if !found {
+			return fmt.Errorf("spec key %q is not spelled as a known field", k)
+		}
+	}
+	return nil
 }
 
 func (ws *wireSpec) validate() error {
