@@ -56,6 +56,9 @@ const (
 	OutcomeDenied    = "denied"
 	OutcomeViolation = "violation"
 	OutcomeError     = "error"
+	// OutcomeStarted marks the record a consequential call writes before it
+	// executes, so an unwritable store stops it before any side effect.
+	OutcomeStarted = "started"
 )
 
 // timeLayout is how times are stored: fixed width, so the text sorts in time
@@ -89,7 +92,7 @@ func (r *Record) normalize(now time.Time) error {
 		return fmt.Errorf("%w: time %v outside years 1-9999", ErrInvalidRecord, r.Time)
 	}
 	switch r.Outcome {
-	case OutcomeOK, OutcomeDenied, OutcomeViolation, OutcomeError:
+	case OutcomeOK, OutcomeDenied, OutcomeViolation, OutcomeError, OutcomeStarted:
 	default:
 		return fmt.Errorf("%w: unknown outcome %q", ErrInvalidRecord, r.Outcome)
 	}
