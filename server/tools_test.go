@@ -26,8 +26,8 @@ func TestListTools(t *testing.T) {
 		if tool.Annotations.ReadOnlyHint == nil || tool.Annotations.DestructiveHint == nil || tool.Annotations.OpenWorldHint == nil {
 			t.Errorf("%s: annotations must be explicit: %+v", name, tool.Annotations)
 		}
-		if !strings.Contains(string(tool.RawInputSchema), `"additionalProperties": false`) {
-			t.Errorf("%s: schema must refuse unknown properties: %s", name, tool.RawInputSchema)
+		if tool.InputSchema.AdditionalProperties != false {
+			t.Errorf("%s: schema must refuse unknown properties: %+v", name, tool.InputSchema)
 		}
 	}
 }
