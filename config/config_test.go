@@ -1,0 +1,134 @@
+package config_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goccy/go-yaml"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/yamlfile"
+)
+
+const base = `pools:
+  - {id: a, description: pool a, path: pa}
+policies:
+  base: {allow: ["pool.*"]}
+roles:
+  local: {policy: base, pools: [a]}
+`
+
+func TestParseRefusesWithLine(t *testing.T) {
+	tests := []struct {
+		name, src string
+		line      int
+		want      error
+	}{
+		{"unknown top-level key", base + "colour: red\n", 7, nil},
+		{"unknown role key", strings.Replace(base, "pools: [a]}", "pools: [a], admin: true}", 1), 6, nil},
+		{"role names missing policy", strings.Replace(base, "policy: base", "policy: nope", 1), 6, config.ErrUnknownReference},
+		{"role names missing pool", strings.Replace(base, "pools: [a]}", "pools: [a, b]}", 1), 6, config.ErrUnknownReference},
+		{"bad phase", strings.Replace(base, "pools: [a]}", "pools: [a], initial_phase: review}", 1), 6, config.ErrInvalid},
+		{"token with both sources", strings.Replace(base, "pools: [a]}", "pools: [a], tokens: [{env: X, file: y}]}", 1), 6, config.ErrInvalid},
+		{"stdio role missing", base + "transports: {stdio: {role: ghost}}\n", 7, config.ErrUnknownReference},
+		{"type error", strings.Replace(base, "path: pa", "path: [pa]", 1), 2, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := config.Parse("airlock.yaml", []byte(tc.src), t.TempDir())
+			var ye *yamlfile.Error
+			if !errors.As(err, &ye) {
+				t.Fatalf("err = %v, want a *yamlfile.Error", err)
+			}
+			if ye.File != "airlock.yaml" || ye.Line != tc.line {
+				t.Errorf("at %s:%d, want line %d: %v", ye.File, ye.Line, tc.line, err)
+			}
+			if tc.want != nil && !errors.Is(err, tc.want) {
+				t.Errorf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDefaultsAndPaths(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := config.Parse("x.yaml", []byte(base), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Pools[0].Path != filepath.Join(dir, "pa") || cfg.Pools[0].Trust != "untrusted" {
+		t.Errorf("pool = %+v", cfg.Pools[0])
+	}
+	if cfg.Roles["local"].InitialPhase != config.PhasePlanning || cfg.Transports.Stdio.Role != "local" {
+		t.Errorf("defaults not applied: %+v %+v", cfg.Roles, cfg.Transports)
+	}
+	if cfg.Server.MaxOutputBytes != config.DefaultMaxOutputBytes || cfg.Server.MaxReadBytes != config.DefaultMaxReadBytes {
+		t.Errorf("server defaults: %+v", cfg.Server)
+	}
+}
+
+func TestDemoLoads(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := config.Demo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Pools) != 2 {
+		t.Fatalf("demo pools: %+v", cfg.Pools)
+	}
+	for _, p := range cfg.Pools {
+		if _, err := os.Stat(filepath.Join(p.Path, "SHA256SUMS")); err != nil {
+			t.Errorf("pool %s not materialised: %v", p.ID, err)
+		}
+	}
+	// A second start replaces the first's files cleanly.
+	if _, err := config.Demo(dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDemoValidatesAgainstSchema: the committed schema accepts the demo and
+// refuses an unknown key, as an editor using yaml-language-server would.
+func TestDemoValidatesAgainstSchema(t *testing.T) {
+	schemaDoc, err := os.ReadFile(filepath.Join("..", "schemas", "config.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaDoc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("config.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("config.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	demo, err := os.ReadFile(filepath.Join("demo", "airlock.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(src []byte) error {
+		var v any
+		if err := yaml.Unmarshal(src, &v); err != nil {
+			t.Fatal(err)
+		}
+		j, _ := json.Marshal(v)
+		inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(j))
+		return sch.Validate(inst)
+	}
+	if err := check(demo); err != nil {
+		t.Fatalf("demo does not validate: %v", err)
+	}
+	if err := check(append(demo, []byte("\ncolour: red\n")...)); err == nil {
+		t.Fatal("schema accepted an unknown key")
+	}
+}
