@@ -243,3 +243,56 @@ func TestKillSwitchCacheHits(t *testing.T) {
 		t.Fatalf("cached after engage: %v, %v", on, err)
 	}
 }
+
+// TestAppendCancelledWhileQueued: a caller that gives up while its record
+// still waits in the queue gets its context error, and the record is not
+// written; records already taken into a batch are unaffected.
+func TestAppendCancelledWhileQueued(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	db, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	lock, err := raw.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if _, err := lock.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan error, 1)
+	go func() { first <- db.Append(ctx, &Record{Outcome: OutcomeOK, Reason: "first"}) }()
+	for len(db.queue) != 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // the writer holds "first", waiting for the lock
+
+	cctx, cancel := context.WithCancel(ctx)
+	second := make(chan error, 1)
+	go func() { second <- db.Append(cctx, &Record{Outcome: OutcomeOK, Reason: "second"}) }()
+	for len(db.queue) != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if _, err := lock.ExecContext(ctx, "COMMIT"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-first; err != nil {
+		t.Fatalf("first: %v", err)
+	}
+	if err := <-second; !errors.Is(err, context.Canceled) {
+		t.Fatalf("second: err = %v, want context.Canceled", err)
+	}
+	recs, err := db.Tail(ctx, 10)
+	if err != nil || len(recs) != 1 || recs[0].Reason != "first" {
+		t.Fatalf("Tail = %+v, %v; want only the first record", recs, err)
+	}
+}

@@ -44,9 +44,8 @@ const sqlCreateMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (
 const sqlMigrationsTableExists = `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`
 
 const (
-	sqlSchemaVersion    = `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`
-	sqlRecordMigration  = `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`
-	sqlMigrationVersion = `SELECT version FROM schema_migrations ORDER BY version`
+	sqlSchemaVersion   = `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`
+	sqlRecordMigration = `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`
 )
 
 var migrations = []migration{
@@ -124,7 +123,6 @@ const (
 	sqlScanAfter  = `SELECT ` + auditColumns + ` FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`
 	sqlTail       = `SELECT ` + auditColumns + ` FROM audit_log ORDER BY seq DESC LIMIT $1`
 	sqlVerifyAll  = `SELECT ` + auditColumns + ` FROM audit_log ORDER BY seq`
-	sqlCountHead  = `SELECT COUNT(*) FROM audit_head`
 )
 
 const (

@@ -36,6 +36,7 @@ var tamperSQL = []struct {
 }{
 	{"edit a field", `UPDATE audit_log SET reason = 'nothing to see' WHERE seq = 4`, 4, "edited"},
 	{"edit args", `UPDATE audit_log SET args = '{"path":"/etc/shadow"}' WHERE seq = 7`, 7, "edited"},
+	{"edit extra", `UPDATE audit_log SET extra = '{}' WHERE seq = 8`, 8, "edited"},
 	{"edit time", `UPDATE audit_log SET recorded_at = '2020-01-01T00:00:00.000000Z' WHERE seq = 2`, 2, "edited"},
 	{"flip truncated", `UPDATE audit_log SET truncated = 1 - truncated WHERE seq = 9`, 9, "edited"},
 	{"edit hash", `UPDATE audit_log SET hash = prev_hash WHERE seq = 6`, 6, "edited"},
