@@ -63,7 +63,7 @@ func (r *Runner) OpenSession(ctx context.Context, p SessionParams) (*Session, er
 	}
 	rec := s.record("session.open")
 	rec.Outcome, rec.Reason = "ok", fmt.Sprintf("pools bound: %v", role.Pools)
-	if err := r.db.Append(ctx, rec); err != nil {
+	if err := r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
 		return nil, fmt.Errorf("auditing session open: %w", err)
 	}
 	r.mu.Lock()
@@ -95,7 +95,7 @@ func (s *Session) close(ctx context.Context) {
 	rec := s.record("session.close")
 	rec.Outcome = "ok"
 	rec.Extra = mustJSON(s.sources.Usage())
-	if err := s.r.db.Append(ctx, rec); err != nil {
+	if err := s.r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
 		s.r.log.Error("auditing session close", "session", s.id, "err", err)
 	}
 }
