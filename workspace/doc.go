@@ -1,0 +1,38 @@
+// Package workspace gives each pipeline run its own directory and turns what
+// the run wrote into declared, hashed, atomically published outputs.
+//
+// # Invariant
+//
+// Only declared outputs leave a run. [Create] fixes the set of output names
+// up front (canonical relative paths, checked by [ValidOutputName]); the
+// sandbox lets the pipeline write only in [Workspace.OutDir] and
+// [Workspace.TempDir]. [Workspace.Collect] then reads out/ back through an
+// [os.Root] and:
+//
+//   - publishes each declared output that is a regular file reached through
+//     real directories, copying it from the very descriptor it hashes, into
+//     a staging directory that is renamed into place in one step, so the
+//     published directory is either complete or absent;
+//   - refuses, and records as a WRITE_ATTEMPT violation, everything else:
+//     undeclared files and directories, symlinks (declared or not; a link
+//     the pipeline planted to /etc/shadow is never opened), hard links,
+//     FIFOs, sockets and devices; these are discarded with out/;
+//   - computes a deterministic snapshot hash over the sorted (name, SHA-256)
+//     pairs ([SnapshotHash]).
+//
+// The layout under baseDir/runID is out/ (the pipeline's), tmp/ (when
+// temp files are allowed), published/ (after Collect; root-owned copies).
+//
+// # Limits, honestly
+//
+//   - Collect must run after the pipeline has ended (the sandbox's Run has
+//     returned, so its PID namespace is gone); it also verifies that the
+//     file it opened is the one it inspected (device and inode), so a swap
+//     during collection is refused, not followed.
+//   - A declared output that is hard-linked (link count > 1) is refused,
+//     even when both names are declared outputs.
+//   - The pipeline must be able to traverse baseDir (the run directory is
+//     created 0711); out/ and tmp/ are handed to the sandbox uid by the
+//     sandbox, not here.
+//   - Output sizes are bounded by the sandbox's RLIMIT_FSIZE, not here.
+package workspace
