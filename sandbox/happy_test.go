@@ -134,6 +134,14 @@ func TestStdinAndExitCode(t *testing.T) {
 	if err != nil || res.ExitCode != 1 || res.Killed || res.Signal != "" {
 		t.Fatalf("false: %v %+v", err, res)
 	}
+	// The floors (8 tasks, 16 MiB) leave the trampoline room to start.
+	res, err = s.Run(context.Background(), sandbox.Spec{
+		Argv: []string{"/bin/true"}, Writable: []string{d.out},
+		Limits: sandbox.Limits{Procs: 1, MemoryBytes: 1, OpenFiles: 1, CPU: time.Millisecond},
+	})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("tiny limits: %v %+v", err, res)
+	}
 }
 
 // TestSetupErrors: problems are typed errors, not Results.
