@@ -43,7 +43,11 @@ func (db *DB) KillSwitch(ctx context.Context) (bool, error) {
 
 func readKillSwitch(ctx context.Context, q querier) (bool, error) {
 	var v string
-	err := q.QueryRowContext(ctx, sqlGetSetting, settingKillSwitch).Scan(&v)
+	return parseKillSwitch(q.QueryRowContext(ctx, sqlGetSetting, settingKillSwitch).Scan(&v), v)
+}
+
+// parseKillSwitch interprets the result of reading the setting.
+func parseKillSwitch(err error, v string) (bool, error) {
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil
@@ -51,10 +55,8 @@ func readKillSwitch(ctx context.Context, q querier) (bool, error) {
 		return true, fmt.Errorf("store: kill switch: %w", err)
 	case v == "0":
 		return false, nil
-	case v == "1":
-		return true, nil
 	default:
-		// Anything but a clean "0" is read as engaged: fail closed.
+		// "1", and anything but a clean "0", is engaged: fail closed.
 		return true, nil
 	}
 }
@@ -79,11 +81,13 @@ func (db *DB) KillSwitchEngaged(ctx context.Context) (bool, error) {
 // killCache holds the kill switch as last read on conn, and conn's
 // data_version at or before that read.
 type killCache struct {
-	mu      sync.Mutex
-	conn    *sql.Conn
-	valid   bool
-	version int64
-	on      bool
+	mu   sync.Mutex
+	conn *sql.Conn
+	// Statements prepared once on conn: the hot path parses no SQL.
+	probe, get *sql.Stmt
+	valid      bool
+	version    int64
+	on         bool
 	// probes and reads count data_version probes and setting reads, for
 	// tests and benchmarks.
 	probes, reads int64
@@ -94,7 +98,14 @@ func (c *killCache) open(r *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("store: kill switch connection: %w", err)
 	}
+	ctx := context.Background()
+	if c.probe, err = conn.PrepareContext(ctx, sqlDataVersion); err == nil {
+		c.get, err = conn.PrepareContext(ctx, sqlGetSetting)
+	}
 	c.conn = conn
+	if err != nil {
+		return fmt.Errorf("store: kill switch statements: %w", err)
+	}
 	return nil
 }
 
@@ -104,9 +115,15 @@ func (c *killCache) close() error {
 	if c.conn == nil {
 		return nil
 	}
-	err := c.conn.Close()
-	c.conn = nil
-	return err
+	var errs []error
+	for _, st := range []*sql.Stmt{c.probe, c.get} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	errs = append(errs, c.conn.Close())
+	c.conn, c.probe, c.get = nil, nil, nil
+	return errors.Join(errs...)
 }
 
 func (c *killCache) engaged(ctx context.Context) (bool, error) {
@@ -116,7 +133,7 @@ func (c *killCache) engaged(ctx context.Context) (bool, error) {
 		return true, fmt.Errorf("store: kill switch: %w", ErrClosed)
 	}
 	var v int64
-	if err := c.conn.QueryRowContext(ctx, sqlDataVersion).Scan(&v); err != nil {
+	if err := c.probe.QueryRowContext(ctx).Scan(&v); err != nil {
 		c.valid = false
 		return true, fmt.Errorf("store: kill switch: %w", err)
 	}
@@ -127,7 +144,8 @@ func (c *killCache) engaged(ctx context.Context) (bool, error) {
 	// The version is read before the value: if a commit lands in between,
 	// the value is newer than the version says and the next probe re-reads.
 	// Never the other way round, which could serve a stale value.
-	on, err := readKillSwitch(ctx, c.conn)
+	var s string
+	on, err := parseKillSwitch(c.get.QueryRowContext(ctx, settingKillSwitch).Scan(&s), s)
 	if err != nil {
 		c.valid = false
 		return true, err
