@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -157,6 +158,14 @@ func TestHostileSyscalls(t *testing.T) {
 	}
 }
 
+// TestHostileKillHost: the server's PID does not exist in the pipeline's PID
+// namespace (and Landlock scoping would refuse the signal anyway).
+func TestHostileKillHost(t *testing.T) {
+	d := newRunDirs(t)
+	res := runHostile(t, hostileSpec(d, "kill", strconv.Itoa(os.Getpid())))
+	expectBlocked(t, res, "ESRCH", "EPERM")
+}
+
 // TestHostileReadUnboundPool: a pool directory that was not given is
 // unreadable (Landlock), even though its files are world-readable.
 func TestHostileReadUnboundPool(t *testing.T) {
@@ -266,6 +275,7 @@ func TestHostileSetsid(t *testing.T) {
 	if pids := processesWith(marker); len(pids) > 0 {
 		t.Fatalf("processes survived: %v", pids)
 	}
+	checkNoLeftoverCgroups(t)
 }
 
 // processesWith scans the host's /proc for a marker in any command line.
@@ -294,6 +304,30 @@ func TestHostileForkBomb(t *testing.T) {
 	if !res.Killed || res.KillReason != sandbox.KillWallTime || !contains(res.LimitsHit, "procs") {
 		t.Fatalf("want wall_time kill with procs limit hit, got killed=%v reason=%q limits=%v",
 			res.Killed, res.KillReason, res.LimitsHit)
+	}
+	if pids := processesWith("forkbomb.sh"); len(pids) > 0 {
+		t.Fatalf("fork bomb processes survived: %v", pids)
+	}
+	checkNoLeftoverCgroups(t)
+}
+
+// checkNoLeftoverCgroups: every run cgroup is removed after its run (the
+// v1 layout of the reference machines: memory and pids hierarchies).
+func checkNoLeftoverCgroups(t *testing.T) {
+	t.Helper()
+	own, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(own), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 || (parts[1] != "memory" && parts[1] != "pids") {
+			continue
+		}
+		left, _ := filepath.Glob(filepath.Join("/sys/fs/cgroup", parts[1], parts[2], "airlock-*"))
+		if len(left) > 0 {
+			t.Errorf("leftover cgroups: %v", left)
+		}
 	}
 }
 

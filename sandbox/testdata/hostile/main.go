@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -68,6 +69,9 @@ func main() {
 	case "write":
 		err := os.WriteFile(arg, []byte("pwned\n"), 0o644)
 		report(c, err, nil)
+	case "kill":
+		pid, _ := strconv.Atoi(arg)
+		report(c, syscall.Kill(pid, syscall.SIGKILL), nil)
 	case "unshare":
 		report(c, syscall.Unshare(syscall.CLONE_NEWUSER|syscall.CLONE_NEWNET), nil)
 	case "ptrace":
@@ -143,7 +147,7 @@ func errnoName(e syscall.Errno) string {
 	names := map[syscall.Errno]string{
 		syscall.EPERM: "EPERM", syscall.EACCES: "EACCES", syscall.ENETUNREACH: "ENETUNREACH",
 		syscall.EAFNOSUPPORT: "EAFNOSUPPORT", syscall.ENOENT: "ENOENT", syscall.EROFS: "EROFS",
-		syscall.ECONNREFUSED: "ECONNREFUSED", syscall.ENOSYS: "ENOSYS", syscall.EADDRNOTAVAIL: "EADDRNOTAVAIL",
+		syscall.ECONNREFUSED: "ECONNREFUSED", syscall.ESRCH: "ESRCH", syscall.ENOSYS: "ENOSYS", syscall.EADDRNOTAVAIL: "EADDRNOTAVAIL",
 	}
 	if n, ok := names[e]; ok {
 		return n
