@@ -80,7 +80,7 @@ func sanitize[T text](dst []byte, s T) ([]byte, SanitizeStats) {
 	tbl := bmpClass()
 	for i := 0; i < len(s); {
 		if z.m.active == 0 {
-			if j := quietRun(s, i); j > i {
+			if j := quietRun(s, i, tbl); j > i {
 				z.out = append(z.out, s[i:j]...)
 				z.base = s[j-1] >= ' '
 				if i = j; i == len(s) {
@@ -88,7 +88,15 @@ func sanitize[T text](dst []byte, s T) ([]byte, SanitizeStats) {
 				}
 			}
 		}
-		if s[i] < utf8.RuneSelf {
+		if b := s[i]; b < utf8.RuneSelf {
+			if quiet[b] || b|0x20 == 'u' { // printable, \t or \n with a candidate live
+				pos := len(z.out)
+				z.out = append(z.out, b)
+				z.base = b >= ' '
+				z.feed(asciiClass[b], pos)
+				i++
+				continue
+			}
 			i = asciiStep(&z, s, i)
 		} else {
 			i = runeStep(&z, s, i, tbl)
@@ -98,22 +106,35 @@ func sanitize[T text](dst []byte, s T) ([]byte, SanitizeStats) {
 }
 
 // quietRun returns the end of the run of bytes from s[i] that the fast
-// path copies verbatim with the matcher idle: printable ASCII, \t, \n, and
-// a U or u whose next byte is printable ASCII other than N or n (such a U
-// starts a candidate that the next byte kills, so feeding it is a no-op).
-// It tests eight bytes at a time while it can.
-func quietRun[T text](s T, i int) int {
+// path copies verbatim with the matcher idle: printable ASCII, \t, \n, a U
+// or u whose next byte is printable ASCII other than N or n (such a U starts
+// a candidate that the next byte kills, so feeding it is a no-op), and
+// valid non-ASCII runes no rule touches. It tests eight ASCII bytes at a
+// time while it can.
+func quietRun[T text](s T, i int, tbl *[0x10000]class) int {
 	j := i
 	for j < len(s) {
 		if j+8 <= len(s) && quietWord(load64(s, j)) {
 			j += 8
 			continue
 		}
-		for end := min(j+8, len(s)); j < end; j++ {
+		for end := min(j+8, len(s)); j < end; {
 			c := s[j]
+			if c >= utf8.RuneSelf {
+				// A valid rune with no rule (most of the world's letters,
+				// CJK, emoji) is copied as it is and resets the matcher,
+				// which is idle anyway.
+				r, n := decodeRune(s, j)
+				if (r == utf8.RuneError && n == 1) || classOf(tbl, r) != clsPlain {
+					return j
+				}
+				j += n
+				continue
+			}
 			if !quiet[c] && (c|0x20 != 'u' || j+1 == len(s) || !afterU[s[j+1]]) {
 				return j
 			}
+			j++
 		}
 	}
 	return j

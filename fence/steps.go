@@ -2,16 +2,11 @@ package fence
 
 import "unicode/utf8"
 
-// asciiStep handles the ASCII byte at s[i] that the fast path did not copy
-// and returns the index of the next unread byte.
+// asciiStep handles the ASCII control at s[i] (anything but printable, \t
+// and \n, which sanitize keeps itself) and returns the index of the next
+// unread byte.
 func asciiStep[T text](z *sanitizer, s T, i int) int {
 	switch b := s[i]; {
-	case (b >= 0x20 && b < 0x7F) || b == '\t' || b == '\n':
-		pos := len(z.out)
-		z.out = append(z.out, b)
-		z.base = b >= ' '
-		z.feed(asciiClass[b], pos)
-		return i + 1
 	case b == '\r':
 		// A lone CR sends a terminal's cursor back to column 0, so text after
 		// it overprints what a reviewer saw while the model reads both; a
