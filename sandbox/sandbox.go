@@ -45,6 +45,8 @@ type Spec struct {
 	Argv []string
 	// Env is the pipeline's entire environment, KEY=value. Nothing of the
 	// server's environment is inherited; PATH defaults to DefaultPath.
+	// /tmp is not writable in the sandbox, so callers set TMPDIR (and HOME
+	// if the program needs one) to a Writable directory.
 	Env []string
 	// Dir is the working directory (absolute); default: the first Writable
 	// directory, else "/".
@@ -150,7 +152,10 @@ type Options struct {
 	UID, GID int
 	// CgroupParent is the cgroup, relative to each hierarchy's root (for
 	// example "/airlock"), under which run cgroups are created; it is
-	// created if missing. Default: the server's own cgroup.
+	// created if missing. Default: the server's own cgroup. On a pure
+	// cgroup v2 host the server's own cgroup holds processes and so cannot
+	// enable controllers for children: point this at an empty, delegated
+	// cgroup (systemd Delegate=yes) instead.
 	CgroupParent string
 	// Logger receives one debug line per run; nil discards.
 	Logger *slog.Logger
