@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -157,7 +156,7 @@ func (db *DB) writeRecords(reqs []*appendReq) (err error) {
 }
 
 func unavailable(what string, err error) error {
-	return fmt.Errorf("store: %s: %w", what, errors.Join(ErrUnavailable, err))
+	return fmt.Errorf("store: %s: %w: %w", what, ErrUnavailable, err)
 }
 
 // recordArgs returns r's values in auditColumns order. Strings and JSON are

@@ -127,9 +127,9 @@ func Open(path string, opts *Options) (*DB, error) {
 	if db.w, err = openPool(abs, "rwc", o.BusyTimeout, "immediate", pragmas); err != nil {
 		return nil, err
 	}
+	// One writing connection: the group-commit writer, migrations, keys and
+	// settings queue for it, and it is never closed while idle.
 	db.w.SetMaxOpenConns(1)
-	db.w.SetConnMaxIdleTime(0)
-	db.w.SetConnMaxLifetime(0)
 	if err := migrate(db.w); err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func OpenReadOnly(path string) (*DB, error) {
 	}
 	st, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("store: no store at %q: %w", abs, errors.Join(ErrNotFound, err))
+		return nil, fmt.Errorf("store: no store at %q: %w: %w", abs, ErrNotFound, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
@@ -266,7 +266,7 @@ func migrate(w *sql.DB) error {
 func applyMigration(ctx context.Context, w *sql.DB, m migration, latest int64) (err error) {
 	tx, err := w.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store: migration %d: %w", m.version, errors.Join(ErrUnavailable, err))
+		return fmt.Errorf("store: migration %d: %w: %w", m.version, ErrUnavailable, err)
 	}
 	defer func() {
 		if err != nil {
@@ -295,7 +295,7 @@ func applyMigration(ctx context.Context, w *sql.DB, m migration, latest int64) (
 		return fmt.Errorf("store: recording migration %d: %w", m.version, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: committing migration %d: %w", m.version, errors.Join(ErrUnavailable, err))
+		return fmt.Errorf("store: committing migration %d: %w: %w", m.version, ErrUnavailable, err)
 	}
 	return nil
 }

@@ -122,6 +122,9 @@ func TestOpenReadOnly(t *testing.T) {
 			}
 		})
 	}
+	if _, err := store.OpenReadOnly(filepath.Join(dir, "nope.db")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: err = %v, want it to wrap fs.ErrNotExist too", err)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "nope.db")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("OpenReadOnly of a missing file created it: %v", err)
 	}

@@ -87,7 +87,7 @@ func (db *DB) createKey(ctx context.Context, name string) ([]byte, error) {
 	rand.Read(candidate) // never fails; crashes the program rather than return weak bytes
 	_, err := db.w.ExecContext(ctx, sqlInsertKey, name, hex.EncodeToString(candidate), formatTime(time.Now()))
 	if err != nil {
-		return nil, fmt.Errorf("store: creating key %q: %w", name, errors.Join(ErrUnavailable, err))
+		return nil, fmt.Errorf("store: creating key %q: %w: %w", name, ErrUnavailable, err)
 	}
 	// Whoever inserted first won; read the row back either way.
 	return db.readKey(ctx, name)

@@ -26,7 +26,7 @@ func (db *DB) SetKillSwitch(ctx context.Context, engaged bool, by, reason string
 	}
 	_, err := db.w.ExecContext(ctx, sqlUpsertSetting, settingKillSwitch, v, by, reason, formatTime(time.Now()))
 	if err != nil {
-		return fmt.Errorf("store: set kill switch: %w", errors.Join(ErrUnavailable, err))
+		return fmt.Errorf("store: set kill switch: %w: %w", ErrUnavailable, err)
 	}
 	return nil
 }
@@ -43,7 +43,8 @@ func (db *DB) KillSwitch(ctx context.Context) (bool, error) {
 
 func readKillSwitch(ctx context.Context, q querier) (bool, error) {
 	var v string
-	return parseKillSwitch(q.QueryRowContext(ctx, sqlGetSetting, settingKillSwitch).Scan(&v), v)
+	err := q.QueryRowContext(ctx, sqlGetSetting, settingKillSwitch).Scan(&v)
+	return parseKillSwitch(err, v)
 }
 
 // parseKillSwitch interprets the result of reading the setting.
@@ -145,7 +146,8 @@ func (c *killCache) engaged(ctx context.Context) (bool, error) {
 	// the value is newer than the version says and the next probe re-reads.
 	// Never the other way round, which could serve a stale value.
 	var s string
-	on, err := parseKillSwitch(c.get.QueryRowContext(ctx, settingKillSwitch).Scan(&s), s)
+	err := c.get.QueryRowContext(ctx, settingKillSwitch).Scan(&s)
+	on, err := parseKillSwitch(err, s)
 	if err != nil {
 		c.valid = false
 		return true, err
