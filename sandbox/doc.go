@@ -39,6 +39,10 @@
 //   - Pools and the run directories must be reachable by that uid under
 //     ordinary permissions (a pool under a 0700 home is unreadable even
 //     where Landlock allows it). Writable directories are chowned to it.
+//   - Disk use is bounded only per file (RLIMIT_FSIZE): a pipeline can
+//     create many files in its writable directories until the filesystem
+//     holding them is full. Put the workspace base on its own filesystem or
+//     quota if that matters.
 //   - RLIMIT_CPU is per process; a pipeline that forks many CPU-bound
 //     children is bounded by the wall clock, not by Limits.CPU alone.
 //   - The seccomp filter is a deny list of dangerous interfaces, not an

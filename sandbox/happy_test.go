@@ -162,6 +162,10 @@ func TestSetupErrors(t *testing.T) {
 		"negative limit":    {Argv: []string{"/bin/true"}, Limits: sandbox.Limits{Wall: -1}},
 		"env without equal": {Argv: []string{"/bin/true"}, Env: []string{"PATH"}},
 		"relative dir":      {Argv: []string{"/bin/true"}, Dir: "out"},
+		"writable root":     {Argv: []string{"/bin/true"}, Writable: []string{"/"}},
+		"writable top":      {Argv: []string{"/bin/true"}, Writable: []string{"/tmp"}},
+		"writable system":   {Argv: []string{"/bin/true"}, Writable: []string{"/usr/local/bin"}},
+		"writable etc":      {Argv: []string{"/bin/true"}, Writable: []string{"/etc/ssl"}},
 	}
 	for name, spec := range invalid {
 		t.Run(name, func(t *testing.T) {

@@ -154,10 +154,8 @@ func (s *Sandbox) prepare(spec Spec) (*wireSpec, Limits, error) {
 		if err := checkSpecPath(p, true); err != nil {
 			return nil, lim, err
 		}
-		// The pipeline's uid must own its writable directories for DAC;
-		// Landlock then keeps it inside them. Lchown never follows a link.
-		if err := os.Lchown(p, s.uid, s.gid); err != nil {
-			return nil, lim, fmt.Errorf("%w: handing %q to the sandbox uid: %v", ErrInvalidSpec, p, err)
+		if err := checkWritableLocation(filepath.Clean(p)); err != nil {
+			return nil, lim, err
 		}
 		ws.Rules = append(ws.Rules, fsRule{Path: filepath.Clean(p), Access: accessWrite})
 	}
@@ -169,6 +167,14 @@ func (s *Sandbox) prepare(spec Spec) (*wireSpec, Limits, error) {
 	}
 	if err := ws.validate(); err != nil {
 		return nil, lim, fmt.Errorf("%w: %v", ErrInvalidSpec, err)
+	}
+	// Only once everything is valid: the pipeline's uid must own its
+	// writable directories for DAC; Landlock then keeps it inside them.
+	// Lchown never follows a link (checkSpecPath refused links anyway).
+	for _, p := range spec.Writable {
+		if err := os.Lchown(p, s.uid, s.gid); err != nil {
+			return nil, lim, fmt.Errorf("%w: handing %q to the sandbox uid: %v", ErrInvalidSpec, p, err)
+		}
 	}
 	return ws, lim, nil
 }
@@ -186,6 +192,26 @@ func checkSpecPath(p string, mustBeDir bool) error {
 		return fmt.Errorf("%w: %v", ErrInvalidSpec, err)
 	case mustBeDir && !st.IsDir():
 		return fmt.Errorf("%w: writable path %q is not a directory (or is a symlink)", ErrInvalidSpec, p)
+	}
+	return nil
+}
+
+// checkWritableLocation refuses to hand a top-level or system directory to
+// the sandbox uid: a misconfigured Writable of "/" or "/etc" would
+// otherwise be chowned to nobody (TestSetupErrors).
+func checkWritableLocation(p string) error {
+	if filepath.Dir(p) == "/" {
+		return fmt.Errorf("%w: writable path %q is a top-level directory", ErrInvalidSpec, p)
+	}
+	for _, r := range systemRules() {
+		if p == r.Path || strings.HasPrefix(p, r.Path+"/") {
+			return fmt.Errorf("%w: writable path %q is inside system path %s", ErrInvalidSpec, p, r.Path)
+		}
+	}
+	for _, sys := range []string{"/etc", "/dev", "/proc", "/sys", "/boot", "/root", "/run"} {
+		if p == sys || strings.HasPrefix(p, sys+"/") {
+			return fmt.Errorf("%w: writable path %q is inside %s", ErrInvalidSpec, p, sys)
+		}
 	}
 	return nil
 }
