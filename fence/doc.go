@@ -27,30 +27,36 @@
 //
 // # Sanitizer rules
 //
-// [Sanitize] applies these in one forward pass (linear time, a fast path
-// that copies plain ASCII runs). "Removed" characters are not fed to the
-// marker matcher, so they cannot hide a marker word by splitting it.
+// [Sanitize] applies these in one forward pass (linear time, with a fast
+// path that copies runs of plain text eight ASCII bytes at a time).
+// Removed and made-visible characters are not fed to the marker matcher,
+// so they cannot hide a marker word by splitting it.
 //
-//	input                                    rule                          why
-//	marker word look-alike                   → [fence marker removed]      content would otherwise fake a marker
-//	  (case-insensitive; _ - . space and Unicode spaces/dashes between
-//	  the words, or none; fullwidth, math, enclosed, small-capital,
-//	  Cyrillic/Greek/Armenian look-alike letters)
-//	ESC sequences: CSI, OSC, DCS, SOS, PM,   removed whole                 recolour/erase/retitle/hyperlink text a
-//	  APC, nF, two-byte; 8-bit CSI/OSC/…                                   reviewer sees; the model reads otherwise
-//	C0 controls but \t \n, DEL, C1 controls  removed                       NUL, backspace overstrike, form feed…
-//	CR LF, lone CR, U+2028, U+2029           → \n                          a lone CR overprints a terminal line
-//	bidi: U+202A–202E, U+2066–2069,          → visible "[U+202E]"          Trojan Source reordering; kept visible
-//	  U+200E, U+200F, U+061C                                               so a reviewer sees the attempt
-//	tag characters U+E0000–E007F             removed                       invisible ASCII ("ASCII smuggling")
-//	zero-width U+200B–200D, U+2060, U+FEFF,  removed                       split words past filters, hide data;
-//	  soft hyphen, every other Cf and                                      showing them would just add noise
-//	  Other_Default_Ignorable_Code_Point
-//	variation selectors                      removed, except one FE0E/FE0F   runs of selectors carry hidden bytes
-//	                                         right after a kept visible      ("emoji smuggling"); emoji need one
-//	                                         rune
-//	invalid UTF-8                            each run → one U+FFFD         bytes a model may decode its own way
-//	everything else (\t, \n, printable)      kept
+//	input                                   rule                     attack it blocks
+//	--------------------------------------  -----------------------  ------------------------------------------
+//	the marker word in any look-alike       → [fence marker removed] content faking an open or close marker
+//	  spelling (below)
+//	ESC sequences: CSI, OSC, DCS, SOS, PM,  removed whole            recolouring, erasing, retitling, hidden
+//	  APC, nF, two-byte; 8-bit CSI/OSC/...                           hyperlinks: a reviewer sees other text
+//	C0 controls but \t \n; DEL; C1          removed                  NUL, backspace overstrike, form feed
+//	CR LF, lone CR, U+2028, U+2029          → \n                     a lone CR overprints a terminal line
+//	bidi U+202A–202E, U+2066–2069,          → "[U+202E]" (visible)   Trojan Source reordering (CVE-2021-42574);
+//	  U+200E, U+200F, U+061C                                         shown so a reviewer sees the attempt
+//	tag characters U+E0000–E007F            removed                  invisible ASCII ("ASCII smuggling")
+//	zero-width U+200B–200D, U+2060, U+FEFF, removed                  words split past filters, hidden data
+//	  soft hyphen, all other Cf, Hangul
+//	  fillers (Other_Default_Ignorable)
+//	variation selectors                     removed, but one FE0E or runs of selectors carry hidden bytes
+//	                                        FE0F right after a kept  ("emoji smuggling"); an emoji needs one
+//	                                        visible rune stays
+//	invalid UTF-8                           each run → one U+FFFD    bytes a model may decode its own way
+//	anything else (printable, \t, \n)       kept
+//
+// The marker word matches case-insensitively; with any run of _ - . space,
+// tab, Unicode spaces, hyphens or dashes between UNTRUSTED, EXTERNAL and
+// CONTENT, or none; with fullwidth, mathematical, enclosed, regional
+// indicator, small-capital and common Cyrillic/Greek/Armenian look-alike
+// letters; and through anything the table removes.
 //
 // Removing rather than showing invisible characters means the model gets
 // the text a person sees; [SanitizeStats] (and [Fenced.Changed]) record

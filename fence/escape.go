@@ -9,7 +9,7 @@ type text interface{ ~string | ~[]byte }
 // retitle, hyperlink or erase text a person reviews while the model reads
 // something else (TestSanitizeRules/ansi_*). Every parser below only moves
 // forward, so each input byte is looked at a bounded number of times and a
-// flood of introducers stays linear (TestLinearTime).
+// flood of introducers stays linear (TestHugeSingleLine).
 
 // escLen returns the length of the escape sequence that starts with the ESC
 // at s[i].

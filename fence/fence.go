@@ -32,7 +32,7 @@ const (
 	// NonceBytes is the nonce's size before hex encoding (128 bits).
 	NonceBytes = 16
 	// MaxContentBytes bounds Wrap's input. Sanitized output can be up to
-	// about 2.7 times larger (a 3-byte bidi control becomes 8 bytes).
+	// three times larger (a lone invalid byte becomes a 3-byte U+FFFD).
 	MaxContentBytes = 64 << 20
 	// MaxAttrBytes bounds each meta value shown in the open marker.
 	MaxAttrBytes = 256
@@ -152,7 +152,8 @@ func appendOpen(buf []byte, nonce string, meta Meta) []byte {
 // appendAttr appends ` name="value"`. The value is sanitized (no marker
 // word, controls or invisible characters), cut to MaxAttrBytes on a rune
 // boundary, and escaped so that it cannot end the quoted value (\" and \\)
-// or the marker line (\n, \t, and < > as \u003c \u003e).
+// or the marker line (\n, \t, and < > as \u003c \u003e). The quoted value
+// is a valid Go and JSON string literal (TestWrapHostileMeta unquotes it).
 func appendAttr(buf []byte, name, value string) []byte {
 	v, _ := Sanitize(value)
 	if len(v) > MaxAttrBytes {

@@ -25,12 +25,12 @@ const (
 
 func letter(c byte) class { return class(c-'A') + 1 }
 
-// classify is the definition of every non-ASCII rule. It is called directly
-// only for runes above the BMP; BMP runes go through the table built from it.
+// classify is the definition of every non-ASCII rule. The sanitizer calls it
+// directly only above the BMP; BMP runes go through the table built from it.
 func classify(r rune) class {
 	switch {
 	case r < 0x80:
-		panic("fence: classify called for ASCII")
+		return asciiClass[r] // callers use the ASCII tables directly; kept total for safety
 	case r <= 0x9F:
 		switch r {
 		case 0x9B:
