@@ -314,13 +314,16 @@ func (s *Sandbox) handshake(pid int, cg *runCgroup, ws *wireSpec, specW, statusR
 	if err != nil {
 		return nil, &SetupError{Stage: "spec", Msg: err.Error()}
 	}
-	if _, err := specW.Write(data); err != nil {
-		return nil, &SetupError{Stage: "spec", Msg: err.Error(), Errno: errnoOf(err)}
-	}
+	_, werr := specW.Write(data)
 	specW.Close()
+	// Read the status even when the write failed: a trampoline that refused
+	// before reading its spec (built with cgo, not PID 1) says why there.
 	raw, err := io.ReadAll(io.LimitReader(statusR, 64<<10))
 	if err != nil {
 		return nil, &SetupError{Stage: "status", Msg: err.Error()}
+	}
+	if werr != nil && !bytes.Contains(raw, []byte(`"stage"`)) {
+		return nil, &SetupError{Stage: "spec", Msg: werr.Error(), Errno: errnoOf(werr)}
 	}
 	ok := false
 	for _, line := range bytes.Split(raw, []byte("\n")) {
