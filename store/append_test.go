@@ -45,6 +45,7 @@ func TestAppendRoundTrip(t *testing.T) {
 	}{
 		{"sample", sample(1)},
 		{"empty strings and no JSON", &store.Record{Time: time.Unix(0, 0), Outcome: store.OutcomeDenied}},
+		{"started, before a consequential call runs", &store.Record{Outcome: store.OutcomeStarted, Tool: "run_pipeline"}},
 		{"args kept byte for byte", &store.Record{
 			Outcome: store.OutcomeOK,
 			Args:    json.RawMessage("{ \"b\" : 1,\n \"a\":\"<&>\" }"), // not compacted, not HTML-escaped
