@@ -44,7 +44,7 @@ func TestIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "uid=65534 euid=65534 gid=65534 groups=[] pid=1"; !strings.Contains(string(res.Stdout), want) {
+	if want := "uid=65534 euid=65534 gid=65534 groups=[] pid=1 host=airlock"; !strings.Contains(string(res.Stdout), want) {
 		t.Errorf("stdout %q, want %q", res.Stdout, want)
 	}
 	for _, m := range []string{"namespaces:net,pid,ipc,uts", "no_new_privs", "landlock:abi", "seccomp:"} {
@@ -250,5 +250,24 @@ func TestConcurrentRuns(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestRlimits: the rlimits are in force inside the pipeline (dash prints
+// NOFILE in files, CPU in seconds, FSIZE in 512-byte blocks).
+func TestRlimits(t *testing.T) {
+	s := newSandbox(t)
+	d := newRunDirs(t)
+	res, err := s.Run(context.Background(), sandbox.Spec{
+		Argv:     []string{"/bin/sh", filepath.Join(fixtureDir, "limits.sh")},
+		ReadOnly: []string{fixtureDir},
+		Writable: []string{d.out},
+		Limits:   sandbox.Limits{OpenFiles: 64, CPU: 3 * time.Second, FileSizeBytes: 1 << 20, Procs: 16},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.TrimSpace(string(res.Stdout)), "nofile=64 core=0 cpu=3 fsize=2048 nproc=512"; got != want {
+		t.Fatalf("limits %q, want %q (stderr %s)", got, want, res.Stderr)
 	}
 }

@@ -374,6 +374,25 @@ func TestHostileSleep(t *testing.T) {
 	}
 }
 
+// TestHostileFileSize: RLIMIT_FSIZE stops a file from growing past the
+// limit. The pipeline is PID 1 of its namespace, and the kernel does not
+// deliver default-action SIGXFSZ to a namespace's init, so the write fails
+// with EFBIG instead; a child process would die of SIGXFSZ.
+func TestHostileFileSize(t *testing.T) {
+	d := newRunDirs(t)
+	res := runHostile(t, sandbox.Spec{
+		Argv:     []string{"/bin/dd", "if=/dev/zero", "of=" + filepath.Join(d.out, "big"), "bs=1M", "count=4"},
+		Writable: []string{d.out},
+		Limits:   sandbox.Limits{FileSizeBytes: 1 << 20},
+	})
+	if res.ExitCode == 0 || !bytes.Contains(res.Stderr, []byte("File too large")) {
+		t.Fatalf("dd was not stopped: %+v", res)
+	}
+	if st, err := os.Stat(filepath.Join(d.out, "big")); err != nil || st.Size() > 1<<20 {
+		t.Fatalf("file grew past the limit: %v", err)
+	}
+}
+
 // TestHostileFlood: captured output stops at the cap, memory does not grow,
 // and a sustained flood is killed with KillReason "output".
 func TestHostileFlood(t *testing.T) {

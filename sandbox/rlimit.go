@@ -16,7 +16,14 @@ import (
 //   - RLIMIT_CPU: soft = Limits.CPU (SIGXCPU), hard = soft+1s (SIGKILL), so
 //     an endless loop dies even if it ignores SIGXCPU (TestHostileSpin).
 //   - RLIMIT_NOFILE: bounds descriptors per process.
-//   - RLIMIT_FSIZE: bounds any single file the pipeline writes (SIGXFSZ).
+//   - RLIMIT_FSIZE: bounds any single file the pipeline writes: SIGXFSZ, or
+//     EFBIG where the signal is ignored (TestHostileFileSize).
+//
+// The pipeline is PID 1 of its namespace, and the kernel does not deliver
+// a signal whose action is the default to a namespace's init unless it
+// comes from outside: so PID 1 itself never dies of SIGXCPU, SIGXFSZ or
+// SIGPIPE (it gets EFBIG/EPIPE, and the hard CPU limit's SIGKILL, which is
+// always delivered). The processes it starts get the usual signals.
 //   - RLIMIT_NPROC: counted per real UID across the host, so it is only a
 //     backstop; the exact per-run task limit is the pids cgroup
 //     (TestHostileForkBomb).

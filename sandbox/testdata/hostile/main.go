@@ -90,7 +90,8 @@ func main() {
 		fmt.Printf("ESCAPED int80: 32-bit getpid returned %d\n", int64(r))
 		os.Exit(1)
 	case "ids":
-		fmt.Printf("uid=%d euid=%d gid=%d groups=%v pid=%d\n", os.Getuid(), os.Geteuid(), os.Getgid(), mustGroups(), os.Getpid())
+		host, _ := os.Hostname()
+		fmt.Printf("uid=%d euid=%d gid=%d groups=%v pid=%d host=%s\n", os.Getuid(), os.Geteuid(), os.Getgid(), mustGroups(), os.Getpid(), host)
 	case "membomb":
 		var hold [][]byte
 		for i := 0; ; i++ {
