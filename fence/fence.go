@@ -24,6 +24,10 @@ var (
 	// ErrUnclean: Check found something Sanitize would have changed, or
 	// the nonce, outside the marker lines.
 	ErrUnclean = errors.New("fence: fence holds unsanitized text")
+	// ErrNonce: every nonce Wrap drew already occurred in the content. With
+	// a working random source this does not happen (2^-128 per draw); it
+	// exists so that a broken one fails closed instead of looping.
+	ErrNonce = errors.New("fence: no fresh nonce")
 )
 
 const (
@@ -95,7 +99,7 @@ func Wrap(content []byte, meta Meta) (*Fenced, error) {
 	if len(content) > MaxContentBytes {
 		return nil, fmt.Errorf("%d bytes, limit %d: %w", len(content), MaxContentBytes, ErrTooLarge)
 	}
-	for {
+	for range 3 {
 		f := build(content, meta, newNonce())
 		// The content was written before the nonce existed, so it holds the
 		// nonce only by a 2^-128 accident; if it ever does, draw again.
@@ -103,6 +107,7 @@ func Wrap(content []byte, meta Meta) (*Fenced, error) {
 			return f, nil
 		}
 	}
+	return nil, ErrNonce
 }
 
 func newNonce() string {
