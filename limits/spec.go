@@ -26,7 +26,7 @@ type Spec struct {
 // RateSpec is one token bucket.
 type RateSpec struct {
 	PerMinute float64 `json:"per_minute" jsonschema:"exclusiveMinimum=0,description=Tokens added per minute."`
-	Burst     int64   `json:"burst,omitempty" jsonschema:"minimum=0,description=Bucket size: calls allowed back to back (default per_minute rounded up, at least 1)."`
+	Burst     int64   `json:"burst,omitempty" jsonschema:"minimum=0,description=Bucket size: calls allowed back to back (default: per_minute rounded up and at least 1)."`
 }
 
 // Bounds that keep arithmetic exact and overflow-free.
@@ -43,8 +43,9 @@ var (
 	// ErrInvalid reports a limit that cannot be enforced (negative, NaN, too
 	// large, or a bad capability pattern).
 	ErrInvalid = errors.New("invalid limit")
-	// ErrWidens reports a child limit looser than its parent's.
-	ErrWidens = errors.New("child limit is looser than its parent's")
+	// ErrWidens reports a child limit looser than its parent's. It is the
+	// same sentinel as policy.ErrWidens.
+	ErrWidens = errors.New("child policy widens its parent")
 
 	// ErrMaxActions, ErrMaxTotalCost, ErrRate and ErrExecutionTime name the
 	// limit a refusal hit; see ExceededError.

@@ -46,7 +46,7 @@ type layer struct {
 // once, so that deciding does not format strings.
 type entry struct {
 	pat     capability.Pattern
-	id      string   // "allow:pool.*" or "deny:comm.*"
+	id      string // "allow:pool.*" or "deny:comm.*"
 	reason  string
 	matched []string // {id} with cap 1, shared by decisions: appending copies
 }
@@ -170,11 +170,7 @@ func withPolicy(name string, err error) error {
 func limitsErr(name string, err error) error {
 	var le *limits.FieldError
 	if errors.As(err, &le) {
-		inner := le.Err
-		if errors.Is(err, limits.ErrWidens) {
-			inner = fmt.Errorf("%w: %w", ErrWidens, le.Err)
-		}
-		return &FieldError{Policy: name, Field: ".limits" + le.Path, Err: inner}
+		return &FieldError{Policy: name, Field: ".limits" + le.Path, Err: le.Err}
 	}
 	return &FieldError{Policy: name, Field: ".limits", Err: err}
 }

@@ -194,7 +194,10 @@ func DecodePolicies(name string, data []byte) (map[string]Spec, error) {
 		return nil, &yamlfile.Error{File: name, Line: 1, Err: ErrNoPolicies}
 	}
 	var specs map[string]Spec
-	if err := yaml.NodeToValue(node, &specs, yaml.Strict(), yaml.DisallowUnknownField()); err != nil {
+	err = guardDecode(name, func() error {
+		return yaml.NodeToValue(node, &specs, yaml.Strict(), yaml.DisallowUnknownField())
+	})
+	if err != nil {
 		return nil, yamlError(name, err)
 	}
 	if len(specs) == 0 {
@@ -203,8 +206,24 @@ func DecodePolicies(name string, data []byte) (map[string]Spec, error) {
 	return specs, nil
 }
 
+// guardDecode runs a goccy decode and turns a panic into an error: goccy
+// v1.19.2 dereferences nil on some malformed input (an empty tag where a
+// sequence is expected, "rules: ! "; see FuzzLoad's corpus), and a policy
+// file must never crash the server or the CLI.
+func guardDecode(name string, decode func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &yamlfile.Error{File: name, Err: fmt.Errorf("malformed YAML (decoder failure: %v)", r)}
+		}
+	}()
+	return decode()
+}
+
 // yamlError gives a goccy error the file:line shape of yamlfile.Decode's.
 func yamlError(name string, err error) error {
+	if ye, ok := err.(*yamlfile.Error); ok {
+		return ye
+	}
 	out := &yamlfile.Error{File: name, Err: err}
 	var ye yaml.Error
 	if errors.As(err, &ye) {

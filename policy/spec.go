@@ -80,8 +80,9 @@ var (
 	ErrUnknownParent = errors.New("unknown parent policy")
 	// ErrCycle reports policies that extend each other in a loop.
 	ErrCycle = errors.New("inheritance cycle")
-	// ErrWidens reports a child policy that allows more than its parent.
-	ErrWidens = errors.New("child policy widens its parent")
+	// ErrWidens reports a child policy that allows more than its parent
+	// (limits.ErrWidens is the same sentinel).
+	ErrWidens = limits.ErrWidens
 	// ErrInvalidNetwork reports a bad host pattern, scheme or CIDR.
 	ErrInvalidNetwork = errors.New("invalid network entry")
 	// ErrInvalidPath reports a bad filesystem entry.
