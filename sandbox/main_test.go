@@ -3,8 +3,10 @@
 package sandbox_test
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,12 +112,40 @@ func newSandbox(t testing.TB) *sandbox.Sandbox {
 		t.Skipf("sandbox not available here: %v", rep.Missing())
 	}
 	sharedOnce.Do(func() {
-		shared, sharedErr = sandbox.New(&sandbox.Options{TrampolinePath: trampolinePath})
+		shared, sharedErr = sandbox.New(&sandbox.Options{
+			TrampolinePath: trampolinePath,
+			Logger:         slog.New(&runRecorder{}),
+		})
 	})
 	if sharedErr != nil {
 		t.Fatalf("New: %v", sharedErr)
 	}
 	return shared
+}
+
+// runRecorder is a slog.Handler that remembers the cgroup of every run the
+// shared sandbox starts, so tests can check that each one was removed
+// without being confused by other processes' sandboxes.
+type runRecorder struct{}
+
+var (
+	startedMu      sync.Mutex
+	startedCgroups []string
+)
+
+func (*runRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (h *runRecorder) WithAttrs([]slog.Attr) slog.Handler     { return h }
+func (h *runRecorder) WithGroup(string) slog.Handler          { return h }
+func (*runRecorder) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "cgroup" {
+			startedMu.Lock()
+			startedCgroups = append(startedCgroups, a.Value.String())
+			startedMu.Unlock()
+		}
+		return true
+	})
+	return nil
 }
 
 // runDirs is one test's directory layout, all traversable by the sandbox uid.

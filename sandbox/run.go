@@ -223,6 +223,7 @@ func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin [
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
+	s.log.Debug("sandbox: run starting", "run", runID, "cgroup", "airlock-"+runID, "dry_run", ws.DryRun)
 	defer func() {
 		if err := cg.remove(); err != nil {
 			s.log.Warn("sandbox: cgroup cleanup", "run", runID, "err", err)
@@ -281,6 +282,7 @@ func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin [
 		s.log.Warn("sandbox: output pipes held open after exit", "run", runID)
 	}
 	if setupErr != nil {
+		s.log.Debug("sandbox: setup failed", "run", runID, "err", setupErr)
 		return nil, setupErr
 	}
 	res := buildResult(cmd.ProcessState, kl.why(), cg.stats(), lim)
