@@ -89,6 +89,11 @@ func main() {
 		r := int80(20, 0, 0, 0)
 		fmt.Printf("ESCAPED int80: 32-bit getpid returned %d\n", int64(r))
 		os.Exit(1)
+	case "x32":
+		// getpid with the x32 ABI bit: same arch as amd64, different table.
+		r, _, e := syscall.RawSyscall(0x40000000+39, 0, 0, 0)
+		fmt.Printf("ESCAPED x32: returned %d errno %d\n", r, e)
+		os.Exit(1)
 	case "ids":
 		host, _ := os.Hostname()
 		fmt.Printf("uid=%d euid=%d gid=%d groups=%v pid=%d host=%s\n", os.Getuid(), os.Geteuid(), os.Getgid(), mustGroups(), os.Getpid(), host)
