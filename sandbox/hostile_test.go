@@ -227,7 +227,10 @@ func TestHostileWriteOutside(t *testing.T) {
 				os.Remove(p)
 				t.Fatalf("%s was created", p)
 			}
-			if existed == nil && !bytes.Equal(before, after) {
+			// (Kernel files such as cgroup.procs change on their own; for
+			// them the EACCES above is the evidence.)
+			volatile := strings.HasPrefix(p, "/sys/") || strings.HasPrefix(p, "/proc/")
+			if existed == nil && !volatile && !bytes.Equal(before, after) {
 				t.Fatalf("%s was changed", p)
 			}
 		})
