@@ -71,13 +71,13 @@ const (
 	usesQuery
 )
 
-var exprOptions = []expr.Option{
+var exprOptions = append([]expr.Option{
 	expr.Env(Env{}),
 	expr.AsBool(),
 	// now() would read the wall clock and make conditions untestable; the
 	// now variable is the call's time, which a test case can set.
 	expr.DisableBuiltin("now"),
-}
+}, nowFunctions()...)
 
 // Compile checks spec and returns the policy it describes. It is for a
 // single policy without a parent; spec.Extends must be empty (use CompileSet

@@ -245,3 +245,26 @@ func TestDecideConcurrent(t *testing.T) {
 		<-done
 	}
 }
+
+// TestNowMethods checks that the compile-time rewrite of now.<Method>()
+// (timefuncs.go) gives exactly what the method gives, and leaves other
+// methods alone.
+func TestNowMethods(t *testing.T) {
+	now := time.Date(2026, 3, 2, 9, 30, 45, 123, time.UTC)
+	conds := []string{
+		`now.Hour() == 9`, `now.Minute() == 30`, `now.Second() == 45`, `now.Nanosecond() == 123`,
+		`now.Year() == 2026`, `now.YearDay() == 61`, `now.Day() == 2`,
+		`int(now.Month()) == 3`, `now.Month().String() == "March"`, `now.Weekday().String() == "Monday"`,
+		`now.Hour() >= 9 && now.Hour() < 17 && now.Weekday().String() not in ["Saturday", "Sunday"]`,
+		`now?.Hour() == 9`,
+	}
+	for _, c := range conds {
+		p := mustCompile(t, Spec{Rules: []RuleSpec{{ID: "r", Capability: "*", When: c, Effect: Allow}}})
+		if d := p.Decide(&Input{Capability: "x", Now: now}); d.Effect != Allow {
+			t.Errorf("%s: %+v", c, d)
+		}
+	}
+	if _, err := Compile(Spec{Rules: []RuleSpec{{ID: "r", Capability: "*", When: `now.Hour(1) == 9`, Effect: Allow}}}); err == nil {
+		t.Error("now.Hour(1) compiled")
+	}
+}

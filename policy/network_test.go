@@ -36,13 +36,13 @@ func TestCheckURL(t *testing.T) {
 		{"https://docs.example.org@evil.test/", false},
 		{"https:///nohost", false},
 		{"https:docs.example.org", false},
-		{"https://10.1.2.3/", true},          // private, but within allow_private and listed
-		{"https://10.2.0.1/", false},         // private, not within allow_private
-		{"https://127.0.0.1/", false},        // loopback
-		{"https://[::1]/", false},            // loopback v6
+		{"https://10.1.2.3/", true},           // private, but within allow_private and listed
+		{"https://10.2.0.1/", false},          // private, not within allow_private
+		{"https://127.0.0.1/", false},         // loopback
+		{"https://[::1]/", false},             // loopback v6
 		{"https://[::ffff:10.2.0.1]/", false}, // v4-mapped private
-		{"https://169.254.169.254/", false},  // link-local: cloud metadata
-		{"https://100.64.0.1/", false},       // CGNAT
+		{"https://169.254.169.254/", false},   // link-local: cloud metadata
+		{"https://100.64.0.1/", false},        // CGNAT
 		{"https://0.0.0.0/", false},
 		{"https://localhost/", false},  // listed, but loopback and not within allow_private
 		{"https://127.1/", false},      // legacy numeric form
