@@ -74,6 +74,20 @@ func New(opts *Options) (*Sandbox, error) {
 	if !rep.Ready() {
 		return nil, fmt.Errorf("%w: %s", ErrUnavailable, strings.Join(rep.Missing(), "; "))
 	}
+	st := s.selfTest()
+	s.report.Mechanisms = append(s.report.Mechanisms, st)
+	if !st.Active {
+		return nil, fmt.Errorf("%w: self-test: %s", ErrUnavailable, st.Detail)
+	}
+	return s, nil
+}
+
+// selfTest dry-runs the trampoline: every mechanism is applied for real in
+// a fresh sandbox, which then exits instead of exec'ing anything. A
+// trampoline binary built with cgo, or one whose main does not call
+// MaybeRunTrampoline, fails here rather than on the first pipeline
+// (TestNewFailsClosed).
+func (s *Sandbox) selfTest() Mechanism {
 	res, err := s.execute(context.Background(), &wireSpec{
 		Version: wireVersion, Dir: "/", UID: s.uid, GID: s.gid,
 		Rules: systemRules(), DryRun: true,
@@ -83,15 +97,11 @@ func New(opts *Options) (*Sandbox, error) {
 	case err != nil:
 		st.Detail = err.Error()
 	case res.ExitCode != 0:
-		st.Detail = fmt.Sprintf("trampoline exited %d (%s): %s", res.ExitCode, res.Signal, res.Stderr)
+		st.Detail = fmt.Sprintf("trampoline exited %d (%s): %.200s", res.ExitCode, res.Signal, res.Stderr)
 	default:
 		st.Detail = strings.Join(res.Mechanisms, " ")
 	}
-	s.report.Mechanisms = append(s.report.Mechanisms, st)
-	if !st.Active {
-		return nil, fmt.Errorf("%w: self-test: %s", ErrUnavailable, st.Detail)
-	}
-	return s, nil
+	return st
 }
 
 // Report returns the probe results and the self-test New ran.
@@ -216,7 +226,7 @@ func checkWritableLocation(p string) error {
 	return nil
 }
 
-// execute starts the trampoline for ws and waits for everything to end.
+// execute runs ws in a fresh sandbox and waits for everything to end.
 func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin []byte) (*Result, error) {
 	runID := randomID()
 	cg, err := s.cgroups.create("airlock-"+runID, lim.MemoryBytes, lim.Procs)
@@ -229,6 +239,50 @@ func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin [
 			s.log.Warn("sandbox: cgroup cleanup", "run", runID, "err", err)
 		}
 	}()
+	start := time.Now()
+	l, err := s.start(lim, stdin)
+	if err != nil {
+		return nil, err
+	}
+	stopWatch := watch(ctx, l.kl, lim.Wall)
+	mech, setupErr := s.handshake(l.cmd.Process.Pid, cg, ws, l.specW, l.statusR)
+	if setupErr != nil {
+		l.kl.kill("setup")
+	}
+	waitErr := l.cmd.Wait()
+	dur := time.Since(start)
+	stopWatch()
+	if waitErr != nil && errors.Is(waitErr, exec.ErrWaitDelay) {
+		s.log.Warn("sandbox: output pipes held open after exit", "run", runID)
+	}
+	if setupErr != nil {
+		s.log.Debug("sandbox: setup failed", "run", runID, "err", setupErr)
+		return nil, setupErr
+	}
+	res := buildResult(l.cmd.ProcessState, l.kl.why(), cg.stats(), lim)
+	res.Duration = dur
+	res.Stdout, res.StdoutTruncated = l.stdout.buf, l.stdout.truncated
+	res.Stderr, res.StderrTruncated = l.stderr.buf, l.stderr.truncated
+	if res.StdoutTruncated || res.StderrTruncated {
+		res.LimitsHit = appendOnce(res.LimitsHit, "output")
+	}
+	res.Mechanisms = mech
+	s.log.Debug("sandbox: run ended", "run", runID, "exit", res.ExitCode, "signal", res.Signal,
+		"kill_reason", res.KillReason, "duration", dur)
+	return res, nil
+}
+
+// launch is one started trampoline and the parent's ends of its pipes.
+type launch struct {
+	cmd            *exec.Cmd
+	stdout, stderr *cappedBuffer
+	specW, statusR *os.File
+	kl             *killer
+}
+
+// start execs the trampoline (argv only, no shell) in new namespaces. It
+// blocks in the trampoline until handshake sends the spec.
+func (s *Sandbox) start(lim Limits, stdin []byte) (*launch, error) {
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
@@ -239,29 +293,27 @@ func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin [
 		specW.Close()
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	kl := &killer{}
-	stdout := &cappedBuffer{limit: lim.OutputBytes, ceiling: floodFactor * lim.OutputBytes,
-		onFlood: func() { kl.kill(KillOutput) }}
-	stderr := &cappedBuffer{limit: lim.OutputBytes, ceiling: floodFactor * lim.OutputBytes,
-		onFlood: func() { kl.kill(KillOutput) }}
-	cmd := &exec.Cmd{
+	l := &launch{specW: specW, statusR: statusR, kl: &killer{}}
+	flood := func() { l.kl.kill(KillOutput) }
+	l.stdout = &cappedBuffer{limit: lim.OutputBytes, ceiling: floodFactor * lim.OutputBytes, onFlood: flood}
+	l.stderr = &cappedBuffer{limit: lim.OutputBytes, ceiling: floodFactor * lim.OutputBytes, onFlood: flood}
+	l.cmd = &exec.Cmd{
 		Path: s.trampoline,
 		Args: []string{"airlock-sandbox", TrampolineArg},
 		// The trampoline's own environment; the pipeline gets ws.Env.
 		// GOMAXPROCS=1 keeps its thread count (charged to pids) small.
 		Env:         []string{"GOMAXPROCS=1"},
 		Dir:         "/",
-		Stdout:      stdout,
-		Stderr:      stderr,
+		Stdout:      l.stdout,
+		Stderr:      l.stderr,
 		ExtraFiles:  []*os.File{specR, statusW},
 		SysProcAttr: sysProcAttr(),
 		WaitDelay:   5 * time.Second,
 	}
 	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
+		l.cmd.Stdin = bytes.NewReader(stdin)
 	}
-	start := time.Now()
-	err = cmd.Start()
+	err = l.cmd.Start()
 	specR.Close()
 	statusW.Close()
 	if err != nil {
@@ -269,33 +321,8 @@ func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin [
 		statusR.Close()
 		return nil, &SetupError{Stage: "start", Msg: err.Error(), Errno: errnoOf(err)}
 	}
-	kl.setProcess(cmd.Process)
-	stopWatch := watch(ctx, kl, lim.Wall)
-	mech, setupErr := s.handshake(cmd.Process.Pid, cg, ws, specW, statusR)
-	if setupErr != nil {
-		kl.kill("setup")
-	}
-	waitErr := cmd.Wait()
-	dur := time.Since(start)
-	stopWatch()
-	if waitErr != nil && errors.Is(waitErr, exec.ErrWaitDelay) {
-		s.log.Warn("sandbox: output pipes held open after exit", "run", runID)
-	}
-	if setupErr != nil {
-		s.log.Debug("sandbox: setup failed", "run", runID, "err", setupErr)
-		return nil, setupErr
-	}
-	res := buildResult(cmd.ProcessState, kl.why(), cg.stats(), lim)
-	res.Duration = dur
-	res.Stdout, res.StdoutTruncated = stdout.buf, stdout.truncated
-	res.Stderr, res.StderrTruncated = stderr.buf, stderr.truncated
-	if res.StdoutTruncated || res.StderrTruncated {
-		res.LimitsHit = appendOnce(res.LimitsHit, "output")
-	}
-	res.Mechanisms = mech
-	s.log.Debug("sandbox: run ended", "run", runID, "exit", res.ExitCode, "signal", res.Signal,
-		"kill_reason", res.KillReason, "duration", dur)
-	return res, nil
+	l.kl.setProcess(l.cmd.Process)
+	return l, nil
 }
 
 // handshake verifies the namespaces, moves the trampoline into the run's
