@@ -70,6 +70,12 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 	hooks.AddOnError(s.auditRefusedCall)
 	s.mcp = mcpserver.NewMCPServer(r.Config().Server.Name, Version,
 		mcpserver.WithToolCapabilities(false),
+		// Resources and prompts are offered as empty lists and logging as a
+		// level setting, so clients (and the conformance suite) that probe
+		// them get answers rather than method-not-found.
+		mcpserver.WithResourceCapabilities(false, false),
+		mcpserver.WithPromptCapabilities(false),
+		mcpserver.WithLogging(),
 		mcpserver.WithHooks(hooks),
 		mcpserver.WithInstructions(instructions),
 	)
@@ -156,6 +162,7 @@ func toResult(resp *runner.Response) *mcp.CallToolResult {
 	for _, b := range resp.Blobs {
 		res.Content = append(res.Content, mcp.NewEmbeddedResource(mcp.BlobResourceContents{
 			URI: b.URI, MIMEType: b.MIMEType, Blob: base64.StdEncoding.EncodeToString(b.Data),
+			Meta: map[string]any{"airlock/trust": b.Trust},
 		}))
 	}
 	if resp.Structured != nil {

@@ -57,10 +57,8 @@ func TestListPools(t *testing.T) {
 		t.Fatalf("list files: %s", text(page))
 	}
 	m := structured(t, page)
-	if files, _ := m["Files"].([]any); len(files) != 2 {
-		if files, _ = m["files"].([]any); len(files) != 2 {
-			t.Fatalf("want 2 files in page, got %v", m)
-		}
+	if files, _ := m["files"].([]any); len(files) != 2 || m["next_offset"].(float64) != 2 {
+		t.Fatalf("want 2 files in page and next_offset 2, got %v", m)
 	}
 	if !strings.Contains(text(page), "sha256") {
 		t.Errorf("file listing lacks hashes: %s", text(page))
@@ -107,7 +105,7 @@ func TestReadPoolFile(t *testing.T) {
 		}
 		data, err := base64.StdEncoding.DecodeString(blob.Blob)
 		must(t, err)
-		if blob.MIMEType != "image/png" || !strings.HasPrefix(string(data), "\x89PNG") {
+		if blob.MIMEType != "image/png" || !strings.HasPrefix(string(data), "\x89PNG") || blob.Meta["airlock/trust"] != "trusted" {
 			t.Fatalf("blob %s %q", blob.MIMEType, data)
 		}
 	})

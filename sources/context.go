@@ -19,11 +19,12 @@ const (
 
 // PoolInfo describes a bound pool. It is a copy; changing it changes nothing.
 type PoolInfo struct {
-	ID, Description string
-	Trust           Trust
-	Files           int    // manifest entries
-	Bytes           int64  // total size of the entries found when the registry was opened
-	Integrity       string // an Integrity* constant: this pool's state in this Context
+	ID          string `json:"id"`
+	Description string `json:"description"`
+	Trust       Trust  `json:"trust"`
+	Files       int    `json:"files"`     // manifest entries
+	Bytes       int64  `json:"bytes"`     // total size of the entries found when the registry was opened
+	Integrity   string `json:"integrity"` // an Integrity* constant: this pool's state in this Context
 }
 
 // Operations named in AccessRecord.Op.
@@ -156,17 +157,17 @@ func (c *Context) resolve(poolID string) (*pool, error) {
 
 // FileInfo is one file in a ListPage.
 type FileInfo struct {
-	Path   string
-	Size   int64  // bytes when the registry was opened; -1 if the file was not found then
-	SHA256 string // lowercase hex, from the manifest
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`   // bytes when the registry was opened; -1 if the file was not found then
+	SHA256 string `json:"sha256"` // lowercase hex, from the manifest
 }
 
 // ListPage is one page of a pool's manifest.
 type ListPage struct {
-	PoolID     string
-	Files      []FileInfo
-	Total      int // entries in the manifest
-	NextOffset int // offset of the next page, or -1 when this page reaches the end
+	PoolID     string     `json:"pool"`
+	Files      []FileInfo `json:"files"`
+	Total      int        `json:"total"`       // entries in the manifest
+	NextOffset int        `json:"next_offset"` // offset of the next page, or -1 when this page reaches the end
 }
 
 // List pages through the manifest of a bound pool, sorted by path. It never

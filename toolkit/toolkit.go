@@ -103,8 +103,11 @@ type Provenance struct {
 }
 
 // Blob is a binary payload returned as an MCP embedded resource.
+// Binary content cannot be fenced as text; an untrusted blob is marked in
+// the resource's _meta instead ("airlock/trust": "untrusted").
 type Blob struct {
 	URI      string
 	MIMEType string
 	Data     []byte
+	Trust    string // "trusted" or "untrusted"
 }

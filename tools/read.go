@@ -43,7 +43,7 @@ func renderRead(r *sources.ReadResult) *toolkit.Result {
 	}
 	if r.Binary {
 		res.Text = fmt.Sprintf("Binary file %s/%s (%s, bytes %d-%d of %d), returned as an embedded resource.", r.PoolID, r.Path, r.MIMEType, r.Offset, r.NextOffset, r.Size)
-		res.Blobs = []toolkit.Blob{{URI: poolURI(r.PoolID, r.Path), MIMEType: r.MIMEType, Data: r.Data}}
+		res.Blobs = []toolkit.Blob{{URI: poolURI(r.PoolID, r.Path), MIMEType: r.MIMEType, Data: r.Data, Trust: string(r.Trust)}}
 		return res
 	}
 	res.Text = string(r.Data)
