@@ -22,14 +22,15 @@ const maxWhen = 4096
 // its whole inheritance chain: one layer per policy from the root ancestor
 // down to itself.
 type Policy struct {
-	name    string
-	desc    string
-	layers  []*layer // root first
-	net     *network
-	fs      *filesystem
-	limits  LimitsSpec
-	uses    uses // which derived identifiers any rule reads
-	ruleIDs map[string]bool
+	name     string
+	desc     string
+	layers   []*layer // root first
+	net      *network
+	fs       *filesystem
+	limits   LimitsSpec
+	uses     uses // which derived identifiers any rule reads
+	hasRules bool // some policy in the chain has rules
+	ruleIDs  map[string]bool
 }
 
 // layer is what one policy in a chain contributes.
@@ -106,7 +107,7 @@ func compile(name string, spec Spec, parent *Policy) (*Policy, error) {
 	p := &Policy{name: name, desc: spec.Description, ruleIDs: map[string]bool{}}
 	if parent != nil {
 		p.layers = append(p.layers, parent.layers...)
-		p.uses = parent.uses
+		p.uses, p.hasRules = parent.uses, parent.hasRules
 		for id := range parent.ruleIDs {
 			p.ruleIDs[id] = true
 		}
@@ -122,6 +123,7 @@ func compile(name string, spec Spec, parent *Policy) (*Policy, error) {
 		}
 		p.ruleIDs[r.id] = true
 		p.uses |= r.uses
+		p.hasRules = true
 		hasAllowRule = hasAllowRule || r.effect == Allow
 		l.rules = append(l.rules, r)
 	}
@@ -149,7 +151,7 @@ func compile(name string, spec Spec, parent *Policy) (*Policy, error) {
 	if err := spec.Limits.Validate(); err != nil {
 		return nil, limitsErr(name, err)
 	}
-	p.limits = spec.Limits
+	p.limits = limits.Merge(LimitsSpec{}, spec.Limits) // a copy: the caller keeps its maps
 	if parent != nil {
 		if err := limits.Narrows(parent.limits, spec.Limits); err != nil {
 			return nil, limitsErr(name, err)

@@ -42,15 +42,11 @@ func (p *Policy) Decide(in *Input) Decision {
 	// pattern or by an allow rule for it; if one cannot, the answer is the
 	// default deny whatever the conditions say, so none is evaluated and
 	// arguments of a call that cannot be allowed never reach expr.
-	var byPattern [maxLayers]*entry
-	for li, l := range p.layers {
+	for _, l := range p.layers {
 		if l.neutral {
 			continue
 		}
 		if e := l.allowPattern(c); e != nil {
-			if li < maxLayers {
-				byPattern[li] = e
-			}
 			m.add(e.id, e.matched)
 			continue
 		}
@@ -59,11 +55,21 @@ func (p *Policy) Decide(in *Input) Decision {
 		}
 	}
 
+	// Pattern-only policies decide the other capabilities without touching
+	// the pooled evaluation state.
+	comm := strings.HasPrefix(c, "comm.")
+	if !comm && !p.hasRules {
+		id, reason, ok := p.allowedBy(c, nil, nil)
+		if !ok {
+			return m.decision(Deny, id, reason)
+		}
+		return m.decision(Allow, id, reason)
+	}
 	st := getState(p, in)
 	defer putState(st)
 
 	// 3. The network section, for comm.* calls that name a URL.
-	if strings.HasPrefix(c, "comm.") && st.rawURL != "" {
+	if comm && st.rawURL != "" {
 		u, err := st.url()
 		if err == nil {
 			err = p.net.check(u)
@@ -106,37 +112,46 @@ func (p *Policy) Decide(in *Input) Decision {
 		}
 	}
 
-	// 5. Every non-neutral layer must have allowed: by a pattern (step 2)
-	// or by an allow rule whose condition held. The leaf-most allow is the
-	// one reported.
-	var allowID, allowReason string
+	id, reason, ok := p.allowedBy(c, st, &allowedByRule)
+	switch {
+	case !ok:
+		return m.decision(Deny, id, reason)
+	case approval != nil:
+		return m.decision(RequireApproval, approval.id, approval.reason)
+	}
+	return m.decision(Allow, id, reason)
+}
+
+// allowedBy is step 5: every non-neutral layer must have allowed, by a
+// pattern or by an allow rule whose condition held (byRule, indexed by
+// layer; nil when no rule was evaluated). It returns the leaf-most allow,
+// or ok false with the default deny of the first layer that did not allow.
+func (p *Policy) allowedBy(c string, st *state, byRule *[maxLayers]*rule) (id, reason string, ok bool) {
 	for li, l := range p.layers {
 		if l.neutral {
 			continue
 		}
-		var e *entry
+		e := l.allowPattern(c)
 		var r *rule
-		if li < maxLayers {
-			e, r = byPattern[li], allowedByRule[li]
-		} else {
-			// Chains deeper than maxLayers are rare; recompute rather than
-			// grow the arrays above.
-			e = l.allowPattern(c)
+		switch {
+		case e != nil || byRule == nil:
+		case li < maxLayers:
+			r = byRule[li]
+		default:
+			// Chains deeper than maxLayers are rare; re-evaluate rather
+			// than grow the array.
 			r = l.allowRuleHeld(st, c)
 		}
 		switch {
 		case e != nil:
-			allowID, allowReason = e.id, e.reason
+			id, reason = e.id, e.reason
 		case r != nil:
-			allowID, allowReason = r.id, r.reason
+			id, reason = r.id, r.reason
 		default:
-			return m.decision(Deny, "default", l.dflt)
+			return "default", l.dflt, false
 		}
 	}
-	if approval != nil {
-		return m.decision(RequireApproval, approval.id, approval.reason)
-	}
-	return m.decision(Allow, allowID, allowReason)
+	return id, reason, true
 }
 
 // maxLayers is how deep a chain Decide tracks without allocating.

@@ -105,6 +105,8 @@ func getState(p *Policy, in *Input) *state {
 func putState(st *state) {
 	// Drop references to the call's data so the pool does not keep it alive.
 	st.env = Env{}
+	clear(st.vm.Stack[:cap(st.vm.Stack)])
+	clear(st.vm.Variables)
 	st.rawURL, st.urlDone, st.parsed, st.urlErr = "", false, nil, nil
 	statePool.Put(st)
 }

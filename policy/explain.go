@@ -39,6 +39,9 @@ type Step struct {
 // decision is exactly Decide's; the steps show what Decide looked at and
 // also what it skipped because an earlier step had already decided.
 func Explain(p *Policy, in *Input) Explanation {
+	if p == nil || in == nil {
+		return Explanation{Decision: p.Decide(in)}
+	}
 	ex := Explanation{Policy: p.Name(), Chain: p.Chain(), Decision: p.Decide(in)}
 	c := in.Capability
 	st := getState(p, in)

@@ -135,12 +135,18 @@ func TestInheritanceAccepted(t *testing.T) {
 // TestChildNeverWidens is the property inheritance promises: for any
 // input, a child's decision is at least as strict as its parent's.
 func TestChildNeverWidens(t *testing.T) {
-	s, err := LoadFile("testdata/example.yaml")
+	for _, file := range []string{"testdata/example.yaml", "testdata/roles.yaml"} {
+		t.Run(file, func(t *testing.T) { childNeverWidens(t, file) })
+	}
+}
+
+func childNeverWidens(t *testing.T, file string) {
+	s, err := LoadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rank := map[Effect]int{Allow: 0, RequireApproval: 1, Deny: 2}
-	caps := []string{"pool.read", "pool.list", "comm.fetch", "comm.search", "comm.query", "pipeline.run:report_a", "pipeline.run:x", "pipeline.run:danger_x", "other"}
+	caps := []string{"pool.read", "pool.list", "comm.fetch", "comm.search", "comm.query", "pipeline.run:report_a", "pipeline.run:report_quarterly", "pipeline.run:x", "pipeline.run:danger_x", "other"}
 	urls := []string{"", "https://docs.example.org/", "https://www.example.org/", "http://docs.example.org/", "https://evil.example.org/", "https://api.weather.test/"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, name := range s.Names() {
@@ -154,8 +160,10 @@ func TestChildNeverWidens(t *testing.T) {
 			in := &Input{
 				Capability: caps[rng.IntN(len(caps))],
 				Phase:      []string{"planning", "execution"}[rng.IntN(2)],
+				Principal:  []string{"alice", "bob"}[rng.IntN(2)],
 				Now:        DefaultCaseTime.Add(rngHours(rng)),
-				Args:       map[string]any{"url": urls[rng.IntN(len(urls))], "limit": float64(rng.IntN(1_000_000))},
+				Args: map[string]any{"url": urls[rng.IntN(len(urls))], "limit": float64(rng.IntN(1_000_000)),
+					"query": strings.Repeat("q", rng.IntN(400))},
 			}
 			pd, cd := parent.Decide(in), child.Decide(in)
 			if rank[cd.Effect] < rank[pd.Effect] {
