@@ -124,11 +124,10 @@ func runTrampoline(status *os.File) (stage string, err error) {
 		return "seccomp", err
 	}
 	mech = append(mech, "seccomp:"+runtime.GOARCH)
+	writeStatus(status, statusMsg{OK: true, Mechanisms: mech})
 	if ws.DryRun {
-		writeStatus(status, statusMsg{OK: true, Mechanisms: mech})
 		return "", nil
 	}
-	writeStatus(status, statusMsg{OK: true, Mechanisms: mech})
 	// Nothing but stdin/stdout/stderr may leak into the pipeline.
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return "close_fds", err
