@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,6 +87,24 @@ func (c Call) Input() (*Input, error) {
 		Tool: c.Tool, Capability: c.Capability, Tier: c.Tier, Session: c.Session,
 		Principal: c.Principal, Role: c.Role, Phase: c.Phase, Args: args, Now: now,
 	}, nil
+}
+
+// ParseCall decodes a call written as JSON (for `airlock policy explain
+// --call JSON`), refusing unknown fields, and returns its input.
+func ParseCall(data []byte) (*Input, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var c Call
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("call: %w: %w", ErrInvalidCase, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("call: trailing data after the JSON object: %w", ErrInvalidCase)
+	}
+	if c.Capability == "" {
+		return nil, fmt.Errorf("call has no capability: %w", ErrInvalidCase)
+	}
+	return c.Input()
 }
 
 // CaseReport is the outcome of RunCases.

@@ -93,9 +93,6 @@ func Compile(spec Spec) (*Policy, error) {
 // compile builds the policy called name from spec on top of parent (nil for
 // a root). Errors are *FieldError with a path relative to the policy.
 func compile(name string, spec Spec, parent *Policy) (*Policy, error) {
-	fail := func(field string, err error) (*Policy, error) {
-		return nil, &FieldError{Policy: name, Field: field, Err: err}
-	}
 	l := &layer{name: name}
 	var err error
 	if l.allow, err = compileEntries(name, "allow", spec.Allow); err != nil {
@@ -112,20 +109,9 @@ func compile(name string, spec Spec, parent *Policy) (*Policy, error) {
 			p.ruleIDs[id] = true
 		}
 	}
-	hasAllowRule := false
-	for i, rs := range spec.Rules {
-		r, field, err := compileRule(name, i, rs)
-		if err != nil {
-			return fail(field, err)
-		}
-		if p.ruleIDs[r.id] {
-			return fail(fmt.Sprintf(".rules[%d].id", i), fmt.Errorf("%q is already used in this policy or an ancestor: %w", r.id, ErrInvalidRule))
-		}
-		p.ruleIDs[r.id] = true
-		p.uses |= r.uses
-		p.hasRules = true
-		hasAllowRule = hasAllowRule || r.effect == Allow
-		l.rules = append(l.rules, r)
+	hasAllowRule, err := p.addRules(l, spec.Rules)
+	if err != nil {
+		return nil, err
 	}
 	// A root is never neutral: with nothing allowed it allows nothing.
 	l.neutral = parent != nil && len(l.allow) == 0 && !hasAllowRule
@@ -159,6 +145,27 @@ func compile(name string, spec Spec, parent *Policy) (*Policy, error) {
 		p.limits = limits.Merge(parent.limits, spec.Limits)
 	}
 	return p, nil
+}
+
+// addRules compiles a policy's own rules into l, refusing an id already
+// used in the chain, and reports whether any of them is an allow rule.
+func (p *Policy) addRules(l *layer, specs []RuleSpec) (hasAllow bool, err error) {
+	for i, rs := range specs {
+		r, field, err := compileRule(l.name, i, rs)
+		if err != nil {
+			return false, &FieldError{Policy: l.name, Field: field, Err: err}
+		}
+		if p.ruleIDs[r.id] {
+			return false, &FieldError{Policy: l.name, Field: fmt.Sprintf(".rules[%d].id", i),
+				Err: fmt.Errorf("%q is already used in this policy or an ancestor: %w", r.id, ErrInvalidRule)}
+		}
+		p.ruleIDs[r.id] = true
+		p.uses |= r.uses
+		p.hasRules = true
+		hasAllow = hasAllow || r.effect == Allow
+		l.rules = append(l.rules, r)
+	}
+	return hasAllow, nil
 }
 
 func withPolicy(name string, err error) error {

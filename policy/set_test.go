@@ -245,3 +245,18 @@ func TestMalformedYAMLDoesNotPanic(t *testing.T) {
 		t.Fatal("malformed cases file accepted")
 	}
 }
+
+func TestParseCall(t *testing.T) {
+	in, err := ParseCall([]byte(`{"capability":"comm.fetch","phase":"execution","args":{"url":"https://a.test/","n":3},"now":"2026-03-02T10:00:00Z"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Capability != "comm.fetch" || in.Args["n"] != 3.0 || in.Now.Hour() != 10 {
+		t.Fatalf("input = %+v", in)
+	}
+	for _, bad := range []string{`{"capabilty":"x"}`, `{"capability":"x"} {}`, `{}`, `[`, `{"capability":"x","now":"soon"}`} {
+		if _, err := ParseCall([]byte(bad)); !errors.Is(err, ErrInvalidCase) {
+			t.Errorf("ParseCall(%s) = %v", bad, err)
+		}
+	}
+}
