@@ -29,7 +29,7 @@ roles:
   local: {policy: base, pools: [p]}
 `
 
-func newRunner(t *testing.T, opts *Options) (*Runner, string) {
+func newRunner(t testing.TB, opts *Options) (*Runner, string) {
 	t.Helper()
 	dir := t.TempDir()
 	pool := filepath.Join(dir, "pool")
@@ -57,7 +57,7 @@ func newRunner(t *testing.T, opts *Options) (*Runner, string) {
 	return r, state
 }
 
-func openSession(t *testing.T, r *Runner) *Session {
+func openSession(t testing.TB, r *Runner) *Session {
 	t.Helper()
 	s, err := r.OpenSession(context.Background(), SessionParams{Principal: "tester", Role: "local", Transport: "test"})
 	if err != nil {

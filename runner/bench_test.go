@@ -1,0 +1,85 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/airlock-dev/airlock/policy"
+)
+
+// The governed path (all thirteen steps, including a durable audit append)
+// against the same read_pool_file handler called directly. The ratio is the
+// price of the boundary; BENCHMARKS.md records it.
+
+var readArgs = json.RawMessage(`{"pool":"p","path":"long.txt"}`)
+
+func BenchmarkReadDirectHandler(b *testing.B) {
+	r, _ := newRunner(b, nil)
+	s := openSession(b, r)
+	tool := r.tools["read_pool_file"]
+	args, _, err := decode(tool, r.schemas[tool.Name], readArgs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &call{s: s}
+	env := c.env(policy.Decision{Effect: policy.Allow})
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := tool.Handle(ctx, env, args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkReadGoverned(b *testing.B) {
+	r, _ := newRunner(b, nil)
+	s := openSession(b, r)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if resp := s.Run(ctx, Call{Tool: "read_pool_file", Args: readArgs}); resp.IsError {
+			b.Fatal(resp.Text)
+		}
+	}
+}
+
+// BenchmarkReadGovernedParallel: concurrent calls share group commits.
+func BenchmarkReadGovernedParallel(b *testing.B) {
+	r, _ := newRunner(b, nil)
+	s := openSession(b, r)
+	ctx := context.Background()
+	b.SetParallelism(16)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if resp := s.Run(ctx, Call{Tool: "read_pool_file", Args: readArgs}); resp.IsError {
+				b.Error(resp.Text)
+				return
+			}
+		}
+	})
+}
+
+
+// BenchmarkReadGovernedNoCommit runs steps 1-12 exactly as Run does but
+// skips the durable append of step 13, separating the boundary's CPU cost
+// from the cost of an fsync per call.
+func BenchmarkReadGovernedNoCommit(b *testing.B) {
+	r, _ := newRunner(b, nil)
+	s := openSession(b, r)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		c := &call{s: s, in: Call{Tool: "read_pool_file", Args: readArgs}, rec: s.record(""), start: r.now()}
+		c.rec.Args = r.redactArgs(readArgs)
+		res, err := c.steps(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if resp := c.render(res); resp.IsError {
+			b.Fatal(resp.Text)
+		}
+	}
+}
