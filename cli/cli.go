@@ -41,6 +41,7 @@ func commands() map[string]command {
 		"pools":  {"print a pool manifest or verify the configured pools", runPools},
 		"kill":   {"engage, release or show the kill switch", runKill},
 		"config": {"check a configuration file or print its JSON Schema", runConfig},
+		"policy": {"check, test (against a case table) or explain a policy", runPolicy},
 	}
 }
 

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite"
+)
+
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := Run(context.Background(), args, Streams{In: strings.NewReader(""), Out: &out, Err: &errb})
+	return out.String() + errb.String(), err
+}
+
+func TestPolicyCommands(t *testing.T) {
+	example := filepath.Join("..", "policy", "testdata", "example.yaml")
+	tests := []struct {
+		name string
+		args []string
+		want string
+		err  error
+	}{
+		{"check ok", []string{"policy", "check", example}, "OK", nil},
+		{"test passes", []string{"policy", "test", example, filepath.Join("..", "policy", "testdata", "example_cases.yaml")}, "PASS", nil},
+		{"test fails", []string{"policy", "test", example, filepath.Join("..", "policy", "testdata", "failing_cases.yaml")}, "FAIL", ErrFailed},
+		{"explain", []string{"policy", "explain", example, "--policy", "base", "--call", `{"capability":"pool.read","args":{"pool":"sales"}}`}, "allow", nil},
+		{"explain unknown policy", []string{"policy", "explain", example, "--policy", "nope", "--call", `{"capability":"pool.read"}`}, "", ErrUsage},
+		{"schema", []string{"policy", "schema"}, `"policies"`, nil},
+		{"no args", []string{"policy"}, "", ErrUsage},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := run(t, tc.args...)
+			if tc.err == nil && err != nil || tc.err != nil && !errors.Is(err, tc.err) {
+				t.Fatalf("err = %v, want %v\n%s", err, tc.err, out)
+			}
+			if !strings.Contains(out, tc.want) {
+				t.Fatalf("output lacks %q:\n%s", tc.want, out)
+			}
+		})
+	}
+}
+
+func TestPolicyCheckReportsLine(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(f, []byte("policies:\n  base:\n    allow: [pool.*]\n    rules:\n      - {id: r, capability: pool.read, when: 'url.hots == 1', effect: allow}\n"), 0o644)
+	_, err := run(t, "policy", "check", f)
+	if err == nil || !strings.Contains(err.Error(), "bad.yaml:5") {
+		t.Fatalf("want file:line error, got %v", err)
+	}
+}
+
+func TestConfigCheck(t *testing.T) {
+	if out, err := run(t, "config", "check", filepath.Join("..", "config", "demo", "airlock.yaml")); err != nil || !strings.Contains(out, "OK") {
+		t.Fatalf("%v %s", err, out)
+	}
+}
+
+// TestPoolsManifestMatchesSha256sum: `airlock pools manifest` prints what
+// `sha256sum -c` accepts.
+func TestPoolsManifestMatchesSha256sum(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.csv"), []byte("x,y\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub", "b.txt"), []byte("hello\n"), 0o644)
+	out, err := run(t, "pools", "manifest", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "SHA256SUMS"), []byte(out), 0o644)
+	cmd := exec.Command("sha256sum", "-c", "--strict", "SHA256SUMS")
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("sha256sum -c: %v\n%s", err, b)
+	}
+}
+
+// TestAuditVerifyCatchesEdit: the CLI exits with ErrFailed and names the
+// first bad record after a record is edited in the SQLite file.
+func TestAuditVerifyCatchesEdit(t *testing.T) {
+	state := t.TempDir()
+	for range 3 {
+		if _, err := run(t, "kill", "--state", state, "--reason", "drill"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := run(t, "audit", "verify", "--state", state); err != nil || !strings.Contains(out, "OK: 3 records") {
+		t.Fatalf("%v %s", err, out)
+	}
+	if out, err := run(t, "audit", "export", "--state", state); err != nil || strings.Count(out, "\n") != 3 {
+		t.Fatalf("export: %v %q", err, out)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(state, "airlock.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE audit_log SET reason = 'nothing happened' WHERE seq = 2`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	out, err := run(t, "audit", "verify", "--state", state)
+	if !errors.Is(err, ErrFailed) || !strings.Contains(out, "record 2") {
+		t.Fatalf("edit not caught: %v %s", err, out)
+	}
+	if ExitCode(err) != 1 {
+		t.Fatalf("exit code %d", ExitCode(err))
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	if _, err := run(t, "frobnicate"); ExitCode(err) != 2 {
+		t.Fatalf("err %v", err)
+	}
+}
