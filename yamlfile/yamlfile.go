@@ -45,14 +45,25 @@ func (e *Error) Unwrap() error { return e.Err }
 // ErrEmpty reports a document with no content.
 var ErrEmpty = errors.New("empty document")
 
+// ErrMalformed reports input the YAML parser could not handle at all.
+var ErrMalformed = errors.New("malformed YAML")
+
 // Decode strictly decodes data (read from file name) into v. Struct fields
 // are matched by their json tags, so one set of tags serves YAML decoding and
 // JSON Schema generation.
-func Decode(name string, data []byte, v any) error {
+func Decode(name string, data []byte, v any) (err error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return &Error{File: name, Err: ErrEmpty}
 	}
-	err := yaml.UnmarshalWithOptions(data, v, yaml.Strict(), yaml.DisallowUnknownField())
+	// goccy/go-yaml v1.19 dereferences nil on some malformed input (for
+	// example an empty tag where a list is expected: "cases: ! "); a config
+	// file must never crash the server, so a panic becomes a decode error.
+	defer func() {
+		if p := recover(); p != nil {
+			err = &Error{File: name, Err: fmt.Errorf("%w: %v", ErrMalformed, p)}
+		}
+	}()
+	err = yaml.UnmarshalWithOptions(data, v, yaml.Strict(), yaml.DisallowUnknownField())
 	if err == nil {
 		return nil
 	}

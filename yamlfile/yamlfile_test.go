@@ -74,3 +74,27 @@ func TestLocate(t *testing.T) {
 		t.Fatalf("missing path line = %d", l)
 	}
 }
+
+func TestDecodeSurvivesParserPanic(t *testing.T) {
+	var d struct {
+		Cases []doc `json:"cases"`
+	}
+	err := Decode("c.yaml", []byte("cases: ! \n"), &d)
+	if err == nil {
+		t.Fatal("malformed YAML accepted")
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add("name: a\ncount: 1\n")
+	f.Add("cases: ! \n")
+	f.Add("inner: {when: [\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		var d doc
+		err := Decode("f.yaml", []byte(src), &d)
+		var ye *Error
+		if err != nil && (!errors.As(err, &ye) || ye.File != "f.yaml") {
+			t.Fatalf("error without file: %v", err)
+		}
+	})
+}
