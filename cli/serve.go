@@ -45,6 +45,7 @@ func runServe(ctx context.Context, args []string, io Streams) error {
 		return err
 	}
 	log.Info("airlock starting", "config", cfg.File(), "state", dir)
+	go watchConfig(ctx, *cfgPath, r, srv, log, 2*time.Second)
 	if *addr == "" {
 		return srv.ServeStdio(ctx, io.In, io.Out, io.Err)
 	}

@@ -72,7 +72,7 @@ func outcomeOf(code violation.Code) string {
 // untrusted text — in that order, so truncation can never cut off the fence's
 // closing marker.
 func (c *call) render(res *toolkit.Result) *Response {
-	max := c.s.r.cfg.Server.MaxOutputBytes
+	max := c.s.r.Config().Server.MaxOutputBytes
 	text, truncated := truncate(res.Text, max)
 	resp := &Response{Text: text, Blobs: res.Blobs, Structured: res.Structured, Truncated: truncated}
 	if res.Untrusted != nil {

@@ -8,10 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/airlock-dev/airlock/config"
-	"github.com/airlock-dev/airlock/policy"
 	"github.com/airlock-dev/airlock/redact"
 	"github.com/airlock-dev/airlock/sources"
 	"github.com/airlock-dev/airlock/store"
@@ -32,12 +32,11 @@ type Options struct {
 
 // Runner executes tool calls for sessions. It is safe for concurrent use.
 type Runner struct {
-	cfg      *config.Config
+	gen      atomic.Pointer[generation] // config + policies; swapped by Reload
 	log      *slog.Logger
 	now      func() time.Time
 	db       *store.DB
 	pools    *sources.Registry
-	policies *policy.Set
 	redactor *redact.Redactor
 	tools    map[string]toolkit.Tool
 	schemas  map[string]*schemaValidator
@@ -58,7 +57,7 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	r := &Runner{cfg: cfg, log: opts.Logger, now: opts.Now, sessions: map[string]*Session{},
+	r := &Runner{log: opts.Logger, now: opts.Now, sessions: map[string]*Session{},
 		tools: map[string]toolkit.Tool{}, schemas: map[string]*schemaValidator{}}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
@@ -66,10 +65,11 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	if r.now == nil {
 		r.now = time.Now
 	}
-	var err error
-	if r.policies, err = cfg.PolicySet(); err != nil {
+	policies, err := cfg.PolicySet()
+	if err != nil {
 		return nil, err
 	}
+	r.gen.Store(&generation{cfg: cfg, policies: policies})
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating state dir: %w", err)
 	}
@@ -133,5 +133,5 @@ func (r *Runner) Tools() []ToolInfo {
 	return out
 }
 
-// Config returns the configuration the runner was built from.
-func (r *Runner) Config() *config.Config { return r.cfg }
+// Config returns the configuration in force.
+func (r *Runner) Config() *config.Config { return r.gen.Load().cfg }

@@ -39,11 +39,12 @@ type Session struct {
 
 // OpenSession creates a session for a principal in a role and records it.
 func (r *Runner) OpenSession(ctx context.Context, p SessionParams) (*Session, error) {
-	role, ok := r.cfg.Roles[p.Role]
+	gen := r.gen.Load()
+	role, ok := gen.cfg.Roles[p.Role]
 	if !ok {
 		return nil, fmt.Errorf("role %q: %w", p.Role, ErrUnknownRole)
 	}
-	pol, ok := r.policies.Get(role.Policy)
+	pol, ok := gen.policies.Get(role.Policy)
 	if !ok {
 		return nil, fmt.Errorf("policy %q of role %q: %w", role.Policy, p.Role, ErrUnknownRole)
 	}

@@ -54,7 +54,7 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) authenticate(transport string, next http.Handler) http.Handler {
 	maxBody := s.r.Config().Transports.HTTP.MaxBodyBytes
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, ok := s.auth.identify(r)
+		id, ok := s.auth.Load().identify(r)
 		if !ok {
 			s.r.RecordAuthFailure(r.Context(), transport, r.RemoteAddr, r.Header.Get("Authorization") != "")
 			w.Header().Set("WWW-Authenticate", `Bearer realm="airlock"`)
