@@ -62,7 +62,6 @@ func BenchmarkReadGovernedParallel(b *testing.B) {
 	})
 }
 
-
 // BenchmarkReadGovernedNoCommit runs steps 1-12 exactly as Run does but
 // skips the durable append of step 13, separating the boundary's CPU cost
 // from the cost of an fsync per call.
