@@ -44,10 +44,16 @@ policies:
   limited:
     extends: base
     limits: {max_actions: 2}
+  ruled:
+    extends: base
+    rules:
+      - {id: no-images, capability: pool.read, when: 'path endsWith ".png"', effect: deny}
+      - {id: big-pages-need-ok, capability: pool.read, when: '(args.limit ?? 0) > 1000', effect: require_approval}
 roles:
   local: {policy: base, pools: [alpha, beta]}
   lister: {policy: readonly-list, pools: [alpha]}
   limited: {policy: limited, pools: [alpha]}
+  ruled: {policy: ruled, pools: [alpha]}
   agent:
     policy: base
     pools: [alpha]
