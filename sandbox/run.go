@@ -116,6 +116,9 @@ func (s *Sandbox) Report() Report {
 // ended the run (then the Result is returned too, with KillReason
 // "canceled", and the error is ctx.Err()).
 func (s *Sandbox) Run(ctx context.Context, spec Spec) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // nothing is started for a context that is already done
+	}
 	ws, lim, err := s.prepare(spec)
 	if err != nil {
 		return nil, err
@@ -255,7 +258,9 @@ func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin [
 	if waitErr != nil && errors.Is(waitErr, exec.ErrWaitDelay) {
 		s.log.Warn("sandbox: output pipes held open after exit", "run", runID)
 	}
-	if setupErr != nil {
+	// If the wall clock or ctx ended the run while it was still being set
+	// up, the setup "failure" is only the consequence: report the kill.
+	if reason := l.kl.why(); setupErr != nil && reason != KillWallTime && reason != KillCanceled {
 		s.log.Debug("sandbox: setup failed", "run", runID, "err", setupErr)
 		return nil, setupErr
 	}
