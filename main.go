@@ -10,9 +10,13 @@ import (
 	"syscall"
 
 	"github.com/airlock-dev/airlock/cli"
+	"github.com/airlock-dev/airlock/sandbox"
 )
 
 func main() {
+	// When re-executed as the sandbox trampoline, confine and exec the
+	// pipeline; this never returns in that case.
+	sandbox.MaybeRunTrampoline()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := cli.Run(ctx, os.Args[1:], cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	stop()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"path/filepath"
 	"time"
 
 	"github.com/airlock-dev/airlock/config"
@@ -57,7 +56,11 @@ func loadConfig(path, state string) (*config.Config, error) {
 	if path != "" {
 		return config.Load(path)
 	}
-	return config.Demo(filepath.Join(state, "demo"))
+	dir, err := runner.ReachableDir(state, "demo")
+	if err != nil {
+		return nil, fmt.Errorf("preparing the demo pools: %w", err)
+	}
+	return config.Demo(dir)
 }
 
 func serveHTTP(ctx context.Context, addr string, srv *server.Server, io Streams) error {

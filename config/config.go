@@ -33,6 +33,7 @@ type Config struct {
 	Policies   map[string]policy.Spec `json:"policies" jsonschema:"description=Named policies; a role names one. A policy may extend another and only restrict it."`
 	Roles      map[string]Role        `json:"roles" jsonschema:"description=Roles: which policy and pools a principal gets and how it authenticates."`
 	Transports Transports             `json:"transports,omitempty" jsonschema:"description=Per-transport settings."`
+	Pipelines  []Pipeline             `json:"pipelines,omitempty" jsonschema:"description=Commands run_pipeline may run in the sandbox."`
 
 	// file is where the config came from (for errors); data its bytes (for
 	// turning YAML paths into lines); dir resolves relative paths.
@@ -160,6 +161,13 @@ func (c *Config) applyDefaults() {
 			p.Trust = sources.Untrusted
 		}
 	}
+	for i := range c.Pipelines {
+		for j, f := range c.Pipelines[i].Files {
+			if !filepath.IsAbs(f) {
+				c.Pipelines[i].Files[j] = filepath.Join(c.dir, f)
+			}
+		}
+	}
 	for name, r := range c.Roles {
 		if r.InitialPhase == "" {
 			r.InitialPhase = PhasePlanning
@@ -186,6 +194,9 @@ func (c *Config) check() error {
 			return c.at(fmt.Sprintf("$.pools[%d].id", i), fmt.Errorf("duplicate pool id %q: %w", p.ID, ErrInvalid))
 		}
 		pools[p.ID] = true
+	}
+	if err := c.checkPipelines(pools); err != nil {
+		return err
 	}
 	if len(c.Policies) == 0 {
 		return c.at("$", fmt.Errorf("no policies: %w", ErrInvalid))

@@ -70,24 +70,35 @@ func outcomeOf(code violation.Code) string {
 
 // render is steps 11 and 12: truncate to the configured size, then fence
 // untrusted text — in that order, so truncation can never cut off the fence's
-// closing marker.
+// closing marker. Airlock's own text comes first and is never fenced.
 func (c *call) render(res *toolkit.Result) *Response {
 	max := c.s.r.Config().Server.MaxOutputBytes
 	text, truncated := truncate(res.Text, max)
 	resp := &Response{Text: text, Blobs: res.Blobs, Structured: res.Structured, Truncated: truncated}
 	if res.Untrusted != nil {
-		f, err := fence.Wrap([]byte(text), fence.Meta{Source: res.Untrusted.Source, Kind: res.Untrusted.Kind, Trust: res.Untrusted.Trust})
+		untrusted, cut := truncate(res.UntrustedText, max-len(text))
+		f, err := fence.Wrap([]byte(untrusted), fence.Meta{Source: res.Untrusted.Source, Kind: res.Untrusted.Kind, Trust: res.Untrusted.Trust})
 		if err != nil {
 			return c.boundError(fmt.Errorf("fencing output: %w", err))
 		}
-		resp.Text = f.Text
+		if resp.Text != "" {
+			resp.Text += "\n"
+		}
+		resp.Text += f.Text
+		resp.Truncated = resp.Truncated || cut
 		resp.Structured = map[string]any{"content": f.Content, "untrusted": true, "source": res.Untrusted.Source, "metadata": res.Structured}
+		if res.Audit == nil {
+			res.Audit = map[string]any{}
+		}
+		if f.Changed {
+			res.Audit["fence_sanitized"] = f.Stats
+		}
 	}
 	out := len(resp.Text)
 	for _, b := range res.Blobs {
 		out += len(b.Data)
 	}
-	c.rec.Outcome, c.rec.OutputBytes, c.rec.Truncated = "ok", int64(out), truncated
+	c.rec.Outcome, c.rec.OutputBytes, c.rec.Truncated = "ok", int64(out), resp.Truncated
 	if len(res.Audit) > 0 {
 		c.rec.Extra = mustJSON(res.Audit)
 	}
@@ -96,8 +107,11 @@ func (c *call) render(res *toolkit.Result) *Response {
 
 // truncate cuts s to at most max bytes on a rune boundary and says so.
 func truncate(s string, max int) (string, bool) {
-	if max <= 0 || len(s) <= max {
+	if len(s) <= max {
 		return s, false
+	}
+	if max <= 0 {
+		return fmt.Sprintf("[output truncated: showing 0 of %d bytes]", len(s)), true
 	}
 	cut := max
 	for cut > 0 && !utf8.RuneStart(s[cut]) {

@@ -148,6 +148,7 @@ func (c *call) env(dec policy.Decision) *toolkit.Env {
 			Phase: c.s.phase.Phase(), Transport: c.s.transport,
 		},
 		Sources: c.s.sources, Decision: dec, Now: c.start, Progress: progress,
+		Policy: c.s.policy, Config: c.s.r.Config(), Pipelines: c.s.r.pipelines,
 	}
 }
 

@@ -27,6 +27,10 @@ type Options struct {
 	Logger *slog.Logger
 	Now    func() time.Time
 
+	// SandboxTrampoline is the cgo-free binary the sandbox re-executes
+	// (default: this executable, which calls sandbox.MaybeRunTrampoline).
+	SandboxTrampoline string
+
 	storeOpts *store.Options // tests: a store that really cannot write
 }
 
@@ -44,6 +48,8 @@ type Runner struct {
 
 	mu       sync.Mutex
 	sessions map[string]*Session
+
+	pipelines toolkit.PipelineHost
 }
 
 // Errors returned by New and OpenSession.
@@ -70,7 +76,9 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		return nil, err
 	}
 	r.gen.Store(&generation{cfg: cfg, policies: policies})
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
+	// 0711: the sandbox user must traverse to the run workspaces and the
+	// demo pools beneath; nobody else may list it, and the store is 0600.
+	if err := os.MkdirAll(stateDir, 0o711); err != nil {
 		return nil, fmt.Errorf("creating state dir: %w", err)
 	}
 	if r.db, err = store.Open(filepath.Join(stateDir, DBFile), opts.storeOpts); err != nil {
@@ -87,6 +95,7 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		r.db.Close()
 		return nil, fmt.Errorf("opening pools: %w", err)
 	}
+	r.pipelines = newPipelineHost(cfg, stateDir, opts, r.log)
 	for _, t := range tools.All() {
 		v, err := compileSchema(t.Name, t.InputSchema)
 		if err != nil {

@@ -13,7 +13,9 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/policy"
+	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/sources"
 )
 
@@ -74,19 +76,39 @@ type Env struct {
 	Session  Session
 	Sources  *sources.Context
 	Decision policy.Decision
-	Now      time.Time
+	// Policy is the session's policy, for checks a tool must make on what it
+	// will touch (a pipeline's filesystem paths); the runner has already
+	// decided the call itself.
+	Policy *policy.Policy
+	// Config is the configuration in force (pipeline definitions).
+	Config *config.Config
+	// Pipelines is the capability to run sandboxed pipelines.
+	Pipelines PipelineHost
+	Now       time.Time
 	// Progress reports progress to the client when it asked for it; never nil.
 	Progress func(progress, total float64, message string)
+}
+
+// PipelineHost is what run_pipeline needs from the runner: the sandbox (the
+// only way to start a process) and where runs keep their workspaces.
+type PipelineHost struct {
+	Sandbox *sandbox.Sandbox
+	// Unavailable, when set, is why the sandbox cannot confine a run; the
+	// tool then refuses (fail closed).
+	Unavailable error
+	RunsDir     string
 }
 
 // Result is what a tool returns; the runner truncates, fences and audits it
 // before any of it reaches the agent.
 type Result struct {
-	// Text is the human/model-readable answer.
+	// Text is the human/model-readable answer, written by Airlock.
 	Text string
-	// Untrusted, when set, says Text holds content Airlock did not author
-	// (an untrusted pool, fetched data, pipeline output) and must be fenced.
-	Untrusted *Provenance
+	// UntrustedText is content Airlock did not author (an untrusted pool,
+	// fetched data, a pipeline's output); the runner fences it, labelled with
+	// Untrusted, and places it after Text.
+	UntrustedText string
+	Untrusted     *Provenance
 	// Blobs are binary payloads (embedded resources).
 	Blobs []Blob
 	// Structured is the same data for programmatic clients.

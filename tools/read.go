@@ -46,13 +46,20 @@ func renderRead(r *sources.ReadResult) *toolkit.Result {
 		res.Blobs = []toolkit.Blob{{URI: poolURI(r.PoolID, r.Path), MIMEType: r.MIMEType, Data: r.Data, Trust: string(r.Trust)}}
 		return res
 	}
-	res.Text = string(r.Data)
+	hint := ""
 	if !r.EOF {
-		res.Text += fmt.Sprintf("\n[bytes %d-%d of %d; call read_pool_file with offset=%d for more]", r.Offset, r.NextOffset, r.Size, r.NextOffset)
+		hint = fmt.Sprintf("[bytes %d-%d of %d; call read_pool_file with offset=%d for more]", r.Offset, r.NextOffset, r.Size, r.NextOffset)
 	}
-	if r.Trust != sources.Trusted {
-		res.Untrusted = &toolkit.Provenance{Kind: "pool_file", Source: poolURI(r.PoolID, r.Path), Trust: string(r.Trust)}
+	if r.Trust == sources.Trusted {
+		res.Text = string(r.Data)
+		if hint != "" {
+			res.Text += "\n" + hint
+		}
+		return res
 	}
+	res.Text = hint
+	res.UntrustedText = string(r.Data)
+	res.Untrusted = &toolkit.Provenance{Kind: "pool_file", Source: poolURI(r.PoolID, r.Path), Trust: string(r.Trust)}
 	return res
 }
 

@@ -17,16 +17,16 @@ import (
 
 // Output is one published output.
 type Output struct {
-	Name   string // the declared name, slash-separated
-	Size   int64
-	SHA256 string // lowercase hex of the published bytes
+	Name   string `json:"name"` // the declared name, slash-separated
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"` // lowercase hex of the published bytes
 }
 
 // Violation is something the pipeline left in out/ that was refused.
 type Violation struct {
-	Code   violation.Code // WRITE_ATTEMPT
-	Path   string         // relative to out/ ("." for the directory as a whole)
-	Detail string         // what it was and why it was refused
+	Code   violation.Code `json:"code"`   // WRITE_ATTEMPT
+	Path   string         `json:"path"`   // relative to out/ ("." for the directory as a whole)
+	Detail string         `json:"detail"` // what it was and why it was refused
 }
 
 // Collected is the result of [Workspace.Collect].

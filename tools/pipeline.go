@@ -1,0 +1,295 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/sandbox"
+	"github.com/airlock-dev/airlock/schemas"
+	"github.com/airlock-dev/airlock/toolkit"
+	"github.com/airlock-dev/airlock/violation"
+	"github.com/airlock-dev/airlock/workspace"
+)
+
+// RunPipelineArgs are run_pipeline's arguments.
+type RunPipelineArgs struct {
+	Pipeline string         `json:"pipeline" jsonschema:"minLength=1,maxLength=64,description=Name of a pipeline declared in the server's configuration."`
+	Params   map[string]any `json:"params,omitempty" jsonschema:"description=Values for the pipeline's declared parameters."`
+}
+
+// Validate implements toolkit.Args.
+func (a *RunPipelineArgs) Validate() error {
+	if a.Pipeline == "" || len(a.Pipeline) > 64 {
+		return invalid("pipeline", "required, at most 64 characters")
+	}
+	if len(a.Params) > 32 {
+		return invalid("params", "at most 32 parameters")
+	}
+	return nil
+}
+
+func runPipeline() toolkit.Tool {
+	return toolkit.Tool{
+		Name:  "run_pipeline",
+		Title: "Run a pipeline",
+		Description: "Runs a pipeline declared in Airlock's configuration over the session's bound pools, in a sandbox: pools read-only, " +
+			"writes only to the pipeline's declared outputs, no network, time/CPU/memory limits. Returns the outputs' SHA-256 hashes, " +
+			"a snapshot hash and a source-usage summary; the pipeline's own stdout/stderr come back fenced.",
+		Tier:        toolkit.TierAct,
+		Destructive: false,
+		InputSchema: schemas.MustReflect(&RunPipelineArgs{}),
+		NewArgs:     func() toolkit.Args { return &RunPipelineArgs{} },
+		Capability:  func(a toolkit.Args) string { return "pipeline.run:" + a.(*RunPipelineArgs).Pipeline },
+		Precheck:    pipelinePrecheck,
+		Handle:      pipelineHandle,
+	}
+}
+
+// pipelinePrecheck is the source binding guard (seed 000): the pipeline must
+// exist, its parameters must type-check, every input must be a pool bound to
+// this session, the policy's filesystem section must cover what it reads and
+// writes, and the sandbox must be able to confine it.
+func pipelinePrecheck(env *toolkit.Env, a toolkit.Args) error {
+	args := a.(*RunPipelineArgs)
+	p, ok := env.Config.Pipeline(args.Pipeline)
+	if !ok {
+		return violation.New(violation.NotFound, "no pipeline named %q", args.Pipeline)
+	}
+	if _, err := checkParams(p, args.Params); err != nil {
+		return err
+	}
+	for _, in := range p.Inputs {
+		if _, err := env.Sources.PoolPath(in); err != nil {
+			return err
+		}
+		if err := env.Policy.CheckRead("pools/" + in); err != nil {
+			return violation.Wrap(violation.PolicyDenied, err, "policy filesystem.read does not cover pools/%s", in)
+		}
+	}
+	for _, out := range p.Outputs {
+		if err := env.Policy.CheckWrite("out/" + out); err != nil {
+			return violation.Wrap(violation.WriteAttempt, err, "policy filesystem.write does not cover out/%s", out)
+		}
+	}
+	if env.Pipelines.Sandbox == nil {
+		return violation.Wrap(violation.Unavailable, env.Pipelines.Unavailable,
+			"the sandbox cannot confine pipelines on this host, so none run (see `airlock doctor`)")
+	}
+	return nil
+}
+
+func pipelineHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*toolkit.Result, error) {
+	args := a.(*RunPipelineArgs)
+	p, _ := env.Config.Pipeline(args.Pipeline)
+	params, _ := checkParams(p, args.Params)
+	ev := &Evidence{RunID: "run_" + uuid.NewString(), Pipeline: p.Name, ContextID: env.Session.ContextID, StartedAt: env.Now.UTC()}
+	ev.Sources.ContextID = env.Session.ContextID
+	for _, b := range env.Sources.Pools() {
+		ev.Sources.PoolsBound = append(ev.Sources.PoolsBound, b.ID)
+	}
+	ev.Sources.PoolsUsed = slices.Clone(p.Inputs)
+	ev.Sources.IntegrityVerified = true
+	poolPaths := map[string]string{}
+	for _, in := range p.Inputs {
+		rep, err := env.Sources.VerifyPool(in)
+		if err != nil {
+			return nil, err
+		}
+		ev.Sources.FilesAccessed += rep.Files
+		poolPaths[in], _ = env.Sources.PoolPath(in)
+	}
+	ws, err := workspace.Create(env.Pipelines.RunsDir, ev.RunID, p.Outputs, p.AllowTemp)
+	if err != nil {
+		return nil, fmt.Errorf("creating workspace: %w", err)
+	}
+	spec, err := buildSpec(p, params, poolPaths, ws)
+	if err != nil {
+		ws.Remove()
+		return nil, err
+	}
+	stop := tickProgress(env, spec.Limits.Wall)
+	res, err := env.Pipelines.Sandbox.Run(ctx, spec)
+	stop()
+	if err != nil {
+		ws.Remove()
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	col, err := ws.Collect()
+	if err != nil {
+		return nil, fmt.Errorf("collecting outputs: %w", err)
+	}
+	ev.fill(res, col)
+	return ev.result(res), nil
+}
+
+// buildSpec turns a pipeline declaration into a sandbox spec: argv tokens
+// replaced inside elements (never through a shell), a minimal environment,
+// pools read-only, only out/ (and tmp/) writable.
+func buildSpec(p config.Pipeline, params map[string]string, pools map[string]string, ws *workspace.Workspace) (sandbox.Spec, error) {
+	repl := map[string]string{"{out}": ws.OutDir()}
+	if p.AllowTemp {
+		repl["{tmp}"] = ws.TempDir()
+	}
+	for id, dir := range pools {
+		repl["{pool."+id+"}"] = dir
+	}
+	for name, v := range params {
+		repl["{param."+name+"}"] = v
+	}
+	argv := make([]string, len(p.Argv))
+	for i, arg := range p.Argv {
+		argv[i] = config.ArgvToken.ReplaceAllStringFunc(arg, func(tok string) string { return repl[tok] })
+	}
+	env := []string{"AIRLOCK_OUT=" + ws.OutDir(), "LANG=C.UTF-8", "HOME=" + ws.OutDir()}
+	if p.AllowTemp {
+		env = append(env, "TMPDIR="+ws.TempDir(), "AIRLOCK_TMP="+ws.TempDir())
+	}
+	for id, dir := range pools {
+		env = append(env, "AIRLOCK_POOL_"+envName(id)+"="+dir)
+	}
+	for k, v := range p.Env {
+		env = append(env, k+"="+v)
+	}
+	slices.Sort(env)
+	spec := sandbox.Spec{Argv: argv, Env: env, Dir: ws.OutDir(), Writable: []string{ws.OutDir()}}
+	if p.AllowTemp {
+		spec.Writable = append(spec.Writable, ws.TempDir())
+	}
+	for _, dir := range pools {
+		spec.ReadOnly = append(spec.ReadOnly, dir)
+	}
+	slices.Sort(spec.ReadOnly)
+	spec.ReadOnly = append(spec.ReadOnly, p.Files...)
+	if p.Stdin == "params_json" {
+		b, err := json.Marshal(params)
+		if err != nil {
+			return sandbox.Spec{}, err
+		}
+		spec.Stdin = b
+	}
+	spec.Limits = sandbox.Limits{
+		Wall: ms(p.Limits.WallMS), CPU: ms(p.Limits.CPUMS), MemoryBytes: p.Limits.MemoryBytes,
+		Procs: p.Limits.Procs, OutputBytes: p.Limits.OutputBytes,
+	}
+	if spec.Limits.Wall == 0 {
+		spec.Limits.Wall = sandbox.DefaultLimits.Wall
+	}
+	return spec, nil
+}
+
+func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+
+func envName(id string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' {
+			return r - 'a' + 'A'
+		}
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, id)
+}
+
+// checkParams validates the agent's parameter values against the
+// pipeline's declaration and renders them as strings. Values that start
+// with '-' are refused: inside argv they could be read as options (the
+// argument-injection cousin of shell injection).
+func checkParams(p config.Pipeline, given map[string]any) (map[string]string, error) {
+	out := map[string]string{}
+	for name := range given {
+		if _, ok := p.Parameters[name]; !ok {
+			return nil, violation.New(violation.InvalidArguments, "pipeline %s has no parameter %q", p.Name, boundedName(name))
+		}
+	}
+	for name, spec := range p.Parameters {
+		v, ok := given[name]
+		if !ok {
+			if spec.Required {
+				return nil, violation.New(violation.InvalidArguments, "parameter %q is required", name)
+			}
+			continue
+		}
+		s, err := paramString(spec, v)
+		if err != nil {
+			return nil, violation.Wrap(violation.InvalidArguments, err, "parameter %q: %v", name, err)
+		}
+		out[name] = s
+	}
+	return out, nil
+}
+
+var errParam = errors.New("invalid parameter")
+
+func paramString(spec config.Param, v any) (string, error) {
+	switch spec.Type {
+	case "boolean":
+		b, ok := v.(bool)
+		if !ok {
+			return "", fmt.Errorf("want a boolean: %w", errParam)
+		}
+		return strconv.FormatBool(b), nil
+	case "integer", "number":
+		f, ok := v.(float64)
+		if !ok || (spec.Type == "integer" && f != float64(int64(f))) {
+			return "", fmt.Errorf("want %s: %w", spec.Type, errParam)
+		}
+		return strconv.FormatFloat(f, 'f', -1, 64), nil
+	}
+	s, ok := v.(string)
+	max := spec.MaxLength
+	if max == 0 {
+		max = 256
+	}
+	switch {
+	case !ok:
+		return "", fmt.Errorf("want a string: %w", errParam)
+	case len(s) > max:
+		return "", fmt.Errorf("longer than %d bytes: %w", max, errParam)
+	case strings.HasPrefix(s, "-"):
+		return "", fmt.Errorf("may not start with '-': %w", errParam)
+	case strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return "", fmt.Errorf("control characters: %w", errParam)
+	case len(spec.Enum) > 0 && !slices.Contains(spec.Enum, s):
+		return "", fmt.Errorf("not one of %v: %w", spec.Enum, errParam)
+	case spec.Pattern != "" && !regexp.MustCompile("^(?:"+spec.Pattern+")$").MatchString(s):
+		return "", fmt.Errorf("does not match %q: %w", spec.Pattern, errParam)
+	}
+	return s, nil
+}
+
+func boundedName(s string) string {
+	if len(s) > 64 {
+		return s[:64]
+	}
+	return s
+}
+
+// tickProgress sends a progress notification every second while a run lasts.
+func tickProgress(env *toolkit.Env, wall time.Duration) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		start := time.Now()
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				env.Progress(time.Since(start).Seconds(), wall.Seconds(), "pipeline running")
+			}
+		}
+	}()
+	return func() { close(done) }
+}
