@@ -42,6 +42,8 @@ func commands() map[string]command {
 		"kill":   {"engage, release or show the kill switch", runKill},
 		"config": {"check a configuration file or print its JSON Schema", runConfig},
 		"policy": {"check, test (against a case table) or explain a policy", runPolicy},
+		"report": {"print a session's Sources Used report (markdown)", runReport},
+		"doctor": {"report which sandbox mechanisms this host provides", runDoctor},
 	}
 }
 

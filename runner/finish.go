@@ -86,7 +86,7 @@ func (c *call) render(res *toolkit.Result) *Response {
 		}
 		resp.Text += f.Text
 		resp.Truncated = resp.Truncated || cut
-		resp.Structured = map[string]any{"content": f.Content, "untrusted": true, "source": res.Untrusted.Source, "metadata": res.Structured}
+		resp.Structured = withUntrusted(res.Structured, f.Content, res.Untrusted)
 		if res.Audit == nil {
 			res.Audit = map[string]any{}
 		}
@@ -103,6 +103,24 @@ func (c *call) render(res *toolkit.Result) *Response {
 		c.rec.Extra = mustJSON(res.Audit)
 	}
 	return resp
+}
+
+// withUntrusted adds the sanitized untrusted content to a tool's structured
+// result, keeping the tool's own fields at the top level so programmatic
+// clients see one shape whether or not the call carried untrusted text.
+func withUntrusted(structured any, content string, p *toolkit.Provenance) map[string]any {
+	out := map[string]any{}
+	if b, err := json.Marshal(structured); err == nil {
+		_ = json.Unmarshal(b, &out) // a non-object result stays under "result"
+		if out == nil || (len(out) == 0 && string(b) != "{}") {
+			out = map[string]any{"result": structured}
+		}
+	}
+	out["untrusted"] = true
+	out["untrusted_content"] = content
+	out["untrusted_source"] = p.Source
+	out["untrusted_kind"] = p.Kind
+	return out
 }
 
 // truncate cuts s to at most max bytes on a rune boundary and says so.

@@ -64,6 +64,7 @@ func (r *Runner) OpenSession(ctx context.Context, p SessionParams) (*Session, er
 	}
 	rec := s.record("session.open")
 	rec.Outcome, rec.Reason = "ok", fmt.Sprintf("pools bound: %v", role.Pools)
+	rec.Extra = mustJSON(map[string]any{"pools_bound": s.sources.Usage().PoolsBound})
 	if err := r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
 		return nil, fmt.Errorf("auditing session open: %w", err)
 	}

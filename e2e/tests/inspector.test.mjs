@@ -50,6 +50,26 @@ describe('MCP inspector CLI', () => {
     assert.notEqual(out.isError, true);
   });
 
+  it('--method tools/call run_pipeline runs the sandboxed demo pipeline, and airlock report shows its sources', async () => {
+    const res = await inspectStdio(state, '--method', 'tools/call', '--tool-name', 'run_pipeline',
+      '--tool-arg', 'pipeline=sales_summary');
+    assert.equal(res.code, 0, `inspector exited ${res.code}:\n${res.stdout}\n${res.stderr}`);
+    const out = parseJSON(res);
+    assert.notEqual(out.isError, true, res.stdout);
+    assert.match(res.stdout, /output summary\.csv: \d+ bytes, sha256 [0-9a-f]{64}/);
+    assert.equal(out.structuredContent.exit_code, 0);
+    assert.equal(out.structuredContent.source_usage.integrity_verified, true);
+    assert.deepEqual(out.structuredContent.source_usage.pools_used, ['sales']);
+    const tail = await run(AIRLOCK, ['audit', 'tail', '--state', state, '-n', '100', '--json']);
+    const rec = tail.stdout.trim().split('\n').map((l) => JSON.parse(l)).find((r) => r.tool === 'run_pipeline' && r.outcome === 'ok');
+    assert.ok(rec, 'the run is in the audit trail');
+    const report = await run(AIRLOCK, ['report', rec.session_id, '--state', state]);
+    assert.equal(report.code, 0, report.stderr);
+    assert.match(report.stdout, /## Sources Used/);
+    assert.match(report.stdout, /\| Pools Used \| sales/);
+    assert.match(report.stdout, /\| Integrity Verified \| ✅ Yes \|/);
+  });
+
   it('a ../ path comes back as a PATH_OUTSIDE_POOLS tool error (non-zero exit)', async () => {
     const res = await inspectStdio(state, '--method', 'tools/call', '--tool-name', 'read_pool_file',
       '--tool-arg', 'pool=sales', '--tool-arg', 'path=../secrets');

@@ -1,0 +1,32 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// trampoline is a cgo-free build of the sandbox trampoline: the race-enabled
+// test binary has cgo and cannot be re-executed as one.
+var trampoline string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "airlock-server-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Chmod(dir, 0o755)
+	trampoline = filepath.Join(dir, "trampoline")
+	cmd := exec.Command("go", "build", "-o", trampoline, "../sandbox/internal/trampolinecmd")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the trampoline: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}

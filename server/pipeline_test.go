@@ -1,0 +1,131 @@
+package server
+
+import (
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRunPipeline(t *testing.T) {
+	f := newFixture(t, "runner")
+	c := f.connect(t)
+	res := call(t, c, "run_pipeline", map[string]any{"pipeline": "count_rows"})
+	if res.IsError {
+		t.Fatalf("run_pipeline: %s", text(res))
+	}
+	ev := structured(t, res)
+	outs := ev["outputs"].([]any)
+	if len(outs) != 1 || outs[0].(map[string]any)["name"] != "count.txt" || ev["exit_code"].(float64) != 0 {
+		t.Fatalf("evidence: %v", ev)
+	}
+	if len(ev["snapshot_hash"].(string)) != 64 || !strings.Contains(text(res), "sha256 ") {
+		t.Fatalf("no hashes: %s", text(res))
+	}
+	su := ev["source_usage"].(map[string]any)
+	if su["integrity_verified"] != true || su["pools_used"].([]any)[0] != "delta" || su["files_accessed"].(float64) != 1 {
+		t.Fatalf("source usage: %v", su)
+	}
+	mechs, _ := json.Marshal(ev["mechanisms"])
+	for _, m := range []string{"namespaces", "landlock", "seccomp", "uid_drop"} {
+		if !strings.Contains(string(mechs), m) {
+			t.Errorf("mechanism %s not applied: %s", m, mechs)
+		}
+	}
+	recs := f.auditRecords(t)
+	last := recs[len(recs)-1]
+	if last.Tool != "run_pipeline" || last.Capability != "pipeline.run:count_rows" || last.Tier != "act" || !strings.Contains(string(last.Extra), "snapshot_hash") {
+		t.Fatalf("audit: %+v", last)
+	}
+	if prev := recs[len(recs)-2]; prev.Outcome != "started" || prev.Tool != "run_pipeline" {
+		t.Fatalf("no started record before the run: %+v", prev)
+	}
+}
+
+func TestRunPipelineRefusals(t *testing.T) {
+	f := newFixture(t, "runner")
+	c := f.connect(t)
+	tests := []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"unknown pipeline", map[string]any{"pipeline": "nope"}, "NOT_FOUND"},
+		{"input pool not bound", map[string]any{"pipeline": "over_gamma"}, "POOL_NOT_SELECTED"},
+		{"input pool fails its manifest", map[string]any{"pipeline": "over_alpha"}, "INTEGRITY_FAILURE"},
+		{"denied by policy", map[string]any{"pipeline": "danger_wipe"}, "POLICY_DENIED"},
+		{"missing parameter", map[string]any{"pipeline": "greet"}, "INVALID_ARGUMENTS"},
+		{"parameter breaks its pattern", map[string]any{"pipeline": "greet", "params": map[string]any{"name": "Robert'); DROP"}}, "INVALID_ARGUMENTS"},
+		{"option injection", map[string]any{"pipeline": "greet", "params": map[string]any{"name": "-rf"}}, "INVALID_ARGUMENTS"},
+		{"undeclared parameter", map[string]any{"pipeline": "greet", "params": map[string]any{"name": "ann", "extra": 1}}, "INVALID_ARGUMENTS"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := call(t, c, "run_pipeline", tc.args)
+			if code(res) != tc.want {
+				t.Fatalf("code %q, want %q: %s", code(res), tc.want, text(res))
+			}
+		})
+	}
+	if res := call(t, c, "run_pipeline", map[string]any{"pipeline": "greet", "params": map[string]any{"name": "ann"}}); res.IsError {
+		t.Fatalf("valid parameter refused: %s", text(res))
+	}
+}
+
+func TestRunPipelineBlockedInPlanning(t *testing.T) {
+	f := newFixture(t, "planner")
+	c := f.connect(t)
+	if res := call(t, c, "run_pipeline", map[string]any{"pipeline": "count_rows"}); code(res) != "PHASE_BLOCKED" {
+		t.Fatalf("got %s", text(res))
+	}
+}
+
+// TestUndeclaredWriteIsDiscarded: a file the pipeline was not allowed to
+// produce is a WRITE_ATTEMPT in the evidence and is not published.
+func TestUndeclaredWriteIsDiscarded(t *testing.T) {
+	f := newFixture(t, "runner")
+	c := f.connect(t)
+	res := call(t, c, "run_pipeline", map[string]any{"pipeline": "sneaky"})
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	out := text(res)
+	if !strings.Contains(out, "WRITE_ATTEMPT: undeclared.txt") || !strings.Contains(out, "output declared.txt") {
+		t.Fatalf("evidence: %s", out)
+	}
+	// stdout came from untrusted code: fenced.
+	if !strings.Contains(out, "UNTRUSTED_EXTERNAL_CONTENT") || !strings.Contains(out, "done") {
+		t.Fatalf("pipeline stdout not fenced: %s", out)
+	}
+}
+
+// TestPipelineCannotReachTheNetwork: a listener on the host's loopback
+// never sees a connection from inside the sandbox.
+func TestPipelineCannotReachTheNetwork(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer ln.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if conn, err := ln.Accept(); err == nil {
+			conn.Close()
+			accepted <- struct{}{}
+		}
+	}()
+	f := newFixture(t, "runner")
+	c := f.connect(t)
+	port := ln.Addr().(*net.TCPAddr).Port
+	res := call(t, c, "run_pipeline", map[string]any{"pipeline": "phone_home", "params": map[string]any{"port": port}})
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	if ev := structured(t, res); ev["exit_code"].(float64) == 0 {
+		t.Fatalf("the connection succeeded: %v", ev)
+	}
+	select {
+	case <-accepted:
+		t.Fatal("the listener accepted a connection from the sandbox")
+	case <-time.After(300 * time.Millisecond):
+	}
+}
