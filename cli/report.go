@@ -95,10 +95,10 @@ type sessionReport struct {
 func (s *sessionReport) add(r *runner.AuditRecord) {
 	s.session, s.context, s.principal, s.role, s.transport = r.SessionID, r.ContextID, r.Principal, r.Role, r.Transport
 	var extra struct {
-		PoolsBound []string        `json:"pools_bound"`
-		Pool       string          `json:"pool"`
-		Path       string          `json:"path"`
-		Evidence   *pipelineRun    `json:"evidence"`
+		PoolsBound []string     `json:"pools_bound"`
+		Pool       string       `json:"pool"`
+		Path       string       `json:"path"`
+		Evidence   *pipelineRun `json:"evidence"`
 	}
 	_ = json.Unmarshal(r.Extra, &extra)
 	switch r.Capability {
