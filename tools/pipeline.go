@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/limits"
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/schemas"
 	"github.com/airlock-dev/airlock/toolkit"
@@ -113,6 +114,9 @@ func pipelineHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*too
 		return nil, fmt.Errorf("creating workspace: %w", err)
 	}
 	spec, err := buildSpec(p, params, poolPaths, ws)
+	if err == nil {
+		capLimits(&spec.Limits, env.Policy.Limits())
+	}
 	if err != nil {
 		ws.Remove()
 		return nil, err
@@ -188,6 +192,17 @@ func buildSpec(p config.Pipeline, params map[string]string, pools map[string]str
 }
 
 func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }
+
+// capLimits lowers a run's CPU and memory limits to the policy's, so a
+// pipeline declaration can never grant more than the role's policy allows.
+func capLimits(l *sandbox.Limits, pol limits.Spec) {
+	if c := ms(pol.MaxCPUTimeMS); c > 0 && (l.CPU == 0 || l.CPU > c) {
+		l.CPU = c
+	}
+	if m := pol.MaxMemoryBytes; m > 0 && (l.MemoryBytes == 0 || l.MemoryBytes > m) {
+		l.MemoryBytes = m
+	}
+}
 
 func envName(id string) string {
 	return strings.Map(func(r rune) rune {
