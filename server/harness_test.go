@@ -97,6 +97,10 @@ pipelines:
     parameters: {port: {type: integer, required: true}}
     outputs: [none.txt]
     limits: {wall_ms: 10000}
+  - name: slow
+    description: Sleeps long enough to report progress.
+    argv: [/bin/sleep, "2.3"]
+    outputs: [x.txt]
   - name: greet
     description: Writes a greeting for a name.
     argv: [/bin/sh, -c, 'printf "hello %%s" "$1" > {out}/greeting.txt', sh, '{param.name}']

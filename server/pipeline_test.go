@@ -1,11 +1,15 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 func TestRunPipeline(t *testing.T) {
@@ -127,5 +131,38 @@ func TestPipelineCannotReachTheNetwork(t *testing.T) {
 	case <-accepted:
 		t.Fatal("the listener accepted a connection from the sandbox")
 	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// TestPipelineProgress: a client that asks for progress gets notifications
+// while the pipeline runs.
+func TestPipelineProgress(t *testing.T) {
+	f := newFixture(t, "runner")
+	c := f.connect(t)
+	var mu sync.Mutex
+	var got []mcp.JSONRPCNotification
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == "notifications/progress" {
+			mu.Lock()
+			got = append(got, n)
+			mu.Unlock()
+		}
+	})
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "run_pipeline"
+	req.Params.Arguments = map[string]any{"pipeline": "slow"}
+	req.Params.Meta = &mcp.Meta{ProgressToken: "tok-1"}
+	res, err := c.CallTool(context.Background(), req)
+	must(t, err)
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) < 1 {
+		t.Fatal("no progress notification during a 2.3 s run")
+	}
+	if tok := got[0].Params.AdditionalFields["progressToken"]; tok != "tok-1" {
+		t.Fatalf("progress token %v", tok)
 	}
 }
