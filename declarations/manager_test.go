@@ -1,0 +1,380 @@
+package declarations
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+func newTestManager(opts *ManagerOptions) (*Manager, *MemoryStore, *confClock) {
+	st := NewMemoryStore()
+	clk := &confClock{t: confEpoch}
+	var o ManagerOptions
+	if opts != nil {
+		o = *opts
+	}
+	o.Now = clk.Now
+	return NewManager(st, &o), st, clk
+}
+
+func declareApproved(t *testing.T, m *Manager, session string) *Declaration {
+	t.Helper()
+	d, err := m.Declare(ctx, session, "alice", confNeed(), DecisionAllow, "allow:comm.fetch", "low risk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestDeclareDefaults(t *testing.T) {
+	m, _, _ := newTestManager(nil)
+	d, err := m.Declare(ctx, "s1", "alice", confNeed(), DecisionRequireApproval, "r1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.ExpiresAt.Equal(confEpoch.Add(time.Hour)) || d.Attempts != 0 || d.DecidedBy != "" || len(d.History) != 1 {
+		t.Errorf("declared: %s", confJSON(d))
+	}
+	if h := d.History[0]; h.From != "" || h.To != StateDeclared || h.By != "agent:alice" {
+		t.Errorf("first history entry %+v", h)
+	}
+	d = declareApproved(t, m, "s1")
+	if !d.ExpiresAt.Equal(confEpoch.Add(15*time.Minute)) || !d.DecidedAt.Equal(confEpoch) || len(d.History) != 2 {
+		t.Errorf("auto-approved: %s", confJSON(d))
+	}
+	d, err = m.Declare(ctx, "s1", "", confNeed(), DecisionDeny, "default", "nothing allows comm.fetch")
+	if err != nil || d.History[0].By != "agent" || d.DecidedBy != "policy:default" {
+		t.Errorf("denied without principal: %v %s", err, confJSON(d))
+	}
+	// Times are UTC to the microsecond, whatever the clock gives.
+	m2 := NewManager(NewMemoryStore(), &ManagerOptions{Now: func() time.Time {
+		return time.Date(2026, 1, 1, 12, 0, 0, 123456789, time.FixedZone("X", 3600))
+	}})
+	d, _ = m2.Declare(ctx, "s1", "", confNeed(), DecisionRequireApproval, "r", "")
+	if d.CreatedAt.Location() != time.UTC || d.CreatedAt.Nanosecond() != 123456000 {
+		t.Errorf("CreatedAt %v", d.CreatedAt)
+	}
+}
+
+func TestDeclareInvalid(t *testing.T) {
+	m, st, _ := newTestManager(nil)
+	bad := confNeed()
+	bad.Justification.ExpectedUse = ""
+	for _, c := range []struct {
+		name, session, principal, decision, rule, reason string
+		need                                             Need
+		field                                            string
+	}{
+		{"need", "s1", "p", DecisionAllow, "r", "", bad, "justification.expected_use"},
+		{"no session", "", "p", DecisionAllow, "r", "", confNeed(), "session_id"},
+		{"session newline", "s\n1", "p", DecisionAllow, "r", "", confNeed(), "session_id"},
+		{"principal control", "s1", "p\x1b", DecisionAllow, "r", "", confNeed(), "principal"},
+		{"unknown decision", "s1", "p", "maybe", "r", "", confNeed(), "decision"},
+		{"empty decision", "s1", "p", "", "r", "", confNeed(), "decision"},
+		{"no rule", "s1", "p", DecisionDeny, "", "", confNeed(), "rule_id"},
+		{"rule too long", "s1", "p", DecisionDeny, strings.Repeat("r", 257), "", confNeed(), "rule_id"},
+		{"reason bidi", "s1", "p", DecisionDeny, "r", "a\u202eb", confNeed(), "reason"},
+	} {
+		_, err := m.Declare(ctx, c.session, c.principal, c.need, c.decision, c.rule, c.reason)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field || !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want a FieldError for %s", c.name, err, c.field)
+		}
+	}
+	if all, _ := st.List(ctx, Filter{}); len(all) != 0 {
+		t.Errorf("invalid declarations were stored: %d", len(all))
+	}
+}
+
+func TestDecideActors(t *testing.T) {
+	m, _, _ := newTestManager(nil)
+	for _, by := range []string{"", "bob", "operator:", "root:bob", "operator:bo\nb", "operator:\u202ebob", "Operator:bob",
+		"operator:" + strings.Repeat("b", 300)} {
+		d, _ := m.Declare(ctx, "s1", "", confNeed(), DecisionRequireApproval, "r", "")
+		if _, err := m.Approve(ctx, d.ID, by, ""); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Approve by %q: %v, want ErrInvalid", by, err)
+		}
+		if _, err := m.Deny(ctx, d.ID, by, ""); !errors.Is(err, ErrInvalid) {
+			t.Errorf("Deny by %q: %v, want ErrInvalid", by, err)
+		}
+	}
+	for _, by := range []string{"policy:rule-1", "elicitation:claude-desktop 1.2", "operator:bob@example.com"} {
+		d, _ := m.Declare(ctx, "s1", "", confNeed(), DecisionRequireApproval, "r", "")
+		got, err := m.Approve(ctx, d.ID, by, "fine\nby me")
+		if err != nil || got.DecidedBy != by || got.History[1].Reason != "fine\nby me" {
+			t.Errorf("Approve by %q: %v %s", by, err, confJSON(got))
+		}
+	}
+	d, _ := m.Declare(ctx, "s1", "", confNeed(), DecisionRequireApproval, "r", "")
+	if _, err := m.Deny(ctx, d.ID, "operator:bob", "bad\x00reason"); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Deny with a NUL in the reason: %v", err)
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	m, _, _ := newTestManager(nil)
+	for _, id := range []string{"", "missing", "a b", "x\x00", strings.Repeat("x", 1000), "é"} {
+		for name, err := range map[string]error{
+			"Approve": second(m.Approve(ctx, id, "operator:bob", "")),
+			"Deny":    second(m.Deny(ctx, id, "operator:bob", "")),
+			"Begin":   second(m.Begin(ctx, id, "s1")),
+			"Finish":  second(m.Finish(ctx, id, confResult, nil)),
+			"Retry":   second(m.Retry(ctx, id, "s1")),
+			"Get":     second(m.Get(ctx, id, "s1")),
+		} {
+			if !errors.Is(err, ErrNotFound) {
+				t.Errorf("%s(%q): %v, want ErrNotFound", name, id, err)
+			}
+			if len(id) > 3 && strings.Contains(err.Error(), id) && id != "missing" {
+				t.Errorf("%s(%q): error repeats a hostile id", name, id)
+			}
+		}
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
+
+// TestWrongSession: another session can neither run, retry nor read a
+// declaration, and the error names nothing of the owner's session.
+func TestWrongSession(t *testing.T) {
+	m, st, _ := newTestManager(nil)
+	const owner = "session-owner-7f3a"
+	d := declareApproved(t, m, owner)
+	for _, sess := range []string{"other", "", owner + " ", strings.ToUpper(owner), owner[:len(owner)-1]} {
+		for name, err := range map[string]error{
+			"Begin": second(m.Begin(ctx, d.ID, sess)),
+			"Retry": second(m.Retry(ctx, d.ID, sess)), // wrong state too: the session is checked first
+			"Get":   second(m.Get(ctx, d.ID, sess)),
+		} {
+			if !errors.Is(err, ErrWrongSession) {
+				t.Errorf("%s from %q: %v, want ErrWrongSession", name, sess, err)
+			} else if strings.Contains(err.Error(), "owner") || strings.Contains(err.Error(), "7f3a") {
+				t.Errorf("%s: error %q names the owner's session", name, err)
+			}
+		}
+	}
+	confState(t, st, d.ID, StateApproved)
+	if got, err := m.Get(ctx, d.ID, owner); err != nil || got.ID != d.ID {
+		t.Errorf("Get by the owner: %v", err)
+	}
+}
+
+// TestBeginConcurrent: of 20 goroutines beginning one approved declaration,
+// exactly one wins and the others get ErrAlreadyConsumed, round after round.
+func TestBeginConcurrent(t *testing.T) {
+	m, st, _ := newTestManager(nil)
+	for round := range 25 {
+		d := declareApproved(t, m, "s1")
+		const n = 20
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		start := make(chan struct{})
+		for i := range n {
+			wg.Go(func() {
+				<-start
+				_, errs[i] = m.Begin(ctx, d.ID, "s1")
+			})
+		}
+		close(start)
+		wg.Wait()
+		won := 0
+		for _, err := range errs {
+			if err == nil {
+				won++
+			} else if !errors.Is(err, ErrAlreadyConsumed) {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if got := confState(t, st, d.ID, StateExecuting); won != 1 || got.Attempts != 1 {
+			t.Fatalf("round %d: %d winners, attempts %d", round, won, got.Attempts)
+		}
+	}
+}
+
+// TestReplayRefused: once consumed, an approval is refused however the
+// declaration ended, and a retry needs its own approval.
+func TestReplayRefused(t *testing.T) {
+	m, _, _ := newTestManager(nil)
+	d := declareApproved(t, m, "s1")
+	if _, err := m.Begin(ctx, d.ID, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Finish(ctx, d.ID, confResult, nil); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := m.Begin(ctx, d.ID, "s1"); !errors.Is(err, ErrAlreadyConsumed) {
+			t.Fatalf("replay after success: %v", err)
+		}
+	}
+	if _, err := m.Retry(ctx, d.ID, "s1"); !errors.Is(err, ErrState) {
+		t.Fatalf("Retry after success: %v", err)
+	}
+}
+
+func TestRetryAttempts(t *testing.T) {
+	for _, c := range []struct {
+		max, runs int
+	}{{0, 2}, {1, 1}, {2, 2}, {3, 3}} {
+		m, st, _ := newTestManager(&ManagerOptions{MaxAttempts: c.max})
+		d := declareApproved(t, m, "s1")
+		runs := 0
+		for {
+			if _, err := m.Begin(ctx, d.ID, "s1"); err != nil {
+				t.Fatalf("max %d: Begin: %v", c.max, err)
+			}
+			runs++
+			if _, err := m.Finish(ctx, d.ID, nil, errors.New("boom")); err != nil {
+				t.Fatal(err)
+			}
+			_, err := m.Retry(ctx, d.ID, "s1")
+			if errors.Is(err, ErrNoAttemptsLeft) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("max %d: Retry: %v", c.max, err)
+			}
+			if _, err := m.Approve(ctx, d.ID, "operator:bob", "again"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := confState(t, st, d.ID, StateFailed); runs != c.runs || got.Attempts != c.runs {
+			t.Errorf("max %d: %d executions (attempts %d), want %d", c.max, runs, got.Attempts, c.runs)
+		}
+	}
+}
+
+func TestRetryDeadline(t *testing.T) {
+	m, _, clk := newTestManager(nil)
+	d := declareApproved(t, m, "s1")
+	m.Begin(ctx, d.ID, "s1")
+	clk.Advance(3 * time.Hour) // long past the original declaration deadline
+	m.Finish(ctx, d.ID, nil, errors.New("boom"))
+	d, err := m.Retry(ctx, d.ID, "s1")
+	if err != nil || !d.ExpiresAt.Equal(clk.Now().Add(time.Hour)) {
+		t.Fatalf("Retry: %v, expires %v", err, d.ExpiresAt)
+	}
+	if n, _ := m.Expire(ctx); n != 0 {
+		t.Errorf("a fresh retry was expired")
+	}
+}
+
+func TestFinishResult(t *testing.T) {
+	m, st, _ := newTestManager(nil)
+	d := declareApproved(t, m, "s1")
+	m.Begin(ctx, d.ID, "s1")
+	for _, c := range []struct {
+		r     *ResultRef
+		field string
+	}{
+		{nil, "result"},
+		{&ResultRef{ContentSHA256: "abc"}, "result.content_sha256"},
+		{&ResultRef{ContentSHA256: strings.ToUpper(confResult.ContentSHA256)}, "result.content_sha256"},
+		{&ResultRef{ContentSHA256: confResult.ContentSHA256, Bytes: -1}, "result.bytes"},
+		{&ResultRef{ContentSHA256: confResult.ContentSHA256, AttributionID: "a\nb"}, "result.attribution_id"},
+	} {
+		_, err := m.Finish(ctx, d.ID, c.r, nil)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field {
+			t.Errorf("Finish(%+v): %v, want a FieldError for %s", c.r, err, c.field)
+		}
+	}
+	confState(t, st, d.ID, StateExecuting)
+	r := *confResult
+	got, err := m.Finish(ctx, d.ID, &r, nil)
+	r.Bytes = 99 // the caller's value is not kept
+	if err != nil || got.Result.Bytes != confResult.Bytes {
+		t.Fatalf("Finish: %v %s", err, confJSON(got))
+	}
+}
+
+func TestFinishErrorText(t *testing.T) {
+	m, _, _ := newTestManager(nil)
+	d := declareApproved(t, m, "s1")
+	m.Begin(ctx, d.ID, "s1")
+	hostile := "dial tcp: \x1b[2J\u202eevil\nforged line\t" + strings.Repeat("é", 400) + "\xff"
+	got, err := m.Finish(ctx, d.ID, confResult, errors.New(hostile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reason := got.History[len(got.History)-1].Reason
+	if got.Result != nil || !strings.HasPrefix(reason, "execution failed: dial tcp: ") {
+		t.Errorf("failed with result %v, reason %q", got.Result, reason)
+	}
+	if !utf8.ValidString(reason) || len(reason) > 600 {
+		t.Errorf("reason not cut or not valid: %d bytes", len(reason))
+	}
+	if i, why := badRune(reason); why != "" || strings.ContainsAny(reason, "\n\t") {
+		t.Errorf("reason keeps %s at %d: %q", why, i, reason)
+	}
+}
+
+// TestFingerprintBinding: a stored need changed after approval is not
+// executed, and the approval stays unused.
+func TestFingerprintBinding(t *testing.T) {
+	m, st, _ := newTestManager(nil)
+	d := declareApproved(t, m, "s1")
+	_, err := st.Transition(ctx, d.ID, []State{StateApproved}, StateApproved, func(x *Declaration) error {
+		x.Need.Parameters.URL = "https://attacker.example/exfil"
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Begin(ctx, d.ID, "s1"); !errors.Is(err, ErrFingerprint) {
+		t.Fatalf("Begin of a changed need: %v, want ErrFingerprint", err)
+	}
+	_, _ = st.Transition(ctx, d.ID, []State{StateApproved}, StateApproved, func(x *Declaration) error {
+		x.Need.Parameters.URL, x.Fingerprint = "not a url", (&Need{}).Fingerprint()
+		return nil
+	})
+	if _, err := m.Begin(ctx, d.ID, "s1"); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Begin of an invalid stored need: %v, want ErrInvalid", err)
+	}
+	confState(t, st, d.ID, StateApproved)
+}
+
+// brokenStore returns ErrState without the declaration, against its
+// contract; the Manager must fail, not panic.
+type brokenStore struct{ *MemoryStore }
+
+func (brokenStore) Transition(context.Context, string, []State, State, func(*Declaration) error) (*Declaration, error) {
+	return nil, ErrState
+}
+
+func TestBrokenStoreNoPanic(t *testing.T) {
+	m := NewManager(brokenStore{NewMemoryStore()}, nil)
+	for _, err := range []error{
+		second(m.Approve(ctx, "x", "operator:bob", "")), second(m.Begin(ctx, "x", "s")),
+		second(m.Finish(ctx, "x", confResult, nil)), second(m.Retry(ctx, "x", "s")),
+	} {
+		if err == nil {
+			t.Error("no error from a broken store")
+		}
+	}
+}
+
+func TestExpireStoreError(t *testing.T) {
+	m := NewManager(failingList{NewMemoryStore()}, nil)
+	if _, err := m.Expire(ctx); !errors.Is(err, errListBroken) {
+		t.Errorf("Expire: %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	m2, _, clk := newTestManager(nil)
+	declareApproved(t, m2, "s1")
+	clk.Advance(time.Hour)
+	if _, err := m2.Expire(cctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Expire with a canceled context: %v", err)
+	}
+}
+
+var errListBroken = errors.New("list broken")
+
+type failingList struct{ *MemoryStore }
+
+func (failingList) List(context.Context, Filter) ([]*Declaration, error) { return nil, errListBroken }

@@ -1,0 +1,84 @@
+package declarations
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+)
+
+// Operation is the kind of external information a need asks for. Every
+// operation is in the comm.* namespace the phase gate knows (seed 002).
+type Operation string
+
+// The operations.
+const (
+	// OpFetch retrieves one URL.
+	OpFetch Operation = "comm.fetch"
+	// OpSearch asks the configured search endpoint (or a named one).
+	OpSearch Operation = "comm.search"
+	// OpQuery runs read-only SQL against a configured database.
+	OpQuery Operation = "comm.query"
+)
+
+// Limits of a need's fields, in bytes of UTF-8.
+const (
+	MaxURLBytes           = 2048
+	MaxSearchQueryBytes   = 512
+	MaxSQLBytes           = 8 << 10
+	MaxSourceBytes        = 64
+	MaxJustificationBytes = 2000
+)
+
+// Need is what an agent declares: the declare_need tool's input. It says
+// what is needed (Operation and Parameters: the where) and why
+// (Justification). [Need.Validate] is the authority on what is acceptable;
+// the jsonschema tags are a looser summary for clients (maxLength there
+// counts characters, the limits here count bytes).
+type Need struct {
+	Operation     Operation     `json:"operation" jsonschema:"enum=comm.fetch,enum=comm.search,enum=comm.query,description=What to do: comm.fetch retrieves one URL; comm.search asks a search endpoint; comm.query runs read-only SQL against a configured database."`
+	Parameters    Parameters    `json:"parameters" jsonschema:"description=Where to get it. comm.fetch takes url only; comm.search takes query and optionally source; comm.query takes query and source."`
+	Justification Justification `json:"justification" jsonschema:"description=Why it is needed. Shown to the person who approves it and kept in the audit trail."`
+}
+
+// Parameters says where the information comes from. Which fields an
+// operation takes is fixed; a field an operation does not take must be
+// absent.
+type Parameters struct {
+	URL    string `json:"url,omitempty" jsonschema:"maxLength=2048,description=comm.fetch only: the absolute http or https URL to fetch. ASCII only (percent-encode the path and use xn-- host names); no user:password@."`
+	Query  string `json:"query,omitempty" jsonschema:"maxLength=8192,description=comm.search: the search terms (at most 512 bytes). comm.query: the SQL text (at most 8 KiB)\\, read-only."`
+	Source string `json:"source,omitempty" jsonschema:"maxLength=64,pattern=^[a-z0-9][a-z0-9_.-]{0\\,63}$,description=The name of a configured source: the database for comm.query (required) or the search endpoint for comm.search (optional)."`
+}
+
+// Justification is why the need exists. Every field is required.
+type Justification struct {
+	UserRequest      string `json:"user_request" jsonschema:"minLength=1,maxLength=2000,description=What the user asked for that this need serves."`
+	MissingKnowledge string `json:"missing_knowledge" jsonschema:"minLength=1,maxLength=2000,description=What is not known without it: why the bound data is not enough."`
+	ExpectedUse      string `json:"expected_use" jsonschema:"minLength=1,maxLength=2000,description=How the result will be used in the answer."`
+}
+
+// Canonical returns the need's canonical encoding: compact JSON with the
+// fields in declaration order, empty parameters omitted, and no HTML
+// escaping. Equal needs give equal bytes, and decoding the bytes gives the
+// need back.
+//
+// The encoding is defined for any need, but only a valid one (see
+// [Need.Validate]) is injective: JSON encoding replaces invalid UTF-8 with
+// U+FFFD, so two invalid needs can share one encoding. The Manager only
+// fingerprints validated needs.
+func (n *Need) Canonical() []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	// A struct of strings cannot fail to encode.
+	_ = enc.Encode(n)
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
+
+// Fingerprint returns the lowercase hex SHA-256 of [Need.Canonical]. An
+// approval is bound to the fingerprint of the need it approved: Begin
+// refuses to execute a stored need that no longer matches it.
+func (n *Need) Fingerprint() string {
+	sum := sha256.Sum256(n.Canonical())
+	return hex.EncodeToString(sum[:])
+}
