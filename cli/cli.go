@@ -14,6 +14,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/schemas"
 )
 
 // Streams are the process's standard streams.
@@ -123,6 +126,28 @@ func stateDir(flagValue string) (string, error) {
 		return "", fmt.Errorf("no --state, $AIRLOCK_STATE or home directory: %w", err)
 	}
 	return filepath.Join(home, ".local", "state", "airlock"), nil
+}
+
+// openOperator resolves the state directory and opens its store for an
+// operator command (audit, report, kill).
+func openOperator(stateFlag string, readOnly bool) (*runner.Operator, string, error) {
+	dir, err := stateDir(stateFlag)
+	if err != nil {
+		return nil, "", err
+	}
+	op, err := runner.OpenOperator(dir, readOnly)
+	return op, dir, err
+}
+
+// printSchema writes the configuration's JSON Schema (which includes the
+// policies section) for `config schema` and `policy schema`.
+func printSchema(w io.Writer) error {
+	b, err := schemas.File("config.schema.json")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/airlock-dev/airlock/config"
-	"github.com/airlock-dev/airlock/schemas"
 )
 
 func runConfig(_ context.Context, args []string, io Streams) error {
@@ -24,12 +23,7 @@ func runConfig(_ context.Context, args []string, io Streams) error {
 		fmt.Fprintf(io.Out, "%s: OK (%d pools, %d policies, %d roles)\n", args[1], len(cfg.Pools), len(cfg.Policies), len(cfg.Roles))
 		return nil
 	case "schema":
-		b, err := schemas.File("config.schema.json")
-		if err != nil {
-			return err
-		}
-		_, err = io.Out.Write(b)
-		return err
+		return printSchema(io.Out)
 	default:
 		return fmt.Errorf("unknown config command %q: %w", args[0], ErrUsage)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os/user"
-
-	"github.com/airlock-dev/airlock/runner"
 )
 
 // runKill engages or releases the kill switch of every server sharing the
@@ -19,11 +17,7 @@ func runKill(ctx context.Context, args []string, io Streams) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	dir, err := stateDir(*state)
-	if err != nil {
-		return err
-	}
-	op, err := runner.OpenOperator(dir, *status)
+	op, _, err := openOperator(*state, *status)
 	if err != nil {
 		return err
 	}

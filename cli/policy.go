@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/policy"
-	"github.com/airlock-dev/airlock/schemas"
 )
 
 // runPolicy is the policy author's workbench, modelled on `opa check` and
@@ -50,12 +49,7 @@ func runPolicy(_ context.Context, args []string, io Streams) error {
 	case "explain":
 		return policyExplain(args[1:], io)
 	case "schema":
-		b, err := schemas.File("config.schema.json")
-		if err != nil {
-			return err
-		}
-		_, err = io.Out.Write(b)
-		return err
+		return printSchema(io.Out)
 	default:
 		return usage
 	}

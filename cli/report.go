@@ -25,11 +25,7 @@ func runReport(ctx context.Context, args []string, io Streams) error {
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
-	dir, err := stateDir(*state)
-	if err != nil {
-		return err
-	}
-	op, err := runner.OpenOperator(dir, true)
+	op, dir, err := openOperator(*state, true)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -204,7 +205,7 @@ func (c *Config) check() error {
 	if _, err := c.PolicySet(); err != nil {
 		return err
 	}
-	for _, name := range sortedKeys(c.Roles) {
+	for _, name := range slices.Sorted(maps.Keys(c.Roles)) {
 		r := c.Roles[name]
 		base := "$.roles." + name
 		if _, ok := c.Policies[r.Policy]; !ok {
@@ -238,13 +239,4 @@ func (c *Config) check() error {
 // PolicySet compiles the named policies.
 func (c *Config) PolicySet() (*policy.Set, error) {
 	return policy.CompileSet(c.file, c.data, c.Policies)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -159,7 +159,7 @@ func RunCases(s *Set, casesFile string) (*CaseReport, error) {
 		return nil, fmt.Errorf("reading cases: %w", err)
 	}
 	var cf CasesFile
-	if err := guardDecode(casesFile, func() error { return yamlfile.Decode(casesFile, data, &cf) }); err != nil {
+	if err := yamlfile.Decode(casesFile, data, &cf); err != nil {
 		return nil, err
 	}
 	if len(cf.Cases) == 0 {

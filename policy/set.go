@@ -175,7 +175,7 @@ func DecodePolicies(name string, data []byte) (map[string]Spec, error) {
 	}
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
-		return nil, yamlError(name, err)
+		return nil, yamlfile.FromError(name, err)
 	}
 	if len(f.Docs) != 1 {
 		return nil, &yamlfile.Error{File: name, Err: fmt.Errorf("want exactly one YAML document, found %d", len(f.Docs))}
@@ -194,43 +194,14 @@ func DecodePolicies(name string, data []byte) (map[string]Spec, error) {
 		return nil, &yamlfile.Error{File: name, Line: 1, Err: ErrNoPolicies}
 	}
 	var specs map[string]Spec
-	err = guardDecode(name, func() error {
+	err = yamlfile.Guard(name, func() error {
 		return yaml.NodeToValue(node, &specs, yaml.Strict(), yaml.DisallowUnknownField())
 	})
 	if err != nil {
-		return nil, yamlError(name, err)
+		return nil, yamlfile.FromError(name, err)
 	}
 	if len(specs) == 0 {
 		return nil, yamlfile.At(name, data, "$.policies", ErrNoPolicies)
 	}
 	return specs, nil
-}
-
-// guardDecode runs a goccy decode and turns a panic into an error: goccy
-// v1.19.2 dereferences nil on some malformed input (an empty tag where a
-// sequence is expected, "rules: ! "; see FuzzLoad's corpus), and a policy
-// file must never crash the server or the CLI.
-func guardDecode(name string, decode func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &yamlfile.Error{File: name, Err: fmt.Errorf("malformed YAML (decoder failure: %v)", r)}
-		}
-	}()
-	return decode()
-}
-
-// yamlError gives a goccy error the file:line shape of yamlfile.Decode's.
-func yamlError(name string, err error) error {
-	if ye, ok := err.(*yamlfile.Error); ok {
-		return ye
-	}
-	out := &yamlfile.Error{File: name, Err: err}
-	var ye yaml.Error
-	if errors.As(err, &ye) {
-		if tok := ye.GetToken(); tok != nil && tok.Position != nil {
-			out.Line, out.Column = tok.Position.Line, tok.Position.Column
-		}
-		out.Err = errors.New(ye.GetMessage())
-	}
-	return out
 }

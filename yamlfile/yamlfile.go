@@ -51,21 +51,38 @@ var ErrMalformed = errors.New("malformed YAML")
 // Decode strictly decodes data (read from file name) into v. Struct fields
 // are matched by their json tags, so one set of tags serves YAML decoding and
 // JSON Schema generation.
-func Decode(name string, data []byte, v any) (err error) {
+func Decode(name string, data []byte, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return &Error{File: name, Err: ErrEmpty}
 	}
-	// goccy/go-yaml v1.19 dereferences nil on some malformed input (for
-	// example an empty tag where a list is expected: "cases: ! "); a config
-	// file must never crash the server, so a panic becomes a decode error.
+	err := Guard(name, func() error {
+		return yaml.UnmarshalWithOptions(data, v, yaml.Strict(), yaml.DisallowUnknownField())
+	})
+	if err == nil {
+		return nil
+	}
+	return FromError(name, err)
+}
+
+// Guard runs a goccy decode and turns a panic into an error: goccy/go-yaml
+// v1.19 dereferences nil on some malformed input (an empty tag where a list
+// is expected: "cases: ! "), and a config or policy file must never crash the
+// server or the CLI.
+func Guard(name string, decode func() error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = &Error{File: name, Err: fmt.Errorf("%w: %v", ErrMalformed, p)}
 		}
 	}()
-	err = yaml.UnmarshalWithOptions(data, v, yaml.Strict(), yaml.DisallowUnknownField())
-	if err == nil {
-		return nil
+	return decode()
+}
+
+// FromError gives an error from goccy/go-yaml the file:line shape of this
+// package's errors; an *Error is returned unchanged.
+func FromError(name string, err error) *Error {
+	var own *Error
+	if errors.As(err, &own) {
+		return own
 	}
 	out := &Error{File: name, Err: err}
 	var ye yaml.Error
