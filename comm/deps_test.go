@@ -1,0 +1,36 @@
+package comm
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestDependencies keeps comm a leaf: it performs I/O for the runner and
+// must not reach the runner, the tools, the store or the sandbox (only
+// violation, for the error codes, is used from the module), nor start
+// processes itself. (modernc.org/libc imports os/exec for system(3); SQLite
+// never calls it, and the store shares that dependency.)
+func TestDependencies(t *testing.T) {
+	list := func(format string, deps bool) []string {
+		args := []string{"list", "-f", format}
+		if deps {
+			args = append(args, "-deps")
+		}
+		out, err := exec.Command("go", append(args, ".")...).Output()
+		if err != nil {
+			t.Skipf("go list: %v", err)
+		}
+		return strings.Fields(string(out))
+	}
+	if slices.Contains(list(`{{join .Imports " "}}`, false), "os/exec") {
+		t.Error("comm imports os/exec")
+	}
+	const module = "github.com/airlock-dev/airlock/"
+	for _, dep := range list(`{{.ImportPath}}`, true) {
+		if strings.HasPrefix(dep, module) && dep != module+"violation" && dep != module+"comm" {
+			t.Errorf("comm depends on %s", dep)
+		}
+	}
+}
