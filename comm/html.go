@@ -377,9 +377,12 @@ func (c *converter) endTag(name string) {
 }
 
 func (c *converter) count(name string, info elemInfo, d int) {
-	if info.id != 0 {
+	switch {
+	case info.id != 0:
 		c.known[info.id] += int32(d)
-	} else {
+	case c.counts[name]+d == 0:
+		delete(c.counts, name) // so many distinct custom names cannot pile up
+	default:
 		c.counts[name] += d
 	}
 }
