@@ -1,6 +1,7 @@
 // Package store is Airlock's durable state: the hash-chained audit trail,
-// persisted secret keys and the kill switch, in one SQLite file (through the
-// pure-Go modernc.org/sqlite driver; no cgo).
+// persisted secret keys, the kill switch and the declarations of needs
+// ([DB.Declarations], a [declarations.Store]), in one SQLite file (through
+// the pure-Go modernc.org/sqlite driver; no cgo).
 //
 // # Invariants
 //
@@ -25,6 +26,12 @@
 //     transaction (BEGIN IMMEDIATE), never from memory, so the server and an
 //     operator CLI appending to the same file at once still produce one
 //     contiguous, verifying chain.
+//   - Single-use approvals across processes. [DeclarationStore.Transition]
+//     reads a declaration and writes its next state in one BEGIN IMMEDIATE
+//     transaction, so of the server beginning an execution and the
+//     operator CLI acting on the same declaration from another process,
+//     exactly one moves it; like Append, it returns only after the commit
+//     was fsynced.
 //   - Group commit. One writer goroutine per [DB] takes every queued Append
 //     (up to [Options.MaxBatch]) into a single transaction, so N concurrent
 //     calls cost about one fsync rather than N.
@@ -33,7 +40,8 @@
 // that [DB.Key] hands out for the redaction HMAC and attribution signing.
 // Schema changes are numbered migrations applied once each, in a
 // transaction; a file from a newer program is refused ([ErrSchemaTooNew]).
-// [OpenReadOnly] is for the CLI's verify, tail and export and cannot write.
+// [OpenReadOnly] is for the CLI's verify, tail, export and listing of
+// declarations and cannot write.
 //
 // # Limits
 //

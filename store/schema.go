@@ -1,5 +1,10 @@
 package store
 
+import (
+	"strconv"
+	"strings"
+)
+
 // All of the store's SQL lives in this file, so that a PostgreSQL twin can be
 // written by following it line for line. The rules that keep it portable:
 //
@@ -17,7 +22,8 @@ package store
 //
 // The only SQLite-specific statements are the PRAGMAs in db.go and the
 // transaction mode (BEGIN IMMEDIATE, set through the DSN); PostgreSQL would
-// take a table lock or an advisory lock on audit_head instead.
+// take a table lock or an advisory lock on audit_head instead, and read the
+// declaration a transition compares with SELECT ... FOR UPDATE.
 
 // migration is one numbered, append-only schema step. Migrations are applied
 // in order, each in its own write transaction together with its row in
@@ -104,6 +110,40 @@ var migrations = []migration{
 			)`,
 		},
 	},
+	{
+		version: 2,
+		name:    "declarations",
+		stmts: []string{
+			// One row per declaration (see declarations.go). need, result
+			// and history are JSON in TEXT; need holds exactly the bytes of
+			// Need.Canonical, so sha256(need) is the fingerprint of a valid
+			// need. A zero time is NULL, so a sweep comparing expires_at
+			// skips declarations without a deadline. updated_at is the
+			// store's own: when the row was last written.
+			`CREATE TABLE declarations (
+				id          TEXT   NOT NULL PRIMARY KEY,
+				session_id  TEXT   NOT NULL,
+				principal   TEXT   NOT NULL,
+				state       TEXT   NOT NULL,
+				fingerprint TEXT   NOT NULL,
+				need        TEXT   NOT NULL,
+				decision    TEXT   NOT NULL,
+				rule_id     TEXT   NOT NULL,
+				reason      TEXT   NOT NULL,
+				decided_by  TEXT   NOT NULL,
+				created_at  TEXT   NOT NULL,
+				decided_at  TEXT,
+				expires_at  TEXT,
+				executed_at TEXT,
+				attempts    BIGINT NOT NULL,
+				result      TEXT,
+				history     TEXT   NOT NULL,
+				updated_at  TEXT   NOT NULL
+			)`,
+			`CREATE INDEX declarations_session ON declarations (session_id)`,
+			`CREATE INDEX declarations_state_expires ON declarations (state, expires_at)`,
+		},
+	},
 }
 
 // auditColumns is the column list shared by the insert and the selects; its
@@ -145,3 +185,66 @@ const (
 
 // settingKillSwitch is the settings row of the kill switch.
 const settingKillSwitch = "kill_switch"
+
+// declColumns is the column list shared by the insert and the selects; its
+// order is the order of [declArgs] and [scanDeclaration].
+const declColumns = `id, session_id, principal, state, fingerprint, need, decision,
+	rule_id, reason, decided_by, created_at, decided_at, expires_at,
+	executed_at, attempts, result, history, updated_at`
+
+// Declarations are compared and ordered on id as TEXT: SQLite's default
+// BINARY collation compares bytes, as Go compares strings. The PostgreSQL
+// twin needs COLLATE "C" on id and created_at for the same order.
+const (
+	// sqlInsertDeclaration inserts unless the id is taken; the caller
+	// reads RowsAffected to tell ErrExists, so concurrent Creates of one
+	// id race on the primary key, not on a read before the insert.
+	sqlInsertDeclaration = `INSERT INTO declarations (` + declColumns + `) VALUES
+	($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+	ON CONFLICT (id) DO NOTHING`
+	sqlGetDeclaration = `SELECT ` + declColumns + ` FROM declarations WHERE id = $1`
+	// sqlUpdateDeclaration writes every column but id, in declColumns
+	// order, and only over the state the transition read ($19): inside
+	// the BEGIN IMMEDIATE transaction that read it this cannot miss, and
+	// RowsAffected says so.
+	sqlUpdateDeclaration = `UPDATE declarations SET session_id = $2, principal = $3,
+	state = $4, fingerprint = $5, need = $6, decision = $7, rule_id = $8,
+	reason = $9, decided_by = $10, created_at = $11, decided_at = $12,
+	expires_at = $13, executed_at = $14, attempts = $15, result = $16,
+	history = $17, updated_at = $18
+	WHERE id = $1 AND state = $19`
+)
+
+// sqlListDeclarations returns the List query and its arguments: an
+// optional session, any number of states (an IN list of placeholders) and
+// an optional limit, oldest first. Only placeholders are built here; no
+// value is ever spliced into the text.
+func sqlListDeclarations(session string, states []string, limit int) (string, []any) {
+	var (
+		where []string
+		args  []any
+	)
+	next := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if session != "" {
+		where = append(where, "session_id = "+next(session))
+	}
+	if len(states) > 0 {
+		ph := make([]string, len(states))
+		for i, s := range states {
+			ph[i] = next(s)
+		}
+		where = append(where, "state IN ("+strings.Join(ph, ", ")+")")
+	}
+	q := `SELECT ` + declColumns + ` FROM declarations`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	q += ` ORDER BY created_at, id`
+	if limit > 0 {
+		q += ` LIMIT ` + next(int64(limit))
+	}
+	return q, args
+}

@@ -1,0 +1,115 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/declarations"
+)
+
+// TestDeclarationsMigration: a file at schema version 1 (written before
+// declarations existed) reads as having none through a read-only handle,
+// is upgraded by the next Open with its audit chain intact, and the
+// read-only handle opened before the upgrade then sees what is declared.
+func TestDeclarationsMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	raw, err := openPool(path, "rwc", time.Second, "immediate", []string{"journal_mode(WAL)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.ExecContext(ctx, sqlCreateMigrations); err != nil {
+		t.Fatal(err)
+	}
+	if err := applyMigration(ctx, raw, migrations[0], migrations[0].version); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+
+	ro, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if _, err := ro.Declarations().Get(ctx, "d1"); !errors.Is(err, declarations.ErrNotFound) {
+		t.Errorf("Get on a version 1 file: %v, want ErrNotFound", err)
+	}
+	if list, err := ro.Declarations().List(ctx, declarations.Filter{}); err != nil || len(list) != 0 {
+		t.Errorf("List on a version 1 file: %v, %v; want none", list, err)
+	}
+
+	db, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Append(ctx, &Record{Outcome: OutcomeOK}); err != nil {
+		t.Fatal(err)
+	}
+	d := &declarations.Declaration{ID: "d1", SessionID: "s1", State: declarations.StateDeclared, CreatedAt: time.Now()}
+	if err := db.Declarations().Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ro.Declarations().Get(ctx, "d1"); err != nil || got.State != declarations.StateDeclared {
+		t.Errorf("Get after the upgrade: %v, %v", got, err)
+	}
+	if res, err := db.Verify(ctx); err != nil || !res.OK || res.Records != 1 {
+		t.Errorf("Verify after the upgrade: %+v, %v", res, err)
+	}
+}
+
+// TestDeclarationsCorruptRow: a row edited behind the store's back so that
+// it no longer decodes is an error for Get, List and Transition, never a
+// guess, and Transition writes nothing.
+func TestDeclarationsCorruptRow(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	db, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st := db.Declarations()
+	d := &declarations.Declaration{ID: "d1", SessionID: "s1", State: declarations.StateApproved, CreatedAt: time.Now()}
+	if err := st.Create(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	for _, c := range []struct{ name, set string }{
+		{"unknown need field", `need = '{"operation":"comm.fetch","extra":1}'`},
+		{"trailing data", `history = '[] []'`},
+		{"bad time", `expires_at = 'tomorrow'`},
+		{"bad history time", `history = '[{"from":"","to":"declared","at":"x","by":"a"}]'`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := raw.Exec(`UPDATE declarations SET ` + c.set + ` WHERE id = 'd1'`); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.Get(ctx, "d1"); err == nil || errors.Is(err, declarations.ErrNotFound) {
+				t.Errorf("Get: %v, want a decoding error", err)
+			}
+			if _, err := st.List(ctx, declarations.Filter{}); err == nil {
+				t.Error("List: no error")
+			}
+			_, err := st.Transition(ctx, "d1", []declarations.State{declarations.StateApproved}, declarations.StateExecuting, func(*declarations.Declaration) error {
+				t.Error("mutate ran on an undecodable row")
+				return nil
+			})
+			if err == nil || errors.Is(err, ErrUnavailable) {
+				t.Errorf("Transition: %v, want a decoding error", err)
+			}
+			// Restore a decodable row for the next case.
+			if _, err := raw.Exec(`UPDATE declarations SET need = $1, history = '[]', expires_at = NULL WHERE id = 'd1'`, string((&declarations.Need{}).Canonical())); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
