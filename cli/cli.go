@@ -39,14 +39,15 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"serve":  {"run the MCP server (stdio, or --http ADDR for streamable HTTP and SSE)", runServe},
-		"audit":  {"verify, tail or export the audit trail", runAudit},
-		"pools":  {"print a pool manifest or verify the configured pools", runPools},
-		"kill":   {"engage, release or show the kill switch", runKill},
-		"config": {"check a configuration file or print its JSON Schema", runConfig},
-		"policy": {"check, test (against a case table) or explain a policy", runPolicy},
-		"report": {"print a session's Sources Used report (markdown)", runReport},
-		"doctor": {"report which sandbox mechanisms this host provides", runDoctor},
+		"serve":       {"run the MCP server (stdio, or --http ADDR for streamable HTTP and SSE)", runServe},
+		"audit":       {"verify, tail or export the audit trail", runAudit},
+		"pools":       {"print a pool manifest or verify the configured pools", runPools},
+		"kill":        {"engage, release or show the kill switch", runKill},
+		"config":      {"check a configuration file or print its JSON Schema", runConfig},
+		"policy":      {"check, test (against a case table) or explain a policy", runPolicy},
+		"report":      {"print a session's Sources Used report (markdown)", runReport},
+		"doctor":      {"report which sandbox mechanisms this host provides", runDoctor},
+		"attribution": {"verify the signed attribution of a saved tool result", runAttribution},
 	}
 }
 
@@ -76,7 +77,7 @@ func usage(w io.Writer, cmds map[string]command) {
 	sort.Strings(names)
 	fmt.Fprintln(w, "airlock — an audited boundary between an AI agent and the world\n\nUsage: airlock COMMAND [flags]\n\nCommands:")
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, cmds[n].summary)
+		fmt.Fprintf(w, "  %-12s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'airlock COMMAND -h' for a command's flags.")
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/airlock-dev/airlock/attribution"
 	"github.com/airlock-dev/airlock/store"
 )
 
@@ -77,4 +78,17 @@ func setKillSwitch(ctx context.Context, db *store.DB, now time.Time, engaged boo
 		return fmt.Errorf("auditing kill switch change: %w", err)
 	}
 	return nil
+}
+
+// AttributionKeyName is the store key that signs attributions.
+const AttributionKeyName = "attribution"
+
+// AttributionSigner returns the signer for this state directory's
+// attribution key (created on first use by a writable handle).
+func (o *Operator) AttributionSigner(ctx context.Context) (*attribution.Signer, error) {
+	key, err := o.db.Key(ctx, AttributionKeyName)
+	if err != nil {
+		return nil, fmt.Errorf("loading the attribution key: %w", err)
+	}
+	return attribution.NewSigner(key)
 }
