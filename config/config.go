@@ -35,6 +35,7 @@ type Config struct {
 	Roles      map[string]Role        `json:"roles" jsonschema:"description=Roles: which policy and pools a principal gets and how it authenticates."`
 	Transports Transports             `json:"transports,omitempty" jsonschema:"description=Per-transport settings."`
 	Pipelines  []Pipeline             `json:"pipelines,omitempty" jsonschema:"description=Commands run_pipeline may run in the sandbox."`
+	Comm       Comm                   `json:"comm,omitempty" jsonschema:"description=Executors of approved external needs (declare_need)."`
 
 	// file is where the config came from (for errors); data its bytes (for
 	// turning YAML paths into lines); dir resolves relative paths.
@@ -162,6 +163,7 @@ func (c *Config) applyDefaults() {
 			p.Trust = sources.Untrusted
 		}
 	}
+	c.resolveCommPaths()
 	for i := range c.Pipelines {
 		for j, f := range c.Pipelines[i].Files {
 			if !filepath.IsAbs(f) {
@@ -197,6 +199,9 @@ func (c *Config) check() error {
 		pools[p.ID] = true
 	}
 	if err := c.checkPipelines(pools); err != nil {
+		return err
+	}
+	if err := c.checkComm(); err != nil {
 		return err
 	}
 	if len(c.Policies) == 0 {

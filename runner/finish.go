@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
+	"github.com/airlock-dev/airlock/attribution"
 	"github.com/airlock-dev/airlock/fence"
 	"github.com/airlock-dev/airlock/toolkit"
 	"github.com/airlock-dev/airlock/violation"
@@ -74,10 +77,14 @@ func outcomeOf(code violation.Code) string {
 func (c *call) render(res *toolkit.Result) *Response {
 	max := c.s.r.Config().Server.MaxOutputBytes
 	text, truncated := truncate(res.Text, max)
-	resp := &Response{Text: text, Blobs: res.Blobs, Structured: res.Structured, Truncated: truncated}
+	resp := &Response{Text: text, Blobs: res.Blobs, Structured: res.Structured, Truncated: truncated, Elicit: res.Elicit}
 	if res.Untrusted != nil {
 		untrusted, cut := truncate(res.UntrustedText, max-len(text))
-		f, err := fence.Wrap([]byte(untrusted), fence.Meta{Source: res.Untrusted.Source, Kind: res.Untrusted.Kind, Trust: res.Untrusted.Trust})
+		meta := fence.Meta{Source: res.Untrusted.Source, Kind: res.Untrusted.Kind, Trust: res.Untrusted.Trust}
+		if res.Untrusted.Attribute {
+			meta.AttributionID = "att_" + uuid.NewString()
+		}
+		f, err := fence.Wrap([]byte(untrusted), meta)
 		if err != nil {
 			return c.boundError(fmt.Errorf("fencing output: %w", err))
 		}
@@ -87,6 +94,12 @@ func (c *call) render(res *toolkit.Result) *Response {
 		resp.Text += f.Text
 		resp.Truncated = resp.Truncated || cut
 		resp.Structured = withUntrusted(res.Structured, f.Content, res.Untrusted)
+		if res.Untrusted.Attribute {
+			a := c.attribute(meta.AttributionID, f.Content, res.Untrusted)
+			resp.Structured.(map[string]any)["attribution"] = a
+			resp.Structured.(map[string]any)["content"] = f.Content
+			res.Audit["attribution_id"] = a.ID
+		}
 		if res.Audit == nil {
 			res.Audit = map[string]any{}
 		}
@@ -103,6 +116,16 @@ func (c *call) render(res *toolkit.Result) *Response {
 		c.rec.Extra = mustJSON(res.Audit)
 	}
 	return resp
+}
+
+// attribute signs who/what/when for fenced content: the hash is over the
+// sanitized content exactly as the agent receives it under "content", so
+// `airlock attribution verify` can check a saved result.
+func (c *call) attribute(id, content string, p *toolkit.Provenance) attribution.Attribution {
+	return c.s.r.signer.Sign(attribution.Attribution{
+		ID: id, Source: p.Source, RetrievedAt: p.RetrievedAt.UTC(), SessionID: c.s.id,
+		DeclarationID: p.DeclarationID, ContentSHA256: attribution.ContentHash(content), TrustLevel: p.Trust, Kind: p.Kind,
+	})
 }
 
 // withUntrusted adds the sanitized untrusted content to a tool's structured

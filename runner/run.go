@@ -25,6 +25,8 @@ type Call struct {
 	Args json.RawMessage
 	// Progress, if set, forwards progress notifications to the client.
 	Progress func(progress, total float64, message string)
+	// Elicitation is what the client can answer and has answered.
+	Elicitation toolkit.Elicitation
 }
 
 // Response is what the transport sends back: either content or a typed
@@ -37,6 +39,9 @@ type Response struct {
 	Structured any
 	Truncated  bool
 	AuditSeq   int64
+	// Elicit, when set, asks the client's person a question; the client
+	// retries the call with the answer.
+	Elicit *toolkit.ElicitRequest
 }
 
 // maxRecordedArgs bounds the arguments kept in one audit record; larger
@@ -76,6 +81,11 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if tool.Expand != nil {
+		if args, argMap, err = c.expand(ctx, tool, args); err != nil {
+			return nil, err
+		}
+	}
 	// 2. classify tier — from the declaration, never from the agent.
 	c.rec.Tier = string(tool.Tier)
 	c.rec.Capability = tool.Capability(args)
@@ -88,15 +98,21 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 		return nil, violation.Wrap(violation.PhaseBlocked, err, "%s is not allowed in phase %q", tool.Name, c.s.phase.Phase())
 	}
 	// 5. policy.
-	dec := c.s.policy.Decide(&policy.Input{
+	in := &policy.Input{
 		Tool: tool.Name, Capability: c.rec.Capability, Tier: string(tool.Tier), Session: c.s.id,
 		Principal: c.s.principal, Role: c.s.role, Phase: c.s.phase.Phase(), Args: argMap, Now: c.start,
-	})
+	}
+	if t, ok := args.(toolkit.Targeted); ok {
+		in.URL, in.Query = t.Target()
+	}
+	dec := c.s.policy.Decide(in)
 	c.rec.Decision, c.rec.RuleID, c.rec.Reason = string(dec.Effect), dec.RuleID, dec.Reason
 	switch dec.Effect {
 	case policy.Allow:
 	case policy.RequireApproval:
-		return nil, violation.New(violation.ApprovalRequired, "%s needs approval (rule %s)", c.rec.Capability, dec.RuleID)
+		if !tool.HandlesApproval {
+			return nil, violation.New(violation.ApprovalRequired, "%s needs approval (rule %s)", c.rec.Capability, dec.RuleID)
+		}
 	default:
 		return nil, violation.New(violation.PolicyDenied, "%s is denied by policy (rule %s)", c.rec.Capability, dec.RuleID)
 	}
@@ -149,7 +165,37 @@ func (c *call) env(dec policy.Decision) *toolkit.Env {
 		},
 		Sources: c.s.sources, Decision: dec, Now: c.start, Progress: progress,
 		Policy: c.s.policy, Config: c.s.r.Config(), Pipelines: c.s.r.pipelines,
+		DryRun: c.mode == phasegate.DryRun, Declarations: c.s.r.decls, Broker: c.s.broker, Elicitation: c.in.Elicitation,
 	}
+}
+
+// expand runs a tool's Expand (step 1, continued): a reference in the
+// arguments becomes what it refers to, re-validated, so the policy at step 5
+// judges the real target.
+func (c *call) expand(ctx context.Context, tool toolkit.Tool, args toolkit.Args) (toolkit.Args, map[string]any, error) {
+	env := c.env(policy.Decision{})
+	expanded, err := guardArgs(func() (toolkit.Args, error) { return tool.Expand(ctx, env, args) })
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := json.Marshal(expanded)
+	if err != nil {
+		return nil, nil, fmt.Errorf("re-encoding expanded arguments: %w", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, nil, fmt.Errorf("re-decoding expanded arguments: %w", err)
+	}
+	return expanded, m, nil
+}
+
+func guardArgs(f func() (toolkit.Args, error)) (out toolkit.Args, err error) {
+	err = guard(func() error {
+		var ferr error
+		out, ferr = f()
+		return ferr
+	})
+	return out, err
 }
 
 // recordStart writes a "started" record before a consequential call runs, so

@@ -11,7 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airlock-dev/airlock/attribution"
 	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/redact"
 	"github.com/airlock-dev/airlock/sources"
 	"github.com/airlock-dev/airlock/store"
@@ -50,6 +52,10 @@ type Runner struct {
 	sessions map[string]*Session
 
 	pipelines toolkit.PipelineHost
+	decls     *declarations.Manager
+	signer    *attribution.Signer
+	broker    *brokerConfig
+	stop      chan struct{}
 }
 
 // Errors returned by New and OpenSession.
@@ -90,6 +96,10 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		return nil, fmt.Errorf("loading redaction key: %w", err)
 	}
 	r.redactor = redact.New(key)
+	if err := r.initDeclarations(cfg); err != nil {
+		r.db.Close()
+		return nil, err
+	}
 	srcOpts := &sources.Options{MaxReadBytes: cfg.Server.MaxReadBytes, MaxFileBytes: cfg.Server.MaxFileBytes, Now: r.now}
 	if r.pools, err = sources.OpenRegistry(cfg.Pools, srcOpts); err != nil {
 		r.db.Close()
@@ -117,6 +127,8 @@ func (r *Runner) Close() error {
 	for _, s := range sessions {
 		s.close(context.Background())
 	}
+	close(r.stop)
+	r.broker.close()
 	return errors.Join(r.pools.Close(), r.db.Close())
 }
 

@@ -35,6 +35,7 @@ type Session struct {
 	policy    *policy.Policy
 	sources   *sources.Context
 	limits    *limits.Tracker
+	broker    *sessionBroker
 }
 
 // OpenSession creates a session for a principal in a role and records it.
@@ -58,6 +59,7 @@ func (r *Runner) OpenSession(ctx context.Context, p SessionParams) (*Session, er
 	if s.id == "" {
 		s.id = uuid.NewString()
 	}
+	s.broker = newSessionBroker(r.broker, s)
 	var err error
 	if s.sources, err = r.pools.Bind(s.contextID, role.Pools); err != nil {
 		return nil, fmt.Errorf("binding pools of role %q: %w", p.Role, err)

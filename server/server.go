@@ -29,6 +29,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/toolkit"
 )
 
 // Version is reported to clients as the server version.
@@ -75,6 +76,7 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 		mcpserver.WithResourceCapabilities(false, false),
 		mcpserver.WithPromptCapabilities(false),
 		mcpserver.WithLogging(),
+		mcpserver.WithElicitation(),
 		mcpserver.WithHooks(hooks),
 		mcpserver.WithInstructions(instructions),
 	)
@@ -118,11 +120,16 @@ func (s *Server) forward(name string) mcpserver.ToolHandlerFunc {
 		if err != nil {
 			return mcp.NewToolResultError(err.Error()), nil
 		}
-		raw, err := json.Marshal(req.Params.Arguments)
-		if err != nil {
-			raw = []byte(`"unencodable arguments"`)
+		raw := req.Params.RawArguments // exact bytes: no float rounding of large integers
+		if len(raw) == 0 {
+			if raw, err = json.Marshal(req.Params.Arguments); err != nil {
+				raw = []byte(`"unencodable arguments"`)
+			}
 		}
-		resp := sess.Run(ctx, runner.Call{Tool: name, Args: raw, Progress: s.progress(ctx, req)})
+		resp := sess.Run(ctx, runner.Call{Tool: name, Args: raw, Progress: s.progress(ctx, req), Elicitation: elicitation(ctx, req)})
+		if resp.Elicit != nil {
+			return askClient(resp), nil
+		}
 		return toResult(resp), nil
 	}
 }
@@ -163,6 +170,32 @@ func (s *Server) progress(ctx context.Context, req mcp.CallToolRequest) func(flo
 			s.log.Debug("progress notification not sent", "err", err)
 		}
 	}
+}
+
+// elicitation reports whether the client can ask its person, and what the
+// person answered if this call is the retry of one that asked.
+func elicitation(ctx context.Context, req mcp.CallToolRequest) toolkit.Elicitation {
+	e := toolkit.Elicitation{RequestState: req.Params.RequestState, Answers: map[string]toolkit.ElicitAnswer{}}
+	if cs, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithClientInfo); ok {
+		e.Supported = cs.GetClientCapabilities().Elicitation != nil
+	}
+	for id := range req.Params.InputResponses {
+		if r := mcpserver.ElicitationResponse(req.Params.InputResponses, id); r != nil {
+			content, _ := r.Content.(map[string]any)
+			e.Answers[id] = toolkit.ElicitAnswer{Action: string(r.Action), Content: content}
+		}
+	}
+	return e
+}
+
+// askClient turns a runner response that needs a person's answer into an
+// input-required result (multi round-trip); mcp-go turns it into an
+// elicitation/create request for clients that predate the pattern.
+func askClient(resp *runner.Response) *mcp.CallToolResult {
+	q := resp.Elicit
+	return mcpserver.NewInputRequestBuilder(q.State).Elicit(q.ID, mcp.ElicitationParams{
+		Message: q.Message, RequestedSchema: q.Schema,
+	}).ToolResult()
 }
 
 // toResult maps a runner response onto MCP: text first, binary payloads as

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/policy"
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/sources"
@@ -52,6 +53,23 @@ type Tool struct {
 	Precheck func(env *Env, args Args) error
 	// Handle executes the call.
 	Handle func(ctx context.Context, env *Env, args Args) (*Result, error)
+
+	// HandlesApproval lets a policy decision of require_approval reach
+	// Handle (env.Decision says so) instead of ending the call: the tool
+	// runs the approval flow itself (declare_need).
+	HandlesApproval bool
+	// Expand, if set, runs right after decoding, before the capability and
+	// the policy: it may replace the arguments with what they refer to (a
+	// declaration id becomes the stored need), so that the policy judges the
+	// real target and not a reference to it.
+	Expand func(ctx context.Context, env *Env, args Args) (Args, error)
+}
+
+// Targeted is implemented by arguments whose target the policy should see
+// under url / query although the arguments nest it (declare_need's
+// parameters.url).
+type Targeted interface {
+	Target() (url, query string)
 }
 
 // Args is a tool's decoded arguments. Validate reports the first invalid
@@ -84,6 +102,16 @@ type Env struct {
 	Config *config.Config
 	// Pipelines is the capability to run sandboxed pipelines.
 	Pipelines PipelineHost
+	// DryRun is set by the phase gate in planning: evaluate and record, but
+	// do no external I/O.
+	DryRun bool
+	// Declarations is the lifecycle of declared needs (approvals included).
+	Declarations *declarations.Manager
+	// Broker performs an approved need's external I/O; nil means none is
+	// possible.
+	Broker Broker
+	// Elicitation is the client's side of a person-in-the-loop question.
+	Elicitation Elicitation
 	Now       time.Time
 	// Progress reports progress to the client when it asked for it; never nil.
 	Progress func(progress, total float64, message string)
@@ -97,6 +125,48 @@ type PipelineHost struct {
 	// tool then refuses (fail closed).
 	Unavailable error
 	RunsDir     string
+}
+
+// Broker performs the external I/O of an approved need. Only the runner
+// implements it, with the session's policy checking every host, redirect
+// and connected address.
+type Broker interface {
+	Execute(ctx context.Context, need declarations.Need) (*External, error)
+}
+
+// External is what a broker brought back: untrusted content and where it
+// came from.
+type External struct {
+	Text        string
+	Source      string // the final URL, the search, the database
+	ContentType string
+	RetrievedAt time.Time
+	Truncated   bool
+	Details     any // executor-specific metadata (status, redirects, result count)
+}
+
+// Elicitation carries what the client can do and has answered: Answers and
+// RequestState are set when the client retries a call whose previous round
+// asked for input.
+type Elicitation struct {
+	Supported    bool
+	Answers      map[string]ElicitAnswer
+	RequestState string
+}
+
+// ElicitAnswer is a person's answer: Action is accept, decline or cancel.
+type ElicitAnswer struct {
+	Action  string
+	Content map[string]any
+}
+
+// ElicitRequest asks the client's person a question; State comes back with
+// the answer (the client echoes it, so it is checked, never trusted).
+type ElicitRequest struct {
+	ID      string
+	Message string
+	Schema  map[string]any
+	State   string
 }
 
 // Result is what a tool returns; the runner truncates, fences and audits it
@@ -113,6 +183,9 @@ type Result struct {
 	Blobs []Blob
 	// Structured is the same data for programmatic clients.
 	Structured any
+	// Elicit, when set, ends this round by asking the client's person; the
+	// client retries the call with the answer.
+	Elicit *ElicitRequest
 	// Audit is tool-specific detail for the audit record (never secrets).
 	Audit map[string]any
 }
@@ -122,6 +195,11 @@ type Provenance struct {
 	Kind   string // e.g. "pool_file", "comm.fetch"
 	Source string // e.g. "pool:web-notes/2026/notes.md"
 	Trust  string
+	// Attribute asks the runner to sign an attribution for the fenced
+	// content (source, time, session, declaration, content hash, trust).
+	Attribute     bool
+	DeclarationID string
+	RetrievedAt   time.Time
 }
 
 // Blob is a binary payload returned as an MCP embedded resource.

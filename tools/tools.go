@@ -8,5 +8,5 @@ import "github.com/airlock-dev/airlock/toolkit"
 
 // All returns every tool, in the order clients list them.
 func All() []toolkit.Tool {
-	return []toolkit.Tool{listPools(), readPoolFile(), runPipeline()}
+	return []toolkit.Tool{listPools(), readPoolFile(), declareNeed(), runPipeline()}
 }

@@ -22,7 +22,7 @@ export const CONFORMANCE = path.join(E2E, 'node_modules', '@modelcontextprotocol
  * The tools Airlock exposes today, exactly. When a tool is added to the
  * server (DESIGN.md: declare_need, run_pipeline), add it here.
  */
-export const EXPECTED_TOOLS = ['list_pools', 'read_pool_file', 'run_pipeline'];
+export const EXPECTED_TOOLS = ['list_pools', 'read_pool_file', 'declare_need', 'run_pipeline'];
 
 /** The client identity every e2e client announces. */
 export const CLIENT_INFO = { name: 'airlock-e2e', version: '1.0.0' };

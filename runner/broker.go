@@ -1,0 +1,127 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/airlock-dev/airlock/comm"
+	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/limits"
+	"github.com/airlock-dev/airlock/toolkit"
+	"github.com/airlock-dev/airlock/violation"
+)
+
+// brokerConfig is what the runner prepared once for every session's broker.
+type brokerConfig struct {
+	fetch     comm.FetchOptions // without Rules: each session adds its policy
+	search    config.SearchConfig
+	queriers  map[string]*comm.Querier
+	perMinute float64
+}
+
+func newBrokerConfig(cfg *config.Config) (*brokerConfig, error) {
+	f := cfg.Comm.Fetch
+	private, err := f.PrivatePrefixes()
+	if err != nil {
+		return nil, err
+	}
+	b := &brokerConfig{
+		fetch: comm.FetchOptions{
+			AllowHTTPHosts: f.AllowHTTPHosts, AllowPrivate: private, MaxBodyBytes: f.MaxBodyBytes,
+			Timeout: time.Duration(f.TimeoutMS) * time.Millisecond, MaxRedirects: f.MaxRedirects, IgnoreRobots: f.IgnoreRobots,
+		},
+		search: cfg.Comm.Search, queriers: map[string]*comm.Querier{}, perMinute: f.PerMinute,
+	}
+	if b.perMinute == 0 {
+		b.perMinute = 10
+	}
+	for name, db := range cfg.Comm.Databases {
+		q, err := comm.OpenQuerier(db.Path, db.MaxRows, time.Duration(db.TimeoutMS)*time.Millisecond)
+		if err != nil {
+			b.close()
+			return nil, fmt.Errorf("opening database %s for comm.query: %w", name, err)
+		}
+		b.queriers[name] = q
+	}
+	return b, nil
+}
+
+func (b *brokerConfig) close() {
+	for _, q := range b.queriers {
+		q.Close()
+	}
+}
+
+// sessionBroker performs approved needs for one session: every host,
+// redirect and connected address is checked against the session's policy
+// (it is the fetcher's HostRules and IPRules), and fetches are rate limited
+// per session (comm.fetch.per_minute, default 10).
+type sessionBroker struct {
+	cfg  *brokerConfig
+	s    *Session
+	rate *limits.Tracker
+}
+
+var _ toolkit.Broker = (*sessionBroker)(nil)
+
+func newSessionBroker(cfg *brokerConfig, s *Session) *sessionBroker {
+	spec := limits.Spec{Rate: map[string]limits.RateSpec{"comm.fetch": {PerMinute: cfg.perMinute}}}
+	return &sessionBroker{cfg: cfg, s: s, rate: limits.NewTracker(spec, s.r.now)}
+}
+
+// Execute implements toolkit.Broker.
+func (b *sessionBroker) Execute(ctx context.Context, need declarations.Need) (*toolkit.External, error) {
+	switch need.Operation {
+	case declarations.OpFetch:
+		if err := b.rate.Admit("comm.fetch"); err != nil {
+			return nil, err
+		}
+		opts := b.cfg.fetch
+		opts.Rules = b.s.policy
+		opts.Now = b.s.r.now
+		f, err := comm.NewFetcher(opts)
+		if err != nil {
+			return nil, fmt.Errorf("fetcher: %w", err)
+		}
+		defer f.CloseIdleConnections()
+		doc, err := f.Fetch(ctx, need.Parameters.URL)
+		if err != nil {
+			return nil, comm.Violation(err)
+		}
+		return &toolkit.External{Text: doc.Text, Source: doc.URL, ContentType: doc.ContentType, RetrievedAt: doc.RetrievedAt,
+			Truncated: doc.Truncated, Details: map[string]any{"status": doc.Status, "redirects": doc.Redirects, "requested_url": doc.RequestedURL}}, nil
+	case declarations.OpSearch:
+		if b.cfg.search.Endpoint == "" {
+			return nil, violation.New(violation.Unavailable, "no search endpoint is configured (comm.search.endpoint)")
+		}
+		opts := b.cfg.fetch
+		opts.Now = b.s.r.now
+		sr, err := comm.NewSearcher(b.cfg.search.Endpoint, opts, b.cfg.search.MaxResults)
+		if err != nil {
+			return nil, fmt.Errorf("searcher: %w", err)
+		}
+		res, err := sr.Search(ctx, need.Parameters.Query)
+		if err != nil {
+			return nil, comm.Violation(err)
+		}
+		src := b.cfg.search.Endpoint + "/search?q=" + url.QueryEscape(need.Parameters.Query)
+		return &toolkit.External{Text: res.Text(), Source: src, ContentType: "application/json", RetrievedAt: res.RetrievedAt,
+			Truncated: res.Truncated, Details: map[string]any{"results": res.Results, "dropped": res.Dropped}}, nil
+	case declarations.OpQuery:
+		q, ok := b.cfg.queriers[need.Parameters.Source]
+		if !ok {
+			return nil, violation.New(violation.NotFound, "no database %q is configured for comm.query", need.Parameters.Source)
+		}
+		t, err := q.Query(ctx, need.Parameters.Query)
+		if err != nil {
+			return nil, comm.Violation(err)
+		}
+		return &toolkit.External{Text: t.Text(), Source: "db:" + need.Parameters.Source, ContentType: "text/tab-separated-values",
+			RetrievedAt: b.s.r.now().UTC(), Truncated: t.Truncated, Details: map[string]any{"rows": len(t.Rows), "columns": t.Columns}}, nil
+	default:
+		return nil, violation.New(violation.InvalidArguments, "unknown operation %q", need.Operation)
+	}
+}

@@ -1,0 +1,73 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/airlock-dev/airlock/attribution"
+	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/store"
+)
+
+// sweepInterval is how often expired declarations and approvals are swept.
+const sweepInterval = 30 * time.Second
+
+func (r *Runner) initDeclarations(cfg *config.Config) error {
+	ctx := context.Background()
+	key, err := r.db.Key(ctx, AttributionKeyName)
+	if err != nil {
+		return fmt.Errorf("loading the attribution key: %w", err)
+	}
+	if r.signer, err = attribution.NewSigner(key); err != nil {
+		return err
+	}
+	if r.broker, err = newBrokerConfig(cfg); err != nil {
+		return err
+	}
+	r.decls = newManager(r.db, cfg, r.now)
+	r.stop = make(chan struct{})
+	go r.sweep()
+	return nil
+}
+
+func newManager(db *store.DB, cfg *config.Config, now func() time.Time) *declarations.Manager {
+	return declarations.NewManager(db.Declarations(), &declarations.ManagerOptions{
+		ApprovalTTL:    time.Duration(cfg.Comm.ApprovalTTLSeconds) * time.Second,
+		DeclarationTTL: time.Duration(cfg.Comm.DeclarationTTLSeconds) * time.Second,
+		Now:            now,
+	})
+}
+
+// sweep expires declarations and approvals past their deadline, and
+// records each sweep that expired something.
+func (r *Runner) sweep() {
+	t := time.NewTicker(sweepInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.ExpireDeclarations(context.Background())
+		}
+	}
+}
+
+// ExpireDeclarations moves every declaration or approval past its deadline
+// to expired and audits how many.
+func (r *Runner) ExpireDeclarations(ctx context.Context) int {
+	n, err := r.decls.Expire(ctx)
+	if err != nil {
+		r.log.Error("expiring declarations", "err", err)
+	}
+	if n > 0 {
+		rec := &store.Record{Time: r.now().UTC(), Principal: "airlock", Transport: "internal", Capability: "declaration.expire",
+			Decision: "allow", Outcome: "ok", Reason: fmt.Sprintf("%d declarations or approvals expired", n)}
+		if err := r.db.Append(ctx, rec); err != nil {
+			r.log.Error("auditing expiry", "err", err)
+		}
+	}
+	return n
+}

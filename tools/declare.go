@@ -1,0 +1,298 @@
+package tools
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/policy"
+	"github.com/airlock-dev/airlock/schemas"
+	"github.com/airlock-dev/airlock/toolkit"
+	"github.com/airlock-dev/airlock/violation"
+)
+
+// DeclareNeedArgs are declare_need's arguments: either a new need
+// (operation, parameters, justification) or the id of one declared earlier.
+type DeclareNeedArgs struct {
+	Operation     declarations.Operation      `json:"operation,omitempty" jsonschema:"enum=comm.fetch,enum=comm.search,enum=comm.query,description=What kind of external information: comm.fetch (a URL)\\, comm.search (a web search)\\, comm.query (read-only SQL on a configured database)."`
+	Parameters    *declarations.Parameters    `json:"parameters,omitempty" jsonschema:"description=Where: url for comm.fetch; query (and optional source) for comm.search; query and source for comm.query."`
+	Justification *declarations.Justification `json:"justification,omitempty" jsonschema:"description=Why: the user's request\\, what you do not know\\, and how you will use the answer. All three are required and are shown to the approver."`
+	DeclarationID string                      `json:"declaration_id,omitempty" jsonschema:"maxLength=64,description=Instead of a new need: the id of one declared earlier\\, to collect its result once approved."`
+	Phase         string                      `json:"phase,omitempty" jsonschema:"maxLength=32,description=Optional: the phase you believe the session is in. The phase is server-owned; a claim that differs is refused."`
+}
+
+// Validate implements toolkit.Args.
+func (a *DeclareNeedArgs) Validate() error {
+	hasNeed := a.Operation != "" || a.Parameters != nil || a.Justification != nil
+	switch {
+	case a.DeclarationID != "" && hasNeed:
+		return invalid("declaration_id", "give either a new need or a declaration_id, not both")
+	case a.DeclarationID == "" && !hasNeed:
+		return invalid("operation", "required (or give a declaration_id)")
+	case a.DeclarationID != "":
+		return nil
+	}
+	n := a.need()
+	if err := n.Validate(); err != nil {
+		var fe *declarations.FieldError
+		if errors.As(err, &fe) {
+			return violation.Wrap(violation.InvalidArguments, err, "argument %q: %s", fe.Field, fe.Reason)
+		}
+		return violation.Wrap(violation.InvalidArguments, err, "the need is not valid")
+	}
+	return nil
+}
+
+// Target implements toolkit.Targeted: the policy sees the need's URL and query.
+func (a *DeclareNeedArgs) Target() (string, string) {
+	if a.Parameters == nil {
+		return "", ""
+	}
+	return a.Parameters.URL, a.Parameters.Query
+}
+
+func (a *DeclareNeedArgs) need() declarations.Need {
+	n := declarations.Need{Operation: a.Operation}
+	if a.Parameters != nil {
+		n.Parameters = *a.Parameters
+	}
+	if a.Justification != nil {
+		n.Justification = *a.Justification
+	}
+	return n
+}
+
+// requestStatePrefix marks the request state of an approval question; the
+// client echoes it, so it only ever selects a declaration of the same session.
+const requestStatePrefix = "declaration:"
+
+// elicitID is the id of the approval question in an elicitation round.
+const elicitID = "approve"
+
+func declareNeed() toolkit.Tool {
+	return toolkit.Tool{
+		Name:  "declare_need",
+		Title: "Declare a need for external information",
+		Description: "You cannot reach the outside world directly. Declare what external information you need (operation), where it comes from " +
+			"(parameters) and why (justification). Airlock's policy decides; a person may have to approve. In the planning phase you get the " +
+			"decision it would get, with no external I/O; in the execution phase an approved need is fetched by Airlock and returned inside " +
+			"an UNTRUSTED_EXTERNAL_CONTENT fence with a signed attribution. Use declaration_id to collect a need approved later.",
+		Tier:            toolkit.TierExternal,
+		ReadOnly:        false,
+		OpenWorld:       true,
+		InputSchema:     schemas.MustReflect(&DeclareNeedArgs{}),
+		NewArgs:         func() toolkit.Args { return &DeclareNeedArgs{} },
+		Capability:      declareCapability,
+		HandlesApproval: true,
+		Expand:          expandDeclaration,
+		Precheck:        declarePrecheck,
+		Handle:          declareHandle,
+	}
+}
+
+// declareCapability is the need's operation (comm.fetch, ...). Validation
+// and Expand guarantee one is set before the policy runs; an empty one maps
+// to a capability no pattern should grant rather than to "".
+func declareCapability(a toolkit.Args) string {
+	if op := a.(*DeclareNeedArgs).Operation; op != "" {
+		return string(op)
+	}
+	return "comm.undeclared"
+}
+
+// expandDeclaration replaces a declaration id — given by the agent, or the
+// request state the client echoes with an approval answer — by the stored
+// need, so that the policy re-judges exactly what was declared. Another
+// session's declaration is "not found", never "forbidden": its existence is
+// not revealed.
+func expandDeclaration(ctx context.Context, env *toolkit.Env, a toolkit.Args) (toolkit.Args, error) {
+	args := a.(*DeclareNeedArgs)
+	id := args.DeclarationID
+	if st := env.Elicitation.RequestState; strings.HasPrefix(st, requestStatePrefix) {
+		id = strings.TrimPrefix(st, requestStatePrefix)
+	}
+	if id == "" {
+		return args, nil
+	}
+	d, err := env.Declarations.Get(ctx, id, env.Session.ID)
+	if err != nil {
+		if errors.Is(err, declarations.ErrNotFound) || errors.Is(err, declarations.ErrWrongSession) {
+			return nil, violation.Wrap(violation.NotFound, err, "no declaration %q in this session", boundedName(id))
+		}
+		return nil, err
+	}
+	p, j := d.Need.Parameters, d.Need.Justification
+	return &DeclareNeedArgs{Operation: d.Need.Operation, Parameters: &p, Justification: &j, DeclarationID: d.ID, Phase: args.Phase}, nil
+}
+
+func declarePrecheck(env *toolkit.Env, a toolkit.Args) error {
+	if p := a.(*DeclareNeedArgs).Phase; p != "" && p != env.Session.Phase {
+		return violation.New(violation.PhaseBlocked, "the session is in phase %q, not %q; the phase is set by the server, never by a tool argument", env.Session.Phase, boundedName(p))
+	}
+	return nil
+}
+
+func declareHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*toolkit.Result, error) {
+	args := a.(*DeclareNeedArgs)
+	m, sess := env.Declarations, env.Session
+	var (
+		d   *declarations.Declaration
+		err error
+	)
+	if args.DeclarationID == "" {
+		dec := env.Decision
+		d, err = m.Declare(ctx, sess.ID, sess.Principal, args.need(), string(dec.Effect), dec.RuleID, dec.Reason)
+	} else {
+		d, err = m.Get(ctx, args.DeclarationID, sess.ID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if d, err = applyAnswer(ctx, env, d); err != nil {
+		return nil, err
+	}
+	return advance(ctx, env, d)
+}
+
+// applyAnswer records a person's answer to the approval question.
+func applyAnswer(ctx context.Context, env *toolkit.Env, d *declarations.Declaration) (*declarations.Declaration, error) {
+	ans, ok := env.Elicitation.Answers[elicitID]
+	if !ok || d.State != declarations.StateDeclared {
+		return d, nil
+	}
+	by := "elicitation:" + env.Session.Principal
+	switch {
+	case ans.Action == "accept" && ans.Content["approve"] == true:
+		return env.Declarations.Approve(ctx, d.ID, by, "approved by the person at the client")
+	case ans.Action == "accept" || ans.Action == "decline":
+		return env.Declarations.Deny(ctx, d.ID, by, "declined by the person at the client")
+	default: // cancel: no decision; the declaration waits for one
+		return d, nil
+	}
+}
+
+// advance moves a declaration as far as this call may take it.
+func advance(ctx context.Context, env *toolkit.Env, d *declarations.Declaration) (*toolkit.Result, error) {
+	switch d.State {
+	case declarations.StateDeclared:
+		if env.DryRun {
+			return planned(d, "needs approval"), nil
+		}
+		if _, answered := env.Elicitation.Answers[elicitID]; env.Elicitation.Supported && !answered {
+			return askApproval(d), nil
+		}
+		return pending(d), nil
+	case declarations.StateApproved:
+		if env.DryRun {
+			return planned(d, "approved by "+d.DecidedBy), nil
+		}
+		return execute(ctx, env, d)
+	case declarations.StateFailed:
+		id := d.ID
+		d, err := env.Declarations.Retry(ctx, id, env.Session.ID)
+		if err != nil {
+			return nil, violation.Wrap(violation.PreconditionFailed, err, "declaration %s failed and has no retry left; declare the need again", id)
+		}
+		if env.Decision.Effect == policy.Allow {
+			if d, err = env.Declarations.Approve(ctx, d.ID, "policy:"+env.Decision.RuleID, "retry re-approved by policy"); err != nil {
+				return nil, err
+			}
+		}
+		return advance(ctx, env, d)
+	case declarations.StateDenied:
+		return nil, violation.New(violation.PolicyDenied, "declaration %s was denied by %s: %s", d.ID, d.DecidedBy, d.Reason)
+	case declarations.StateExecuted:
+		return nil, violation.New(violation.ApprovalRequired, "declaration %s was already executed; an approval is used once: declare the need again", d.ID)
+	case declarations.StateExpired:
+		return nil, violation.New(violation.ApprovalRequired, "declaration %s expired before it was used; declare the need again", d.ID)
+	default:
+		return nil, violation.New(violation.PreconditionFailed, "declaration %s is %s", d.ID, d.State)
+	}
+}
+
+func execute(ctx context.Context, env *toolkit.Env, d *declarations.Declaration) (*toolkit.Result, error) {
+	if env.Broker == nil {
+		return nil, violation.New(violation.Unavailable, "no executor is configured for %s", d.Need.Operation)
+	}
+	id := d.ID
+	d, err := env.Declarations.Begin(ctx, id, env.Session.ID) // consumes the approval, once
+	if err != nil {
+		return nil, violation.Wrap(violation.ApprovalRequired, err, "declaration %s cannot run: its approval is used, expired or gone", id)
+	}
+	ext, xerr := env.Broker.Execute(ctx, d.Need)
+	if xerr != nil {
+		if _, ferr := env.Declarations.Finish(context.WithoutCancel(ctx), d.ID, nil, xerr); ferr != nil {
+			return nil, errors.Join(xerr, ferr)
+		}
+		return nil, xerr
+	}
+	sum := sha256.Sum256([]byte(ext.Text))
+	ref := &declarations.ResultRef{ContentSHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(ext.Text))}
+	if d, err = env.Declarations.Finish(context.WithoutCancel(ctx), d.ID, ref, nil); err != nil {
+		return nil, err
+	}
+	return &toolkit.Result{
+		Text: fmt.Sprintf("Declaration %s (%s) executed: %s, %d bytes, retrieved %s.", d.ID, d.Need.Operation, ext.Source,
+			len(ext.Text), ext.RetrievedAt.UTC().Format("2006-01-02T15:04:05Z")),
+		UntrustedText: ext.Text,
+		Untrusted: &toolkit.Provenance{Kind: string(d.Need.Operation), Source: ext.Source, Trust: "untrusted",
+			Attribute: true, DeclarationID: d.ID, RetrievedAt: ext.RetrievedAt},
+		Structured: map[string]any{"declaration_id": d.ID, "state": d.State, "operation": d.Need.Operation, "source": ext.Source,
+			"content_type": ext.ContentType, "truncated": ext.Truncated, "details": ext.Details},
+		Audit: map[string]any{"declaration_id": d.ID, "state": d.State, "source": ext.Source, "bytes": len(ext.Text), "decided_by": d.DecidedBy},
+	}, nil
+}
+
+// planned answers a declaration in planning: the decision, no I/O.
+func planned(d *declarations.Declaration, status string) *toolkit.Result {
+	return &toolkit.Result{
+		Text: fmt.Sprintf("Declared %s as %s (planning phase: nothing was fetched). Decision: %s (rule %s: %s). "+
+			"In the execution phase, call declare_need with declaration_id=%q to run it.", d.Need.Operation, d.ID, status, d.RuleID, d.Reason, d.ID),
+		Structured: declarationView(d),
+		Audit:      map[string]any{"declaration_id": d.ID, "state": d.State, "dry_run": true},
+	}
+}
+
+// pending answers a declaration that waits for a person.
+func pending(d *declarations.Declaration) *toolkit.Result {
+	return &toolkit.Result{
+		Text: fmt.Sprintf("Declaration %s needs approval (rule %s: %s) and none was given here. An operator can decide with "+
+			"`airlock approvals approve %s` or `airlock approvals deny %s --reason ...`; then call declare_need with declaration_id=%q.",
+			d.ID, d.RuleID, d.Reason, d.ID, d.ID, d.ID),
+		Structured: declarationView(d),
+		Audit:      map[string]any{"declaration_id": d.ID, "state": d.State},
+	}
+}
+
+// askApproval ends this round with a question to the client's person,
+// showing what, why and where.
+func askApproval(d *declarations.Declaration) *toolkit.Result {
+	n := d.Need
+	where := n.Parameters.URL
+	if where == "" {
+		where = strings.TrimSpace(n.Parameters.Source + " " + n.Parameters.Query)
+	}
+	msg := fmt.Sprintf("An AI agent asks Airlock to perform %s on: %s\n\nThe user asked: %s\nWhat it does not know: %s\nHow it will use the answer: %s\n\nApprove this one request?",
+		n.Operation, where, n.Justification.UserRequest, n.Justification.MissingKnowledge, n.Justification.ExpectedUse)
+	return &toolkit.Result{
+		Text: "Waiting for the person at the client to approve declaration " + d.ID + ".",
+		Elicit: &toolkit.ElicitRequest{ID: elicitID, Message: msg, State: requestStatePrefix + d.ID, Schema: map[string]any{
+			"type":       "object",
+			"properties": map[string]any{"approve": map[string]any{"type": "boolean", "title": "Approve this request", "default": false}},
+			"required":   []string{"approve"},
+		}},
+		Structured: declarationView(d),
+		Audit:      map[string]any{"declaration_id": d.ID, "state": d.State, "asked": "elicitation"},
+	}
+}
+
+func declarationView(d *declarations.Declaration) map[string]any {
+	return map[string]any{
+		"declaration_id": d.ID, "state": d.State, "operation": d.Need.Operation, "decision": d.Decision,
+		"rule_id": d.RuleID, "reason": d.Reason, "decided_by": d.DecidedBy, "expires_at": d.ExpiresAt,
+	}
+}
