@@ -48,6 +48,7 @@ func commands() map[string]command {
 		"report":      {"print a session's Sources Used report (markdown)", runReport},
 		"doctor":      {"report which sandbox mechanisms this host provides", runDoctor},
 		"attribution": {"verify the signed attribution of a saved tool result", runAttribution},
+		"approvals":   {"list, approve or deny declared needs", runApprovals},
 	}
 }
 

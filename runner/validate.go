@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"github.com/airlock-dev/airlock/violation"
 )
@@ -54,6 +55,12 @@ func (v *schemaValidator) validate(raw []byte) error {
 		leaf = leaf.Causes[0]
 	}
 	where := "/" + strings.Join(leaf.InstanceLocation, "/")
+	switch k := leaf.ErrorKind.(type) {
+	case *kind.Required:
+		return violation.Wrap(violation.InvalidArguments, err, "argument %s is missing %s", where, strings.Join(k.Missing, ", "))
+	case *kind.AdditionalProperties:
+		return violation.Wrap(violation.InvalidArguments, err, "argument %s has unknown field(s) %s", where, strings.Join(k.Properties, ", "))
+	}
 	rule := strings.Join(leaf.ErrorKind.KeywordPath(), "/")
 	return violation.Wrap(violation.InvalidArguments, err, "argument %s breaks schema rule %q", where, rule)
 }

@@ -49,6 +49,11 @@ policies:
     allow: ["pool.*", "pipeline.run:*"]
     deny: ["pipeline.run:danger_*"]
     filesystem: {read: [pools], write: [out]}
+  ext:
+    allow: ["pool.*", "comm.*"]
+    rules:
+      - {id: gated-needs-ok, capability: comm.fetch, when: 'url.path startsWith "/gated"', effect: require_approval}
+    network: {allow_hosts: ["127.0.0.1"], allow_schemes: [http], allow_private: ["127.0.0.0/8"]}
   ruled:
     extends: base
     rules:
@@ -60,6 +65,8 @@ roles:
   limited: {policy: limited, pools: [alpha]}
   ruled: {policy: ruled, pools: [alpha]}
   runner: {policy: pipes, pools: [alpha, delta], initial_phase: execution}
+  fetcher: {policy: ext, pools: [alpha], initial_phase: execution}
+  fetch-planner: {policy: ext, pools: [alpha]}
   planner: {policy: pipes, pools: [alpha, delta]}
   agent:
     policy: base
@@ -67,6 +74,8 @@ roles:
     tokens: [{env: AIRLOCK_TEST_TOKEN}]
 transports:
   stdio: {role: %s}
+comm:
+  fetch: {allow_http_hosts: ["127.0.0.1"], allow_private: ["127.0.0.0/8"], per_minute: 4}
 pipelines:
   - name: count_rows
     description: Counts the rows of delta/rows.csv.

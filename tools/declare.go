@@ -204,7 +204,7 @@ func advance(ctx context.Context, env *toolkit.Env, d *declarations.Declaration)
 		}
 		return advance(ctx, env, d)
 	case declarations.StateDenied:
-		return nil, violation.New(violation.PolicyDenied, "declaration %s was denied by %s: %s", d.ID, d.DecidedBy, d.Reason)
+		return nil, violation.New(violation.PolicyDenied, "declaration %s was denied by %s: %s", d.ID, d.DecidedBy, decisionReason(d))
 	case declarations.StateExecuted:
 		return nil, violation.New(violation.ApprovalRequired, "declaration %s was already executed; an approval is used once: declare the need again", d.ID)
 	case declarations.StateExpired:
@@ -288,6 +288,17 @@ func askApproval(d *declarations.Declaration) *toolkit.Result {
 		Structured: declarationView(d),
 		Audit:      map[string]any{"declaration_id": d.ID, "state": d.State, "asked": "elicitation"},
 	}
+}
+
+// decisionReason is the reason given with the latest decision (an
+// operator's or a person's), else the policy's.
+func decisionReason(d *declarations.Declaration) string {
+	for i := len(d.History) - 1; i >= 0; i-- {
+		if h := d.History[i]; h.Reason != "" && (h.To == declarations.StateDenied || h.To == declarations.StateApproved) {
+			return h.Reason
+		}
+	}
+	return d.Reason
 }
 
 func declarationView(d *declarations.Declaration) map[string]any {

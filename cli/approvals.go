@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+)
+
+// runApprovals is the operator's side of declare_need: list what waits
+// for a decision, approve or deny it. Every decision is audited.
+func runApprovals(ctx context.Context, args []string, io Streams) error {
+	usage := fmt.Errorf("airlock approvals list [--all] | approve ID [--reason TEXT] | deny ID --reason TEXT  [--state DIR]: %w", ErrUsage)
+	if len(args) == 0 {
+		return usage
+	}
+	verb, rest := args[0], args[1:]
+	id := ""
+	if verb == "approve" || verb == "deny" {
+		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+			return usage
+		}
+		id, rest = rest[0], rest[1:]
+	}
+	fs := newFlags("approvals "+verb, io)
+	state := fs.String("state", "", "state directory")
+	all := fs.Bool("all", false, "list: every declaration, not only those waiting")
+	reason := fs.String("reason", "", "why (shown to the agent, recorded in the audit trail)")
+	if err := parse(fs, rest); err != nil {
+		return err
+	}
+	op, _, err := openOperator(*state, verb == "list")
+	if err != nil {
+		return err
+	}
+	defer op.Close()
+	switch verb {
+	case "list":
+		ds, err := op.Approvals(ctx, *all)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "ID\tSTATE\tOPERATION\tWHERE\tSESSION\tPRINCIPAL\tWHY (user request)")
+		for _, d := range ds {
+			where := d.Need.Parameters.URL
+			if where == "" {
+				where = strings.TrimSpace(d.Need.Parameters.Source + " " + d.Need.Parameters.Query)
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.State, d.Need.Operation, short(where, 60), short(d.SessionID, 13), d.Principal, short(d.Need.Justification.UserRequest, 60))
+		}
+		return w.Flush()
+	case "approve":
+		if *reason == "" {
+			*reason = "approved by the operator"
+		}
+		d, err := op.Approve(ctx, id, operatorName(), *reason)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(io.Out, "approved %s (%s %s); single use, until %s\n", d.ID, d.Need.Operation, d.Need.Parameters.URL+d.Need.Parameters.Query, d.ExpiresAt.Format("15:04:05Z07:00"))
+		return nil
+	case "deny":
+		if *reason == "" {
+			return fmt.Errorf("deny needs --reason (the agent is told it): %w", ErrUsage)
+		}
+		d, err := op.Deny(ctx, id, operatorName(), *reason)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(io.Out, "denied %s\n", d.ID)
+		return nil
+	default:
+		return usage
+	}
+}

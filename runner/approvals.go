@@ -1,0 +1,70 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/store"
+)
+
+// Declaration is a declared need and where it stands.
+type Declaration = declarations.Declaration
+
+// Approvals lists declarations, oldest first: those waiting for a decision,
+// or with all set, every one.
+func (o *Operator) Approvals(ctx context.Context, all bool) ([]*Declaration, error) {
+	f := declarations.Filter{States: []declarations.State{declarations.StateDeclared}}
+	if all {
+		f.States = nil
+	}
+	return o.db.Declarations().List(ctx, f)
+}
+
+// Approve approves a declared need on the operator's word; the agent then
+// collects it with declare_need and its declaration_id. The approval is
+// single-use and expires after the default approval TTL.
+func (o *Operator) Approve(ctx context.Context, id, by, reason string) (*Declaration, error) {
+	return o.decide(ctx, id, by, reason, true)
+}
+
+// Deny refuses a declared need; reason is shown to the agent.
+func (o *Operator) Deny(ctx context.Context, id, by, reason string) (*Declaration, error) {
+	return o.decide(ctx, id, by, reason, false)
+}
+
+func (o *Operator) decide(ctx context.Context, id, by, reason string, approve bool) (*Declaration, error) {
+	m := declarations.NewManager(o.db.Declarations(), &declarations.ManagerOptions{Now: o.now})
+	who := "operator:" + by
+	var (
+		d   *Declaration
+		err error
+	)
+	if approve {
+		d, err = m.Approve(ctx, id, who, reason)
+	} else {
+		d, err = m.Deny(ctx, id, who, reason)
+	}
+	capability := "operator.deny"
+	if approve {
+		capability = "operator.approve"
+	}
+	rec := &store.Record{
+		Time: o.now().UTC(), Principal: who, Transport: "cli", Capability: capability, Decision: "allow", Outcome: "ok",
+		Reason: reason, Extra: mustJSON(map[string]string{"declaration_id": id}),
+	}
+	if d != nil {
+		rec.SessionID = d.SessionID
+	}
+	if err != nil {
+		rec.Outcome, rec.Error = "error", err.Error()
+	}
+	if aerr := o.db.Append(ctx, rec); aerr != nil {
+		return nil, fmt.Errorf("auditing the decision: %w", aerr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("declaration %s: %w", id, err)
+	}
+	return d, nil
+}
+
