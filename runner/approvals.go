@@ -67,4 +67,3 @@ func (o *Operator) decide(ctx context.Context, id, by, reason string, approve bo
 	}
 	return d, nil
 }
-

@@ -112,7 +112,7 @@ type Env struct {
 	Broker Broker
 	// Elicitation is the client's side of a person-in-the-loop question.
 	Elicitation Elicitation
-	Now       time.Time
+	Now         time.Time
 	// Progress reports progress to the client when it asked for it; never nil.
 	Progress func(progress, total float64, message string)
 }
