@@ -49,6 +49,7 @@ func commands() map[string]command {
 		"doctor":      {"report which sandbox mechanisms this host provides", runDoctor},
 		"attribution": {"verify the signed attribution of a saved tool result", runAttribution},
 		"approvals":   {"list, approve or deny declared needs", runApprovals},
+		"phase":       {"move a live session between planning and execution", runPhase},
 	}
 }
 

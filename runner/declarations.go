@@ -29,6 +29,7 @@ func (r *Runner) initDeclarations(cfg *config.Config) error {
 	r.decls = newManager(r.db, cfg, r.now)
 	r.stop = make(chan struct{})
 	go r.sweep()
+	go r.pollPhases()
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -259,5 +260,44 @@ func TestDeclareNeedRateLimit(t *testing.T) {
 	}
 	if res := call(t, c, "declare_need", need(o.URL+"/doc-extra")); code(res) != "LIMIT_EXCEEDED" {
 		t.Fatalf("fifth fetch in a minute: %s", text(res))
+	}
+}
+
+// TestOperatorMovesThePhase: a session that starts in planning gets dry
+// runs; once an operator moves it to execution, the same declaration runs.
+func TestOperatorMovesThePhase(t *testing.T) {
+	o := newOrigin(t)
+	f := newFixture(t, "fetch-planner")
+	c := f.connect(t)
+	res := call(t, c, "declare_need", need(o.URL+"/doc"))
+	if res.IsError || o.hits.Load() != 0 {
+		t.Fatalf("planning: %s", text(res))
+	}
+	id := structured(t, res)["declaration_id"].(string)
+	recs := f.auditRecords(t)
+	session := recs[len(recs)-1].SessionID
+	op, err := runner.OpenOperator(f.state, false)
+	must(t, err)
+	must(t, op.SetPhase(context.Background(), session, "execution", "tester", "plan reviewed"))
+	op.Close()
+	var got *mcp.CallToolResult
+	for range 40 {
+		got = call(t, c, "declare_need", map[string]any{"declaration_id": id})
+		if o.hits.Load() > 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got.IsError || !strings.Contains(text(got), "content of /doc") {
+		t.Fatalf("after the operator's phase change: %s", text(got))
+	}
+	var applied bool
+	for _, r := range f.auditRecords(t) {
+		if r.Capability == "session.phase" && r.SessionID == session {
+			applied = true
+		}
+	}
+	if !applied {
+		t.Fatal("the phase change was not audited by the server")
 	}
 }
