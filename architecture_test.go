@@ -41,7 +41,9 @@ func goList(t *testing.T) map[string]listedPackage {
 // (cli and server reach them only through the runner's exported API, which
 // exposes declarations and operator functions, never a handler.)
 func TestOnlyRunnerReachesToolsAndStore(t *testing.T) {
-	guarded := []string{module + "/tools", module + "/store"}
+	// comm holds the external executors: reachable only through the runner's
+	// broker, after the phase gate, the policy and an approval.
+	guarded := []string{module + "/tools", module + "/store", module + "/comm"}
 	for name, p := range goList(t) {
 		if name == "runner" || strings.HasPrefix(name, "runner/") {
 			continue

@@ -28,8 +28,8 @@ func (r *Runner) initDeclarations(cfg *config.Config) error {
 	}
 	r.decls = newManager(r.db, cfg, r.now)
 	r.stop = make(chan struct{})
-	go r.sweep()
-	go r.pollPhases()
+	go r.every(sweepInterval, func(ctx context.Context) { r.ExpireDeclarations(ctx) })
+	go r.every(phasePollInterval, r.applyPhases)
 	return nil
 }
 
@@ -41,17 +41,17 @@ func newManager(db *store.DB, cfg *config.Config, now func() time.Time) *declara
 	})
 }
 
-// sweep expires declarations and approvals past their deadline, and
-// records each sweep that expired something.
-func (r *Runner) sweep() {
-	t := time.NewTicker(sweepInterval)
+// every runs f each interval until the runner closes: the expiry sweep of
+// declarations and approvals, and applying operators' phase changes.
+func (r *Runner) every(interval time.Duration, f func(context.Context)) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-r.stop:
 			return
 		case <-t.C:
-			r.ExpireDeclarations(context.Background())
+			f(context.Background())
 		}
 	}
 }

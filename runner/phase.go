@@ -34,20 +34,7 @@ func (o *Operator) SetPhase(ctx context.Context, sessionID, phase, by, reason st
 	return err
 }
 
-// pollPhases applies operators' phase changes to open sessions.
-func (r *Runner) pollPhases() {
-	t := time.NewTicker(phasePollInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-r.stop:
-			return
-		case <-t.C:
-			r.applyPhases(context.Background())
-		}
-	}
-}
-
+// applyPhases applies operators' phase changes to open sessions.
 func (r *Runner) applyPhases(ctx context.Context) {
 	phases, err := r.db.SessionPhases(ctx)
 	if err != nil {
