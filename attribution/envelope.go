@@ -1,13 +1,12 @@
 package attribution
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
+
+	"github.com/airlock-dev/airlock/strictjson"
 )
 
 // MaxEnvelopeBytes bounds what ParseEnvelope reads.
@@ -58,7 +57,7 @@ func ParseEnvelope(data []byte) (*Envelope, error) {
 	if len(data) > MaxEnvelopeBytes {
 		return nil, fmt.Errorf("%d bytes, limit %d: %w", len(data), MaxEnvelopeBytes, ErrMalformed)
 	}
-	if err := checkJSON(data); err != nil {
+	if err := strictjson.Check(data, maxDepth); err != nil {
 		return nil, fmt.Errorf("%v: %w", err, ErrMalformed)
 	}
 	obj, err := object(data, "document")
@@ -186,56 +185,4 @@ func exactKeys(obj map[string]json.RawMessage, known ...string) error {
 		}
 	}
 	return nil
-}
-
-// checkJSON accepts exactly one JSON value with no duplicate object key at
-// any depth and nesting no deeper than maxDepth. encoding/json keeps the
-// last of duplicate keys; other readers keep the first.
-func checkJSON(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := walk(dec, 0); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("data after the JSON document")
-	}
-	return nil
-}
-
-func walk(dec *json.Decoder, depth int) error {
-	if depth > maxDepth {
-		return fmt.Errorf("nested deeper than %d", maxDepth)
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch tok {
-	case json.Delim('{'):
-		seen := map[string]bool{}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return err
-			}
-			key, _ := k.(string)
-			if seen[key] {
-				return fmt.Errorf("duplicate key %q", key)
-			}
-			seen[key] = true
-			if err := walk(dec, depth+1); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token()
-	case json.Delim('['):
-		for dec.More() {
-			if err := walk(dec, depth+1); err != nil {
-				return err
-			}
-		}
-		_, err = dec.Token()
-	}
-	return err
 }

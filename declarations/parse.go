@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/strictjson"
 )
 
 // MaxNeedJSONBytes bounds the JSON text ParseNeed reads. A valid need is
@@ -130,55 +131,19 @@ func lastKey(field string) string {
 const maxJSONDepth = 3
 
 // checkJSON accepts exactly one JSON value with no duplicate object key at
-// any depth and nesting no deeper than maxJSONDepth.
+// any depth, in which nothing nests deeper than a need does.
 func checkJSON(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := walk(dec, 0); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return invalid("", "data after the JSON object")
-	}
-	return nil
-}
-
-func walk(dec *json.Decoder, depth int) error {
-	if depth >= maxJSONDepth {
-		return invalid("", fmt.Sprintf("nested deeper than a need (%d levels)", maxJSONDepth))
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return invalid("", "not valid JSON")
-	}
-	switch tok {
-	case json.Delim('{'):
-		seen := map[string]bool{}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return invalid("", "not valid JSON")
-			}
-			key, _ := k.(string)
-			if seen[key] {
-				return invalid("", "duplicate key")
-			}
-			seen[key] = true
-			if err := walk(dec, depth+1); err != nil {
-				return err
-			}
-		}
-	case json.Delim('['):
-		for dec.More() {
-			if err := walk(dec, depth+1); err != nil {
-				return err
-			}
-		}
-	default:
+	err := strictjson.Check(data, maxJSONDepth-1)
+	switch {
+	case err == nil:
 		return nil
-	}
-	if _, err := dec.Token(); err != nil {
+	case errors.Is(err, strictjson.ErrTooDeep):
+		return invalid("", fmt.Sprintf("nested deeper than a need (%d levels)", maxJSONDepth))
+	case errors.Is(err, strictjson.ErrDuplicateKey):
+		return invalid("", "duplicate key")
+	case errors.Is(err, strictjson.ErrTrailing):
+		return invalid("", "data after the JSON object")
+	default:
 		return invalid("", "not valid JSON")
 	}
-	return nil
 }
