@@ -36,11 +36,7 @@ func poolsVerify(args []string, io Streams) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	dir, err := stateDir(*state)
-	if err != nil {
-		return err
-	}
-	cfg, err := loadConfig(*cfgPath, dir)
+	cfg, _, err := loadConfigAndState(*cfgPath, *state)
 	if err != nil {
 		return err
 	}

@@ -26,11 +26,7 @@ func runServe(ctx context.Context, args []string, io Streams) error {
 	if err != nil {
 		return err
 	}
-	dir, err := stateDir(*state)
-	if err != nil {
-		return err
-	}
-	cfg, err := loadConfig(*cfgPath, dir)
+	cfg, dir, err := loadConfigAndState(*cfgPath, *state)
 	if err != nil {
 		return err
 	}
@@ -49,6 +45,17 @@ func runServe(ctx context.Context, args []string, io Streams) error {
 		return srv.ServeStdio(ctx, io.In, io.Out, io.Err)
 	}
 	return serveHTTP(ctx, *addr, srv, io)
+}
+
+// loadConfigAndState resolves the state directory, then loads the config
+// (or the embedded demo, whose pools live under the state directory).
+func loadConfigAndState(cfgPath, stateFlag string) (*config.Config, string, error) {
+	dir, err := stateDir(stateFlag)
+	if err != nil {
+		return nil, "", err
+	}
+	cfg, err := loadConfig(cfgPath, dir)
+	return cfg, dir, err
 }
 
 // loadConfig loads path, or materialises the embedded demo under the state dir.
