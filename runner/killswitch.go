@@ -19,8 +19,3 @@ func (r *Runner) killSwitch(ctx context.Context) error {
 	}
 	return nil
 }
-
-// SetKillSwitch engages or releases the kill switch and records who did it.
-func (r *Runner) SetKillSwitch(ctx context.Context, engaged bool, by, reason string) error {
-	return setKillSwitch(ctx, r.db, r.now(), engaged, by, reason)
-}

@@ -61,7 +61,6 @@ type Runner struct {
 // Errors returned by New and OpenSession.
 var (
 	ErrUnknownRole = errors.New("unknown role")
-	ErrClosed      = errors.New("runner closed")
 )
 
 // New opens the store under stateDir, the pools and the policies of cfg.
