@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 )
 
@@ -14,13 +13,6 @@ const (
 	PathSSE        = "/sse"
 	PathMessage    = "/message"
 )
-
-// sessionVersions are the protocol revisions with MCP sessions; see the
-// package doc for why the sessionless 2026-07-28 revision is not offered.
-var sessionVersions = []string{
-	mcp.ProtocolVersion20251125, mcp.ProtocolVersion20250618,
-	mcp.ProtocolVersion20250326, mcp.ProtocolVersion20241105,
-}
 
 // Handler serves streamable HTTP at /mcp and SSE at /sse (+ /message),
 // every request authenticated first.
@@ -34,7 +26,6 @@ func (s *Server) Handler() http.Handler {
 	streamable := mcpserver.NewStreamableHTTPServer(s.mcp,
 		mcpserver.WithEndpointPath(PathStreamable),
 		mcpserver.WithHTTPContextFunc(ctxFunc),
-		mcpserver.WithStreamableHTTPProtocolVersions(sessionVersions...),
 	)
 	sse := mcpserver.NewSSEServer(s.mcp,
 		mcpserver.WithSSEEndpoint(PathSSE),
