@@ -51,7 +51,7 @@ var confEpoch = time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC)
 // text a careless encoding would mangle.
 func confDeclaration(id, session string, state State, created time.Time) *Declaration {
 	return &Declaration{
-		ID: id, SessionID: session, Principal: "alice@example.com",
+		ID: id, ContextID: session, Principal: "alice@example.com",
 		Need: Need{
 			Operation:  OpQuery,
 			Parameters: Parameters{Query: "SELECT name, price\n\tFROM products WHERE name LIKE '%é%' -- \"quoted\"", Source: "catalog.v2"},
@@ -122,7 +122,7 @@ func confCreateGet(t *testing.T, st Store) {
 	confSame(t, "Get after Create", got, want)
 
 	// Zero times, no result and no history survive as such.
-	bare := &Declaration{ID: "d2", SessionID: "s1", State: StateDeclared, CreatedAt: confEpoch}
+	bare := &Declaration{ID: "d2", ContextID: "s1", State: StateDeclared, CreatedAt: confEpoch}
 	confCreate(t, st, bare)
 	got, err = st.Get(ctx, "d2")
 	if err != nil {
@@ -136,7 +136,7 @@ func confCreateGet(t *testing.T, st Store) {
 
 func confCreateInvalid(t *testing.T, st Store) {
 	ctx := context.Background()
-	if err := st.Create(ctx, &Declaration{SessionID: "s1", State: StateDeclared}); !errors.Is(err, ErrInvalid) {
+	if err := st.Create(ctx, &Declaration{ContextID: "s1", State: StateDeclared}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("Create with empty ID: %v, want ErrInvalid", err)
 	}
 	confCreate(t, st, confDeclaration("d1", "s1", StateDeclared, confEpoch))
@@ -148,7 +148,7 @@ func confCreateInvalid(t *testing.T, st Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.SessionID != "s1" || got.State != StateDeclared {
+	if got.ContextID != "s1" || got.State != StateDeclared {
 		t.Errorf("a refused Create changed the stored declaration: %s", confJSON(got))
 	}
 }
@@ -198,7 +198,7 @@ func confNoSharedMemory(t *testing.T, st Store) {
 	want := in.Clone()
 	confCreate(t, st, in)
 	scribble := func(d *Declaration) {
-		d.SessionID, d.Need.Parameters.Query, d.Attempts = "evil", "DROP TABLE x", 99
+		d.ContextID, d.Need.Parameters.Query, d.Attempts = "evil", "DROP TABLE x", 99
 		d.Result.Bytes = -1
 		d.History[0].By = "evil"
 		d.History = append(d.History, Transition{To: StateExecuted})
@@ -368,12 +368,12 @@ func confList(t *testing.T, st Store) {
 		want   string
 	}{
 		{"all", Filter{}, "abcde"},
-		{"session", Filter{SessionID: "s2"}, "de"},
+		{"session", Filter{ContextID: "s2"}, "de"},
 		{"states", Filter{States: []State{StateDeclared, StateApproved}}, "ace"},
-		{"session and states", Filter{SessionID: "s1", States: []State{StateDeclared, StateExecuted}}, "ab"},
+		{"session and states", Filter{ContextID: "s1", States: []State{StateDeclared, StateExecuted}}, "ab"},
 		{"limit", Filter{Limit: 2}, "ab"},
-		{"limit over count", Filter{SessionID: "s2", Limit: 10}, "de"},
-		{"no match", Filter{SessionID: "s3"}, ""},
+		{"limit over count", Filter{ContextID: "s2", Limit: 10}, "de"},
+		{"no match", Filter{ContextID: "s3"}, ""},
 		{"no state matches", Filter{States: []State{StateFailed}}, ""},
 	} {
 		got, err := st.List(ctx, c.filter)
@@ -388,7 +388,7 @@ func confList(t *testing.T, st Store) {
 			t.Errorf("List %s: %q, want %q", c.name, ids, c.want)
 		}
 	}
-	got, err := st.List(ctx, Filter{SessionID: "s1", Limit: 1})
+	got, err := st.List(ctx, Filter{ContextID: "s1", Limit: 1})
 	if err != nil || len(got) != 1 {
 		t.Fatalf("List: %v, %v", got, err)
 	}

@@ -87,7 +87,7 @@ func confManagerLifecycle(t *testing.T, st Store) {
 	confWant(t, "second Approve", err, ErrState)
 
 	_, err = m.Begin(ctx, id, "s2")
-	confWant(t, "Begin from another session", err, ErrWrongSession)
+	confWant(t, "Begin from another session", err, ErrWrongContext)
 	confState(t, st, id, StateApproved)
 
 	confRaceBegin(t, m, id, "s1")
@@ -102,7 +102,7 @@ func confManagerLifecycle(t *testing.T, st Store) {
 	_, err = m.Begin(ctx, id, "s1")
 	confWant(t, "Begin after failure", err, ErrAlreadyConsumed)
 	_, err = m.Retry(ctx, id, "s2")
-	confWant(t, "Retry from another session", err, ErrWrongSession)
+	confWant(t, "Retry from another session", err, ErrWrongContext)
 
 	// One retry, with a fresh approval.
 	d, err = m.Retry(ctx, id, "s1")

@@ -73,7 +73,7 @@ const (
 // the microsecond; the Manager writes UTC times truncated to it).
 type Declaration struct {
 	ID        string `json:"id"`
-	SessionID string `json:"session_id"`
+	ContextID string `json:"context_id"`
 	Principal string `json:"principal,omitempty"`
 	Need      Need   `json:"need"`
 	// Fingerprint is Need.Fingerprint() when declared; an approval covers

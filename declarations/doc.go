@@ -26,8 +26,8 @@
 //     (1h). Begin and Approve check the deadline themselves and expire what
 //     is due ([ErrExpired]); [Manager.Expire] sweeps the rest.
 //   - A declaration belongs to its session: Begin, Retry and Get from
-//     another session fail with [ErrWrongSession] before any other check,
-//     and the error names nothing of the owner's session (TestWrongSession).
+//     another session fail with [ErrWrongContext] before any other check,
+//     and the error names nothing of the owner's session (TestWrongContext).
 //   - A failed execution is retried only through declared again, so it
 //     needs a fresh approval (seed 001), and at most MaxAttempts (2)
 //     executions happen in all ([ErrNoAttemptsLeft], TestRetryAttempts).

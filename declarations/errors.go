@@ -24,8 +24,8 @@ var (
 	// ErrExpired: the declaration or its approval passed its deadline;
 	// the declaration is now (or was already) expired.
 	ErrExpired = errors.New("declaration expired")
-	// ErrWrongSession: the declaration belongs to another session.
-	ErrWrongSession = errors.New("declaration belongs to another session")
+	// ErrWrongContext: the declaration belongs to another context.
+	ErrWrongContext = errors.New("declaration belongs to another context")
 	// ErrNoAttemptsLeft: Retry of a failed declaration that has used all
 	// of its executions (ManagerOptions.MaxAttempts).
 	ErrNoAttemptsLeft = errors.New("no execution attempts left")

@@ -79,7 +79,7 @@ func ExampleManager() {
 	fmt.Println(d.State, "until", d.ExpiresAt.Format(time.TimeOnly))
 
 	_, err = m.Begin(ctx, d.ID, "session-2")
-	fmt.Println(errors.Is(err, declarations.ErrWrongSession))
+	fmt.Println(errors.Is(err, declarations.ErrWrongContext))
 
 	d, _ = m.Begin(ctx, d.ID, "session-1")
 	fmt.Println(d.State, d.Need.Parameters.URL)

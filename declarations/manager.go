@@ -77,15 +77,15 @@ var errDue = errors.New("deadline passed")
 // DecisionAllow approves it at once (auto-approval for low risk) and
 // DecisionDeny denies it, each by "policy:<ruleID>". ruleID is required:
 // every decision names the rule that made it.
-func (m *Manager) Declare(ctx context.Context, sessionID, principal string, need Need, decision, ruleID, reason string) (*Declaration, error) {
+func (m *Manager) Declare(ctx context.Context, contextID, principal string, need Need, decision, ruleID, reason string) (*Declaration, error) {
 	if err := need.Validate(); err != nil {
 		return nil, err
 	}
-	if sessionID == "" {
-		return nil, invalid("session_id", "required")
+	if contextID == "" {
+		return nil, invalid("context_id", "required")
 	}
 	err := errors.Join(
-		checkLine("session_id", sessionID, maxNameBytes),
+		checkLine("context_id", contextID, maxNameBytes),
 		checkLine("principal", principal, maxNameBytes),
 		checkDecision(decision),
 		checkLine("rule_id", ruleID, maxNameBytes),
@@ -103,7 +103,7 @@ func (m *Manager) Declare(ctx context.Context, sessionID, principal string, need
 		agent += ":" + principal
 	}
 	d := &Declaration{
-		ID: uuid.NewString(), SessionID: sessionID, Principal: principal,
+		ID: uuid.NewString(), ContextID: contextID, Principal: principal,
 		Need: need, Fingerprint: need.Fingerprint(),
 		Decision: decision, RuleID: ruleID, Reason: reason,
 		CreatedAt: now, ExpiresAt: now.Add(m.declTTL),
@@ -174,19 +174,19 @@ func (m *Manager) decide(ctx context.Context, id, by, reason string, to State) (
 }
 
 // Begin consumes the approval of declaration id for an execution in
-// sessionID: approved → executing, in one compare-and-swap, so of any
+// contextID: approved → executing, in one compare-and-swap, so of any
 // number of concurrent callers exactly one gets the declaration and the
 // others ErrAlreadyConsumed (TestBeginConcurrent). It refuses another
-// session's declaration (ErrWrongSession, before anything else), an
+// session's declaration (ErrWrongContext, before anything else), an
 // approval past its deadline (ErrExpired, and the declaration expires),
 // and a stored need that no longer matches its fingerprint
 // (ErrFingerprint). The caller must execute exactly the returned Need and
 // then call Finish.
-func (m *Manager) Begin(ctx context.Context, id, sessionID string) (*Declaration, error) {
+func (m *Manager) Begin(ctx context.Context, id, contextID string) (*Declaration, error) {
 	now := m.now()
 	d, err := m.move(ctx, id, StateApproved, StateExecuting, func(d *Declaration) error {
-		if !sameSession(d.SessionID, sessionID) {
-			return fmt.Errorf("declaration %s: %w", id, ErrWrongSession)
+		if !sameContext(d.ContextID, contextID) {
+			return fmt.Errorf("declaration %s: %w", id, ErrWrongContext)
 		}
 		if !now.Before(d.ExpiresAt) {
 			return errDue
@@ -207,7 +207,7 @@ func (m *Manager) Begin(ctx context.Context, id, sessionID string) (*Declaration
 	case errors.Is(err, errDue):
 		return nil, m.expired(ctx, id, StateApproved, now)
 	case errors.Is(err, ErrState):
-		return nil, m.stateError(d, sessionID, "approved")
+		return nil, m.stateError(d, contextID, "approved")
 	}
 	return nil, err
 }
@@ -240,15 +240,15 @@ func (m *Manager) Finish(ctx context.Context, id string, result *ResultRef, exec
 	return d, err
 }
 
-// Retry moves a failed declaration of sessionID back to declared, so that
+// Retry moves a failed declaration of contextID back to declared, so that
 // it needs a fresh approval (seed 001: an approval is never reused), with
 // a new DeclarationTTL deadline. A declaration that has had MaxAttempts
 // executions stays failed: ErrNoAttemptsLeft.
-func (m *Manager) Retry(ctx context.Context, id, sessionID string) (*Declaration, error) {
+func (m *Manager) Retry(ctx context.Context, id, contextID string) (*Declaration, error) {
 	now := m.now()
 	d, err := m.move(ctx, id, StateFailed, StateDeclared, func(d *Declaration) error {
-		if !sameSession(d.SessionID, sessionID) {
-			return fmt.Errorf("declaration %s: %w", id, ErrWrongSession)
+		if !sameContext(d.ContextID, contextID) {
+			return fmt.Errorf("declaration %s: %w", id, ErrWrongContext)
 		}
 		if d.Attempts >= m.maxAttempts {
 			return fmt.Errorf("declaration %s: %d of %d executions used: %w", id, d.Attempts, m.maxAttempts, ErrNoAttemptsLeft)
@@ -263,13 +263,13 @@ func (m *Manager) Retry(ctx context.Context, id, sessionID string) (*Declaration
 		return nil
 	})
 	if errors.Is(err, ErrState) {
-		return nil, m.stateError(d, sessionID, "failed")
+		return nil, m.stateError(d, contextID, "failed")
 	}
 	return d, err
 }
 
-// Get returns declaration id if it belongs to sessionID.
-func (m *Manager) Get(ctx context.Context, id, sessionID string) (*Declaration, error) {
+// Get returns declaration id if it belongs to contextID.
+func (m *Manager) Get(ctx context.Context, id, contextID string) (*Declaration, error) {
 	if !plausibleID(id) {
 		return nil, fmt.Errorf("declaration: %w", ErrNotFound)
 	}
@@ -277,8 +277,8 @@ func (m *Manager) Get(ctx context.Context, id, sessionID string) (*Declaration, 
 	if err != nil {
 		return nil, err
 	}
-	if !sameSession(d.SessionID, sessionID) {
-		return nil, fmt.Errorf("declaration %s: %w", id, ErrWrongSession)
+	if !sameContext(d.ContextID, contextID) {
+		return nil, fmt.Errorf("declaration %s: %w", id, ErrWrongContext)
 	}
 	return d, nil
 }
@@ -371,12 +371,12 @@ func (m *Manager) move(ctx context.Context, id string, from, to State, mutate fu
 }
 
 // stateError explains why d (the stored declaration, whose state was not
-// the one wanted) cannot be acted on by sessionID, naming no other
+// the one wanted) cannot be acted on by contextID, naming no other
 // session.
-func (m *Manager) stateError(d *Declaration, sessionID, want string) error {
+func (m *Manager) stateError(d *Declaration, contextID, want string) error {
 	switch {
-	case !sameSession(d.SessionID, sessionID):
-		return fmt.Errorf("declaration %s: %w", d.ID, ErrWrongSession)
+	case !sameContext(d.ContextID, contextID):
+		return fmt.Errorf("declaration %s: %w", d.ID, ErrWrongContext)
 	case d.State == StateExpired:
 		return fmt.Errorf("declaration %s: %w", d.ID, ErrExpired)
 	case want == "approved" && (d.State == StateExecuting || d.State == StateExecuted || d.State == StateFailed):
@@ -385,8 +385,8 @@ func (m *Manager) stateError(d *Declaration, sessionID, want string) error {
 	return fmt.Errorf("declaration %s is %s, not %s: %w", d.ID, d.State, want, ErrState)
 }
 
-// sameSession compares in constant time: a session id is a credential.
-func sameSession(a, b string) bool {
+// sameContext compares in constant time: a session id is a credential.
+func sameContext(a, b string) bool {
 	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
 }
 

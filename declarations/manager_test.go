@@ -70,8 +70,8 @@ func TestDeclareInvalid(t *testing.T) {
 		field                                            string
 	}{
 		{"need", "s1", "p", DecisionAllow, "r", "", bad, "justification.expected_use"},
-		{"no session", "", "p", DecisionAllow, "r", "", confNeed(), "session_id"},
-		{"session newline", "s\n1", "p", DecisionAllow, "r", "", confNeed(), "session_id"},
+		{"no session", "", "p", DecisionAllow, "r", "", confNeed(), "context_id"},
+		{"session newline", "s\n1", "p", DecisionAllow, "r", "", confNeed(), "context_id"},
 		{"principal control", "s1", "p\x1b", DecisionAllow, "r", "", confNeed(), "principal"},
 		{"unknown decision", "s1", "p", "maybe", "r", "", confNeed(), "decision"},
 		{"empty decision", "s1", "p", "", "r", "", confNeed(), "decision"},
@@ -138,9 +138,9 @@ func TestNotFound(t *testing.T) {
 
 func second[T any](_ T, err error) error { return err }
 
-// TestWrongSession: another session can neither run, retry nor read a
+// TestWrongContext: another session can neither run, retry nor read a
 // declaration, and the error names nothing of the owner's session.
-func TestWrongSession(t *testing.T) {
+func TestWrongContext(t *testing.T) {
 	m, st, _ := newTestManager(nil)
 	const owner = "session-owner-7f3a"
 	d := declareApproved(t, m, owner)
@@ -150,8 +150,8 @@ func TestWrongSession(t *testing.T) {
 			"Retry": second(m.Retry(ctx, d.ID, sess)), // wrong state too: the session is checked first
 			"Get":   second(m.Get(ctx, d.ID, sess)),
 		} {
-			if !errors.Is(err, ErrWrongSession) {
-				t.Errorf("%s from %q: %v, want ErrWrongSession", name, sess, err)
+			if !errors.Is(err, ErrWrongContext) {
+				t.Errorf("%s from %q: %v, want ErrWrongContext", name, sess, err)
 			} else if strings.Contains(err.Error(), "owner") || strings.Contains(err.Error(), "7f3a") {
 				t.Errorf("%s: error %q names the owner's session", name, err)
 			}

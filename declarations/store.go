@@ -34,14 +34,14 @@ type Store interface {
 
 // Filter selects declarations for Store.List. Zero fields match all.
 type Filter struct {
-	SessionID string  // only this session's
+	ContextID string  // only this session's
 	States    []State // only declarations in one of these states
 	Limit     int     // at most this many (the oldest); <= 0: no limit
 }
 
-// match reports whether d passes the filter's SessionID and States.
+// match reports whether d passes the filter's ContextID and States.
 func (f *Filter) match(d *Declaration) bool {
-	if f.SessionID != "" && d.SessionID != f.SessionID {
+	if f.ContextID != "" && d.ContextID != f.ContextID {
 		return false
 	}
 	if len(f.States) == 0 {

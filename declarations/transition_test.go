@@ -156,7 +156,7 @@ func seed(t *testing.T, st Store, state State) *Declaration {
 	t.Helper()
 	n := confNeed()
 	d := &Declaration{
-		ID: "d-" + string(state), SessionID: "s1", Need: n, Fingerprint: n.Fingerprint(), State: state,
+		ID: "d-" + string(state), ContextID: "s1", Need: n, Fingerprint: n.Fingerprint(), State: state,
 		Decision: DecisionRequireApproval, RuleID: "r", CreatedAt: confEpoch,
 		ExpiresAt: confEpoch.Add(time.Hour), Attempts: 1,
 		History: []Transition{{To: state, At: confEpoch, By: "test"}},

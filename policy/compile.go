@@ -23,6 +23,7 @@ const maxWhen = 4096
 // down to itself.
 type Policy struct {
 	name     string
+	version  string // see versionOf; "" for one built by Compile
 	desc     string
 	layers   []*layer // root first
 	net      *network
@@ -295,6 +296,9 @@ func (v *identVisitor) Visit(n *ast.Node) {
 
 // Name is the policy's name ("" for one built by Compile).
 func (p *Policy) Name() string { return p.name }
+
+// Version fingerprints the policy and its ancestors as written.
+func (p *Policy) Version() string { return p.version }
 
 // Description is the policy's description as written.
 func (p *Policy) Description() string { return p.desc }

@@ -3,6 +3,9 @@ package policy
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -30,6 +33,30 @@ func (s *Set) Get(name string) (*Policy, bool) {
 	}
 	p, ok := s.policies[name]
 	return p, ok
+}
+
+// Extends reports whether the policy called child is the policy called
+// parent or has it in its inheritance chain, so it can only restrict it
+// (contexts.PolicyLineage).
+func (s *Set) Extends(child, parent string) bool {
+	p, ok := s.Get(child)
+	if !ok {
+		return false
+	}
+	return slices.Contains(p.Chain(), parent)
+}
+
+// versionOf fingerprints a policy as written together with its ancestors, so
+// that any change to the chain gives a new version: an approval question
+// asked under one version is not answered under another.
+func versionOf(spec Spec, parent *Policy) string {
+	b, _ := json.Marshal(spec) // a decoded Spec always encodes
+	h := sha256.New()
+	if parent != nil {
+		h.Write([]byte(parent.version))
+	}
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // Names lists the policies in the set, sorted.
@@ -105,6 +132,7 @@ func CompileSet(name string, data []byte, specs map[string]Spec) (*Set, error) {
 			failed[n] = true
 			return
 		}
+		p.version = versionOf(spec, parent)
 		s.policies[n] = p
 	}
 	for _, n := range s.names {

@@ -216,7 +216,7 @@ func (s *DeclarationStore) List(ctx context.Context, f declarations.Filter) ([]*
 	for i, st := range f.States {
 		states[i] = string(st)
 	}
-	q, args := sqlListDeclarations(f.SessionID, states, f.Limit)
+	q, args := sqlListDeclarations(f.ContextID, states, f.Limit)
 	rows, err := s.db.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: list declarations: %w", err)

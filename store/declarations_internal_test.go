@@ -50,7 +50,7 @@ func TestDeclarationsMigration(t *testing.T) {
 	if err := db.Append(ctx, &Record{Outcome: OutcomeOK}); err != nil {
 		t.Fatal(err)
 	}
-	d := &declarations.Declaration{ID: "d1", SessionID: "s1", State: declarations.StateDeclared, CreatedAt: time.Now()}
+	d := &declarations.Declaration{ID: "d1", ContextID: "s1", State: declarations.StateDeclared, CreatedAt: time.Now()}
 	if err := db.Declarations().Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestDeclarationsCorruptRow(t *testing.T) {
 	}
 	defer db.Close()
 	st := db.Declarations()
-	d := &declarations.Declaration{ID: "d1", SessionID: "s1", State: declarations.StateApproved, CreatedAt: time.Now()}
+	d := &declarations.Declaration{ID: "d1", ContextID: "s1", State: declarations.StateApproved, CreatedAt: time.Now()}
 	if err := st.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}

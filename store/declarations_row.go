@@ -56,7 +56,7 @@ func declArgs(d *declarations.Declaration, now time.Time) ([]any, error) {
 		return nil, fmt.Errorf("store: declaration %s: encoding history: %w", d.ID, err)
 	}
 	return []any{
-		d.ID, d.SessionID, d.Principal, string(d.State), d.Fingerprint,
+		d.ID, d.ContextID, d.Principal, string(d.State), d.Fingerprint,
 		string(d.Need.Canonical()), d.Decision, d.RuleID, d.Reason, d.DecidedBy,
 		formatTime(d.CreatedAt), nullTime(d.DecidedAt), nullTime(d.ExpiresAt),
 		nullTime(d.ExecutedAt), int64(d.Attempts), result, history, formatTime(now),
@@ -99,7 +99,7 @@ func scanDeclaration(row interface{ Scan(...any) error }) (*declarations.Declara
 // was written behind the store's back; it is an error, never a guess.
 func (r *declRow) decode() (*declarations.Declaration, error) {
 	d := &declarations.Declaration{
-		ID: r.id, SessionID: r.session, Principal: r.principal,
+		ID: r.id, ContextID: r.session, Principal: r.principal,
 		State: declarations.State(r.state), Fingerprint: r.fingerprint,
 		Decision: r.decision, RuleID: r.ruleID, Reason: r.reason, DecidedBy: r.decidedBy,
 		Attempts: int(r.attempts),
@@ -191,7 +191,7 @@ func checkStorable(d *declarations.Declaration) error {
 		return &declarations.FieldError{Field: "state", Reason: "not one of the declaration states"}
 	}
 	texts := []textField{
-		{"id", d.ID}, {"session_id", d.SessionID}, {"principal", d.Principal},
+		{"id", d.ID}, {"context_id", d.ContextID}, {"principal", d.Principal},
 		{"fingerprint", d.Fingerprint}, {"decision", d.Decision}, {"rule_id", d.RuleID},
 		{"reason", d.Reason}, {"decided_by", d.DecidedBy},
 		{"need.operation", string(d.Need.Operation)},

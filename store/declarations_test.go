@@ -37,7 +37,7 @@ func testDecl(id, session string, state declarations.State) *declarations.Declar
 		},
 	}
 	return &declarations.Declaration{
-		ID: id, SessionID: session, Principal: "alice", Need: need, Fingerprint: need.Fingerprint(),
+		ID: id, ContextID: session, Principal: "alice", Need: need, Fingerprint: need.Fingerprint(),
 		State: state, Decision: declarations.DecisionRequireApproval, RuleID: "r1",
 		DecidedBy: "operator:bob", CreatedAt: declEpoch, DecidedAt: declEpoch.Add(time.Second),
 		ExpiresAt: declEpoch.Add(time.Hour),
@@ -107,7 +107,7 @@ func TestDeclarationsAcrossHandles(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s handle read\n %+v\nwant %+v", name, got, want)
 		}
-		list, err := h.Declarations().List(ctx, declarations.Filter{SessionID: "s1"})
+		list, err := h.Declarations().List(ctx, declarations.Filter{ContextID: "s1"})
 		if err != nil || len(list) != 1 || list[0].ID != "d1" {
 			t.Errorf("%s handle: List: %v, %v", name, list, err)
 		}

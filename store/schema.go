@@ -144,6 +144,18 @@ var migrations = []migration{
 			`CREATE INDEX declarations_state_expires ON declarations (state, expires_at)`,
 		},
 	},
+	{
+		version: 3,
+		name:    "runtime contexts: declarations keyed to contexts, sessions, usage, challenges",
+		stmts: []string{
+			// A declaration belongs to the runtime context it was declared
+			// in, not to a transport session: it outlives reconnects and is
+			// collectable from any session of the context.
+			`ALTER TABLE declarations RENAME COLUMN session_id TO context_id`,
+			`DROP INDEX declarations_session`,
+			`CREATE INDEX declarations_context ON declarations (context_id)`,
+		},
+	},
 }
 
 // auditColumns is the column list shared by the insert and the selects; its
@@ -188,7 +200,7 @@ const settingKillSwitch = "kill_switch"
 
 // declColumns is the column list shared by the insert and the selects; its
 // order is the order of [declArgs] and [scanDeclaration].
-const declColumns = `id, session_id, principal, state, fingerprint, need, decision,
+const declColumns = `id, context_id, principal, state, fingerprint, need, decision,
 	rule_id, reason, decided_by, created_at, decided_at, expires_at,
 	executed_at, attempts, result, history, updated_at`
 
@@ -207,7 +219,7 @@ const (
 	// order, and only over the state the transition read ($19): inside
 	// the BEGIN IMMEDIATE transaction that read it this cannot miss, and
 	// RowsAffected says so.
-	sqlUpdateDeclaration = `UPDATE declarations SET session_id = $2, principal = $3,
+	sqlUpdateDeclaration = `UPDATE declarations SET context_id = $2, principal = $3,
 	state = $4, fingerprint = $5, need = $6, decision = $7, rule_id = $8,
 	reason = $9, decided_by = $10, created_at = $11, decided_at = $12,
 	expires_at = $13, executed_at = $14, attempts = $15, result = $16,
@@ -229,7 +241,7 @@ func sqlListDeclarations(session string, states []string, limit int) (string, []
 		return "$" + strconv.Itoa(len(args))
 	}
 	if session != "" {
-		where = append(where, "session_id = "+next(session))
+		where = append(where, "context_id = "+next(session))
 	}
 	if len(states) > 0 {
 		ph := make([]string, len(states))

@@ -120,7 +120,7 @@ func expandDeclaration(ctx context.Context, env *toolkit.Env, a toolkit.Args) (t
 	}
 	d, err := env.Declarations.Get(ctx, id, env.Session.ID)
 	if err != nil {
-		if errors.Is(err, declarations.ErrNotFound) || errors.Is(err, declarations.ErrWrongSession) {
+		if errors.Is(err, declarations.ErrNotFound) || errors.Is(err, declarations.ErrWrongContext) {
 			return nil, violation.Wrap(violation.NotFound, err, "no declaration %q in this session", boundedName(id))
 		}
 		return nil, err
