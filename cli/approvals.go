@@ -41,13 +41,13 @@ func runApprovals(ctx context.Context, args []string, io Streams) error {
 			return err
 		}
 		w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "ID\tSTATE\tOPERATION\tWHERE\tSESSION\tPRINCIPAL\tWHY (user request)")
+		fmt.Fprintln(w, "ID\tSTATE\tOPERATION\tWHERE\tCONTEXT\tPRINCIPAL\tWHY (user request)")
 		for _, d := range ds {
 			where := d.Need.Parameters.URL
 			if where == "" {
 				where = strings.TrimSpace(d.Need.Parameters.Source + " " + d.Need.Parameters.Query)
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.State, d.Need.Operation, short(where, 60), short(d.SessionID, 13), d.Principal, short(d.Need.Justification.UserRequest, 60))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.State, d.Need.Operation, short(where, 60), short(d.ContextID, 28), d.Principal, short(d.Need.Justification.UserRequest, 60))
 		}
 		return w.Flush()
 	case "approve":

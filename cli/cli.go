@@ -49,7 +49,8 @@ func commands() map[string]command {
 		"doctor":      {"report which sandbox mechanisms this host provides", runDoctor},
 		"attribution": {"verify the signed attribution of a saved tool result", runAttribution},
 		"approvals":   {"list, approve or deny declared needs", runApprovals},
-		"phase":       {"move a live session between planning and execution", runPhase},
+		"phase":       {"move a runtime context between planning and execution", runPhase},
+		"context":     {"list, show or create runtime contexts (a child restricts its parent)", runContext},
 	}
 }
 

@@ -6,13 +6,14 @@ import (
 	"strings"
 )
 
-// runPhase lets an operator move a live session between planning and
-// execution; the agent can read its phase but never set it.
+// runPhase lets an operator move a runtime context between planning and
+// execution; the agent can read its phase but never set it. Every server on
+// the state directory applies it on the context's next call.
 func runPhase(ctx context.Context, args []string, io Streams) error {
 	if len(args) < 2 || strings.HasPrefix(args[0], "-") {
-		return fmt.Errorf("airlock phase SESSION planning|execution --reason TEXT [--state DIR]: %w", ErrUsage)
+		return fmt.Errorf("airlock phase CONTEXT planning|execution --reason TEXT [--state DIR] (CONTEXT: a context id or a session id; see `airlock context list`): %w", ErrUsage)
 	}
-	session, phase := args[0], args[1]
+	id, phase := args[0], args[1]
 	fs := newFlags("phase", io)
 	state := fs.String("state", "", "state directory")
 	reason := fs.String("reason", "", "why (recorded in the audit trail)")
@@ -27,9 +28,10 @@ func runPhase(ctx context.Context, args []string, io Streams) error {
 		return err
 	}
 	defer op.Close()
-	if err := op.SetPhase(ctx, session, phase, operatorName(), *reason); err != nil {
+	cx, err := op.SetPhase(ctx, id, phase, operatorName(), *reason)
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(io.Out, "session %s: phase %s (applied by the running server within a second)\n", session, phase)
+	fmt.Fprintf(io.Out, "context %s (%s): phase %s, in force from its next call\n", cx.ID, cx.Principal, cx.Phase)
 	return nil
 }

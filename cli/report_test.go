@@ -39,7 +39,7 @@ func TestReportSourcesUsed(t *testing.T) {
 	s.Run(ctx, runner.Call{Tool: "read_pool_file", Args: json.RawMessage(`{"pool":"p","path":"a.txt"}`)})
 	s.Run(ctx, runner.Call{Tool: "read_pool_file", Args: json.RawMessage(`{"pool":"p","path":"a.txt"}`)})
 	s.Run(ctx, runner.Call{Tool: "read_pool_file", Args: json.RawMessage(`{"pool":"p","path":"../x"}`)})
-	r.CloseSession(ctx, s.ID())
+	r.CloseSession(ctx, s.ID(), "test done")
 	r.Close()
 
 	out, err := run(t, "report", s.ID()[:8], "--state", state)

@@ -19,6 +19,7 @@ func runServe(ctx context.Context, args []string, io Streams) error {
 	state := fs.String("state", "", "state directory (default $AIRLOCK_STATE, else $XDG_STATE_HOME/airlock)")
 	addr := fs.String("http", "", "serve streamable HTTP at /mcp and SSE at /sse on this address instead of stdio")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	ctxHandle := fs.String("context", "", "stdio: run in the child context with this handle (from `airlock context create`)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -35,7 +36,7 @@ func runServe(ctx context.Context, args []string, io Streams) error {
 		return err
 	}
 	defer r.Close()
-	srv, err := server.New(r, &server.Options{Logger: log})
+	srv, err := server.New(r, &server.Options{Logger: log, StdioContext: *ctxHandle})
 	if err != nil {
 		return err
 	}

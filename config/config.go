@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/airlock-dev/airlock/policy"
 	"github.com/airlock-dev/airlock/sources"
@@ -59,6 +60,29 @@ type Role struct {
 	Pools        []string      `json:"pools,omitempty" jsonschema:"description=Pool ids bound to this role's sessions (frozen for the session)."`
 	InitialPhase string        `json:"initial_phase,omitempty" jsonschema:"enum=planning,enum=execution,description=Phase a new session starts in (default planning)."`
 	Tokens       []TokenSource `json:"tokens,omitempty" jsonschema:"description=Bearer tokens for HTTP clients of this role. Never written in the config itself."`
+	// Approver says who may approve this role's require_approval needs
+	// besides an operator. Empty means: the person at the client over stdio
+	// (where the client is the user's own program), an operator only over
+	// HTTP (where the client may be the agent itself).
+	Approver string `json:"approver,omitempty" jsonschema:"enum=operator,enum=client,description=Who approves require_approval needs: operator (CLI or console only) or client (also the person at the client\\, through elicitation). Default: client on stdio\\, operator over HTTP."`
+}
+
+// Approvers.
+const (
+	ApproverOperator = "operator"
+	ApproverClient   = "client"
+)
+
+// ApproverFor is who approves the role's needs on a transport: the
+// configured approver, else client on stdio and operator on anything else.
+func (r Role) ApproverFor(transport string) string {
+	if r.Approver != "" {
+		return r.Approver
+	}
+	if transport == "stdio" || transport == "inprocess" {
+		return ApproverClient
+	}
+	return ApproverOperator
 }
 
 // TokenSource names where a bearer token is read from: an environment
@@ -84,6 +108,15 @@ type StdioTransport struct {
 type HTTPTransport struct {
 	AnonymousRole string `json:"anonymous_role,omitempty" jsonschema:"description=Role for requests without a token. Empty (the default) means such requests get 401."`
 	MaxBodyBytes  int64  `json:"max_body_bytes,omitempty" jsonschema:"minimum=0,description=Largest request body accepted (default 1048576)."`
+	// MaxSessionsPerPrincipal caps open Mcp-Session-Ids per principal.
+	MaxSessionsPerPrincipal int `json:"max_sessions_per_principal,omitempty" jsonschema:"minimum=0,description=Open streamable HTTP sessions one principal may hold (default 16); initialize beyond it gets 429."`
+	// SessionIdleTimeoutSeconds closes sessions nobody used for that long.
+	SessionIdleTimeoutSeconds int64 `json:"session_idle_timeout_seconds,omitempty" jsonschema:"minimum=0,description=Seconds after which an unused streamable HTTP session is closed (default 1800)."`
+}
+
+// SessionIdleTimeout is the idle timeout as a duration.
+func (h HTTPTransport) SessionIdleTimeout() time.Duration {
+	return time.Duration(h.SessionIdleTimeoutSeconds) * time.Second
 }
 
 // Defaults.
@@ -94,6 +127,9 @@ const (
 	DefaultMaxFileBytes   = 64 << 20
 	DefaultStdioRole      = "local"
 	DefaultMaxBodyBytes   = 1 << 20
+
+	DefaultMaxSessionsPerPrincipal   = 16
+	DefaultSessionIdleTimeoutSeconds = 1800
 )
 
 // Errors callers can test for.
@@ -153,6 +189,12 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Transports.HTTP.MaxBodyBytes == 0 {
 		c.Transports.HTTP.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.Transports.HTTP.MaxSessionsPerPrincipal == 0 {
+		c.Transports.HTTP.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
+	}
+	if c.Transports.HTTP.SessionIdleTimeoutSeconds == 0 {
+		c.Transports.HTTP.SessionIdleTimeoutSeconds = DefaultSessionIdleTimeoutSeconds
 	}
 	for i := range c.Pools {
 		p := &c.Pools[i]
@@ -223,6 +265,9 @@ func (c *Config) check() error {
 		}
 		if r.InitialPhase != PhasePlanning && r.InitialPhase != PhaseExecution {
 			return c.at(base+".initial_phase", fmt.Errorf("phase %q (want planning or execution): %w", r.InitialPhase, ErrInvalid))
+		}
+		if r.Approver != "" && r.Approver != ApproverOperator && r.Approver != ApproverClient {
+			return c.at(base+".approver", fmt.Errorf("approver %q (want operator or client): %w", r.Approver, ErrInvalid))
 		}
 		for i, t := range r.Tokens {
 			if (t.Env == "") == (t.File == "") {

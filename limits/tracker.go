@@ -16,21 +16,24 @@ import (
 // so the cache must not grow with whatever an agent sends.
 const maxCached = 256
 
-// Tracker enforces one session's limits. It is safe for concurrent use;
-// Admit is serialised so that two concurrent calls cannot both take the last
-// token or the last of the budget.
+// Tracker enforces one spec of limits. Its consumption lives in a [State]:
+// either the tracker's own (Admit, for a single process) or one the caller
+// loads from and saves to the store (AdmitState), which is how Airlock keeps
+// limits per runtime context across reconnects, restarts and processes. It
+// is safe for concurrent use; Admit is serialised so that two concurrent
+// calls cannot both take the last token or the last of the budget.
 type Tracker struct {
 	spec   Spec
 	now    func() time.Time
 	err    error // why spec is unusable; every Admit is then refused
 	costs  []costRule
 	maxMic int64 // MaxTotalCost in micro-units; 0 = unlimited
+	rates  []rateRule
 
-	mu      sync.Mutex
-	actions int64
-	spent   int64 // micro-units
-	buckets []bucket
-	plans   map[string]plan // capability → which costs and buckets apply
+	mu     sync.Mutex // serialises Admit on mem
+	mem    State      // Admit's own state
+	planMu sync.Mutex
+	plans  map[string]plan // capability → which costs and buckets apply
 }
 
 type costRule struct {
@@ -38,13 +41,26 @@ type costRule struct {
 	mic int64
 }
 
-type bucket struct {
-	pat    capability.Pattern
-	spec   RateSpec
-	rate   float64 // tokens per second
-	size   float64
-	tokens float64
-	last   time.Time
+type rateRule struct {
+	pat  capability.Pattern
+	key  string // pat.String(): the bucket's key in State.Buckets
+	spec RateSpec
+	rate float64 // tokens per second
+	size float64
+}
+
+// State is what one scope (a runtime context for counters, a principal for
+// rates) has consumed. It is plain data so a store can keep it as JSON.
+type State struct {
+	Actions     int64                  `json:"actions,omitempty"`
+	SpentMicros int64                  `json:"spent_micros,omitempty"`
+	Buckets     map[string]BucketState `json:"buckets,omitempty"` // by capability pattern
+}
+
+// BucketState is one token bucket; a bucket not yet in a State is full.
+type BucketState struct {
+	Tokens float64   `json:"tokens"`
+	Last   time.Time `json:"last"`
 }
 
 // plan is what Admit needs to know about one capability, computed once.
@@ -59,7 +75,12 @@ type Usage struct {
 	Cost    float64
 }
 
-// NewTracker returns a tracker for one session. now is the clock (nil means
+// Usage converts a State's counters to cost units.
+func (s *State) Usage() Usage {
+	return Usage{Actions: s.Actions, Cost: float64(s.SpentMicros) / microsPerUnit}
+}
+
+// NewTracker returns a tracker for spec. now is the clock (nil means
 // time.Now). An invalid spec (see Spec.Validate) does not panic: the tracker
 // fails closed and refuses every call with the validation error as cause.
 func NewTracker(spec Spec, now func() time.Time) *Tracker {
@@ -74,55 +95,76 @@ func NewTracker(spec Spec, now func() time.Time) *Tracker {
 	for _, k := range sortedKeys(spec.Costs) {
 		t.costs = append(t.costs, costRule{pat: capability.MustParse(k), mic: micros(spec.Costs[k])})
 	}
-	start := now()
 	for _, k := range sortedKeys(spec.Rate) {
 		r := spec.Rate[k]
-		size := float64(r.burst())
-		t.buckets = append(t.buckets, bucket{
-			pat: capability.MustParse(k), spec: r, rate: r.PerMinute / 60, size: size, tokens: size, last: start,
-		})
+		pat := capability.MustParse(k)
+		t.rates = append(t.rates, rateRule{pat: pat, key: pat.String(), spec: r, rate: r.PerMinute / 60, size: float64(r.burst())})
 	}
 	return t
 }
 
 func micros(v float64) int64 { return int64(math.Round(v * microsPerUnit)) }
 
-// Admit counts one call of capability against every limit. If any limit
-// would be exceeded nothing is consumed and the result is a *violation.Error
-// with code LIMIT_EXCEEDED whose cause is an *ExceededError.
+// Counts reports whether the spec limits anything Admit counts (actions,
+// cost or rates); when it does not, callers need not load or save state.
+func (t *Tracker) Counts() bool {
+	return t.err != nil || t.spec.MaxActions > 0 || t.maxMic > 0 || len(t.costs) > 0 || len(t.rates) > 0
+}
+
+// Admit counts one call of capability against every limit, in the tracker's
+// own state. If any limit would be exceeded nothing is consumed and the
+// result is a *violation.Error with code LIMIT_EXCEEDED whose cause is an
+// *ExceededError.
 func (t *Tracker) Admit(capability string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.AdmitState(&t.mem, &t.mem, capability, t.now())
+}
+
+// AdmitState is Admit against state the caller holds: max_actions and
+// max_total_cost are counted in counters, rate buckets in rates (the two may
+// be the same). On refusal neither is changed. The caller serialises calls
+// on the same states (the store does, in a transaction).
+func (t *Tracker) AdmitState(counters, rates *State, capability string, now time.Time) error {
 	if t.err != nil {
 		return violation.Wrap(violation.LimitExceeded, t.err, "limits are misconfigured; no call is admitted")
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.spec.MaxActions > 0 && t.actions >= t.spec.MaxActions {
+	if t.spec.MaxActions > 0 && counters.Actions >= t.spec.MaxActions {
 		return t.exceeded(&ExceededError{Limit: "max_actions", Capability: capability, Err: ErrMaxActions},
 			"limit max_actions (%d) reached", t.spec.MaxActions)
 	}
 	pl := t.plan(capability)
-	if t.maxMic > 0 && t.spent+pl.cost > t.maxMic {
+	if t.maxMic > 0 && counters.SpentMicros+pl.cost > t.maxMic {
 		return t.exceeded(&ExceededError{Limit: "max_total_cost", Capability: capability, Err: ErrMaxTotalCost},
 			"limit max_total_cost (%g) reached: %g spent, this call costs %g",
-			t.spec.MaxTotalCost, float64(t.spent)/microsPerUnit, float64(pl.cost)/microsPerUnit)
+			t.spec.MaxTotalCost, float64(counters.SpentMicros)/microsPerUnit, float64(pl.cost)/microsPerUnit)
 	}
-	now := t.now()
-	for _, i := range pl.buckets {
-		b := &t.buckets[i]
-		b.refill(now)
-		if b.tokens < 1 {
-			wait := time.Duration(math.Ceil((1 - b.tokens) / b.rate * float64(time.Second)))
-			return t.exceeded(&ExceededError{Limit: "rate", Pattern: b.pat.String(), Capability: capability, RetryAfter: wait, Err: ErrRate},
-				"rate limit for %s (%s) reached; retry in %s", b.pat, b.spec, wait.Round(time.Second))
+	refilled := make([]BucketState, len(pl.buckets))
+	for j, i := range pl.buckets {
+		r := &t.rates[i]
+		b, ok := rates.Buckets[r.key]
+		if !ok {
+			b = BucketState{Tokens: r.size, Last: now}
 		}
+		b = r.refill(b, now)
+		if b.Tokens < 1 {
+			wait := time.Duration(math.Ceil((1 - b.Tokens) / r.rate * float64(time.Second)))
+			return t.exceeded(&ExceededError{Limit: "rate", Pattern: r.key, Capability: capability, RetryAfter: wait, Err: ErrRate},
+				"rate limit for %s (%s) reached; retry in %s", r.key, r.spec, wait.Round(time.Second))
+		}
+		refilled[j] = b
 	}
-	// Every check passed: consume. Refills above are not consumption; they
-	// only bring buckets up to date with the clock.
-	for _, i := range pl.buckets {
-		t.buckets[i].tokens--
+	// Every check passed: consume.
+	for j, i := range pl.buckets {
+		if rates.Buckets == nil {
+			rates.Buckets = map[string]BucketState{}
+		}
+		b := refilled[j]
+		b.Tokens--
+		rates.Buckets[t.rates[i].key] = b
 	}
-	t.actions++
-	t.spent += pl.cost
+	counters.Actions++
+	counters.SpentMicros += pl.cost
 	return nil
 }
 
@@ -130,8 +172,10 @@ func (t *Tracker) exceeded(e *ExceededError, format string, args ...any) error {
 	return violation.Wrap(violation.LimitExceeded, e, format, args...)
 }
 
-// plan returns the costs and buckets for capability, cached. Called with mu held.
+// plan returns the costs and buckets for capability, cached.
 func (t *Tracker) plan(id string) plan {
+	t.planMu.Lock()
+	defer t.planMu.Unlock()
 	if pl, ok := t.plans[id]; ok {
 		return pl
 	}
@@ -141,8 +185,8 @@ func (t *Tracker) plan(id string) plan {
 			pl.cost = c.mic
 		}
 	}
-	for i := range t.buckets {
-		if t.buckets[i].pat.Match(id) {
+	for i := range t.rates {
+		if t.rates[i].pat.Match(id) {
 			pl.buckets = append(pl.buckets, i)
 		}
 	}
@@ -152,13 +196,14 @@ func (t *Tracker) plan(id string) plan {
 	return pl
 }
 
-func (b *bucket) refill(now time.Time) {
-	if d := now.Sub(b.last); d > 0 {
-		b.tokens = min(b.size, b.tokens+d.Seconds()*b.rate)
-		b.last = now
+func (r *rateRule) refill(b BucketState, now time.Time) BucketState {
+	if d := now.Sub(b.Last); d > 0 {
+		b.Tokens = min(r.size, b.Tokens+d.Seconds()*r.rate)
+		b.Last = now
 	}
-	// A clock that went backwards leaves last where it was, so the bucket
+	// A clock that went backwards leaves Last where it was, so the bucket
 	// refills from the later instant once time catches up.
+	return b
 }
 
 // Deadline is the wall-clock limit of one call (0 = none).
@@ -190,7 +235,7 @@ func (t *Tracker) Spec() Spec { return t.spec }
 func (t *Tracker) Usage() Usage {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return Usage{Actions: t.actions, Cost: float64(t.spent) / microsPerUnit}
+	return t.mem.Usage()
 }
 
 // ExceededError says which limit refused a call. It wraps ErrMaxActions,

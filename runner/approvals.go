@@ -54,7 +54,7 @@ func (o *Operator) decide(ctx context.Context, id, by, reason string, approve bo
 		Reason: reason, Extra: mustJSON(map[string]string{"declaration_id": id}),
 	}
 	if d != nil {
-		rec.SessionID = d.SessionID
+		rec.ContextID = d.ContextID
 	}
 	if err != nil {
 		rec.Outcome, rec.Error = "error", err.Error()

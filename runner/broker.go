@@ -10,6 +10,7 @@ import (
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/limits"
+	"github.com/airlock-dev/airlock/policy"
 	"github.com/airlock-dev/airlock/toolkit"
 	"github.com/airlock-dev/airlock/violation"
 )
@@ -20,6 +21,7 @@ type brokerConfig struct {
 	search    config.SearchConfig
 	queriers  map[string]*comm.Querier
 	perMinute float64
+	rate      *limits.Tracker // comm.fetch at perMinute
 }
 
 func newBrokerConfig(cfg *config.Config) (*brokerConfig, error) {
@@ -38,6 +40,7 @@ func newBrokerConfig(cfg *config.Config) (*brokerConfig, error) {
 	if b.perMinute == 0 {
 		b.perMinute = 10
 	}
+	b.rate = limits.NewTracker(limits.Spec{Rate: map[string]limits.RateSpec{"comm.fetch": {PerMinute: b.perMinute}}}, nil)
 	for name, db := range cfg.Comm.Databases {
 		q, err := comm.OpenQuerier(db.Path, db.MaxRows, time.Duration(db.TimeoutMS)*time.Millisecond)
 		if err != nil {
@@ -55,32 +58,28 @@ func (b *brokerConfig) close() {
 	}
 }
 
-// sessionBroker performs approved needs for one session: every host,
-// redirect and connected address is checked against the session's policy
-// (it is the fetcher's HostRules and IPRules), and fetches are rate limited
-// per session (comm.fetch.per_minute, default 10).
+// sessionBroker performs approved needs for one call: every host, redirect
+// and connected address is checked against the context's policy (it is the
+// fetcher's HostRules and IPRules), and fetches are rate limited per
+// principal across sessions, contexts and processes (comm.fetch.per_minute,
+// default 10).
 type sessionBroker struct {
-	cfg  *brokerConfig
-	s    *Session
-	rate *limits.Tracker
+	cfg    *brokerConfig
+	s      *Session
+	policy *policy.Policy
 }
 
 var _ toolkit.Broker = (*sessionBroker)(nil)
-
-func newSessionBroker(cfg *brokerConfig, s *Session) *sessionBroker {
-	spec := limits.Spec{Rate: map[string]limits.RateSpec{"comm.fetch": {PerMinute: cfg.perMinute}}}
-	return &sessionBroker{cfg: cfg, s: s, rate: limits.NewTracker(spec, s.r.now)}
-}
 
 // Execute implements toolkit.Broker.
 func (b *sessionBroker) Execute(ctx context.Context, need declarations.Need) (*toolkit.External, error) {
 	switch need.Operation {
 	case declarations.OpFetch:
-		if err := b.rate.Admit("comm.fetch"); err != nil {
+		if err := b.s.r.admitRate(ctx, "fetch-rate:"+b.s.principal, b.cfg.rate, "comm.fetch"); err != nil {
 			return nil, err
 		}
 		opts := b.cfg.fetch
-		opts.Rules = b.s.policy
+		opts.Rules = b.policy
 		opts.Now = b.s.r.now
 		f, err := comm.NewFetcher(opts)
 		if err != nil {

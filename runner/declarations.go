@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/attribution"
+	"github.com/airlock-dev/airlock/challenge"
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/store"
@@ -26,10 +27,22 @@ func (r *Runner) initDeclarations(cfg *config.Config) error {
 	if r.broker, err = newBrokerConfig(cfg); err != nil {
 		return err
 	}
+	if r.handleKey, err = r.db.Key(ctx, ContextHandleKeyName); err != nil {
+		return fmt.Errorf("loading the context handle key: %w", err)
+	}
+	ckey, err := r.db.Key(ctx, ChallengeKeyName)
+	if err != nil {
+		return fmt.Errorf("loading the approval challenge key: %w", err)
+	}
+	if r.challenges, err = challenge.New(ckey); err != nil {
+		return err
+	}
 	r.decls = newManager(r.db, cfg, r.now)
 	r.stop = make(chan struct{})
-	go r.every(sweepInterval, func(ctx context.Context) { r.ExpireDeclarations(ctx) })
-	go r.every(phasePollInterval, r.applyPhases)
+	go r.every(sweepInterval, func(ctx context.Context) {
+		r.ExpireDeclarations(ctx)
+		r.closeIdleSessions(ctx)
+	})
 	return nil
 }
 
@@ -42,7 +55,7 @@ func newManager(db *store.DB, cfg *config.Config, now func() time.Time) *declara
 }
 
 // every runs f each interval until the runner closes: the expiry sweep of
-// declarations and approvals, and applying operators' phase changes.
+// declarations, approvals and idle sessions.
 func (r *Runner) every(interval time.Duration, f func(context.Context)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()

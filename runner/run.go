@@ -11,8 +11,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/airlock-dev/airlock/contexts"
 	"github.com/airlock-dev/airlock/phasegate"
 	"github.com/airlock-dev/airlock/policy"
+	"github.com/airlock-dev/airlock/sources"
 	"github.com/airlock-dev/airlock/store"
 	"github.com/airlock-dev/airlock/toolkit"
 	"github.com/airlock-dev/airlock/violation"
@@ -56,6 +58,15 @@ type call struct {
 	start time.Time
 	tool  toolkit.Tool
 	mode  phasegate.Mode
+
+	// The runtime context, loaded from the store at the start of every
+	// call, so an operator's phase change or another process's usage is
+	// seen at once: the context and its ancestors, its effective phase, the
+	// policy in force and this process's binding of its pools.
+	chain   []*contexts.Context
+	phase   string
+	policy  *policy.Policy
+	sources *sources.Context
 }
 
 // Run executes one tool call through the fixed steps and returns what the
@@ -77,6 +88,9 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 		return nil, violation.New(violation.UnknownTool, "no tool named %q", boundedName(c.in.Tool))
 	}
 	c.tool = tool
+	if err := c.load(ctx); err != nil {
+		return nil, err
+	}
 	args, argMap, err := decode(tool, c.s.r.schemas[tool.Name], c.in.Args)
 	if err != nil {
 		return nil, err
@@ -94,18 +108,18 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 		return nil, err
 	}
 	// 4. phase gate.
-	if c.mode, err = phasegate.Check(c.s.phase.Phase(), string(tool.Tier)); err != nil {
-		return nil, violation.Wrap(violation.PhaseBlocked, err, "%s is not allowed in phase %q", tool.Name, c.s.phase.Phase())
+	if c.mode, err = phasegate.Check(c.phase, string(tool.Tier)); err != nil {
+		return nil, violation.Wrap(violation.PhaseBlocked, err, "%s is not allowed in phase %q", tool.Name, c.phase)
 	}
 	// 5. policy.
 	in := &policy.Input{
 		Tool: tool.Name, Capability: c.rec.Capability, Tier: string(tool.Tier), Session: c.s.id,
-		Principal: c.s.principal, Role: c.s.role, Phase: c.s.phase.Phase(), Args: argMap, Now: c.start,
+		Principal: c.s.principal, Role: c.s.role, Phase: c.phase, Args: argMap, Now: c.start,
 	}
 	if t, ok := args.(toolkit.Targeted); ok {
 		in.URL, in.Query = t.Target()
 	}
-	dec := c.s.policy.Decide(in)
+	dec := c.policy.Decide(in)
 	c.rec.Decision, c.rec.RuleID, c.rec.Reason = string(dec.Effect), dec.RuleID, dec.Reason
 	switch dec.Effect {
 	case policy.Allow:
@@ -117,10 +131,10 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 		return nil, violation.New(violation.PolicyDenied, "%s is denied by policy (rule %s)", c.rec.Capability, dec.RuleID)
 	}
 	// 6. limits.
-	if err := c.s.limits.Admit(c.rec.Capability); err != nil {
+	if err := c.s.r.admit(ctx, c.chain, c.s.principal, c.rec.Capability); err != nil {
 		return nil, err
 	}
-	if d := c.s.limits.Deadline(); d > 0 {
+	if d := time.Duration(c.policy.Limits().MaxExecutionTimeMS) * time.Millisecond; d > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
 		defer cancel()
@@ -158,15 +172,37 @@ func (c *call) env(dec policy.Decision) *toolkit.Env {
 	if progress == nil {
 		progress = func(float64, float64, string) {}
 	}
+	cfg := c.s.r.Config()
+	el := c.in.Elicitation
+	el.Supported = el.Supported || c.s.elicitation
 	return &toolkit.Env{
 		Session: toolkit.Session{
 			ID: c.s.id, ContextID: c.s.contextID, Principal: c.s.principal, Role: c.s.role,
-			Phase: c.s.phase.Phase(), Transport: c.s.transport,
+			Phase: c.phase, Transport: c.s.transport, Approver: cfg.Roles[c.s.role].ApproverFor(c.s.transport),
 		},
-		Sources: c.s.sources, Decision: dec, Now: c.start, Progress: progress,
-		Policy: c.s.policy, Config: c.s.r.Config(), Pipelines: c.s.r.pipelines,
-		DryRun: c.mode == phasegate.DryRun, Declarations: c.s.r.decls, Broker: c.s.broker, Elicitation: c.in.Elicitation,
+		Sources: c.sources, Decision: dec, Now: c.start, Progress: progress,
+		Policy: c.policy, Config: cfg, Pipelines: c.s.r.pipelines,
+		DryRun: c.mode == phasegate.DryRun, Declarations: c.s.r.decls, Elicitation: el,
+		Broker:    &sessionBroker{cfg: c.s.r.broker, s: c.s, policy: c.policy},
+		Approvals: &approvals{c: c},
 	}
+}
+
+// load reads the call's runtime context from the store (see call).
+func (c *call) load(ctx context.Context) error {
+	chain, err := c.s.r.contextChain(ctx, c.s.contextID)
+	if err != nil {
+		return err
+	}
+	c.chain, c.phase = chain, effectivePhase(chain)
+	c.rec.Phase = c.phase
+	if c.policy, err = c.s.r.policyOf(chain[0]); err != nil {
+		return err
+	}
+	if c.sources, err = c.s.r.bound(chain[0]); err != nil {
+		return violation.Wrap(violation.Unavailable, err, "the pools of this context cannot be bound")
+	}
+	return nil
 }
 
 // expand runs a tool's Expand (step 1, continued): a reference in the

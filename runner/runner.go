@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/attribution"
+	"github.com/airlock-dev/airlock/challenge"
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/redact"
@@ -48,8 +49,14 @@ type Runner struct {
 	schemas  map[string]*schemaValidator
 	order    []string
 
-	mu       sync.Mutex
-	sessions map[string]*Session
+	// Per-process caches of derived objects; the state they derive from
+	// (contexts, usage) is in the store.
+	bindings     sync.Map // context id + pools → *sources.Context
+	bindingByCtx sync.Map // context id → *sources.Context
+	trackers     trackers
+
+	handleKey  []byte           // signs context handles
+	challenges *challenge.Keyed // signs approval questions
 
 	pipelines toolkit.PipelineHost
 	decls     *declarations.Manager
@@ -68,7 +75,7 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	r := &Runner{log: opts.Logger, now: opts.Now, sessions: map[string]*Session{},
+	r := &Runner{log: opts.Logger, now: opts.Now,
 		tools: map[string]toolkit.Tool{}, schemas: map[string]*schemaValidator{}}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
@@ -117,15 +124,10 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	return r, nil
 }
 
-// Close closes every session, the pools and the store.
+// Close stops the background loops and closes the pools and the store.
+// Sessions stay open in the store: they are the clients', not the
+// process's, and another process (or this one restarted) serves them.
 func (r *Runner) Close() error {
-	r.mu.Lock()
-	sessions := r.sessions
-	r.sessions = map[string]*Session{}
-	r.mu.Unlock()
-	for _, s := range sessions {
-		s.close(context.Background())
-	}
 	close(r.stop)
 	r.broker.close()
 	return errors.Join(r.pools.Close(), r.db.Close())

@@ -3,10 +3,12 @@ package runner
 import (
 	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/airlock-dev/airlock/contexts"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,6 +68,18 @@ func openSession(t testing.TB, r *Runner) *Session {
 	return s
 }
 
+// setPhase writes a context's phase straight into the store, as an
+// operator (or a corrupted row, for phases Airlock does not know) would.
+func setPhase(t testing.TB, r *Runner, s *Session, phase string) {
+	t.Helper()
+	if _, err := r.db.UpdateContext(context.Background(), s.ContextID(), func(c *contexts.Context) error {
+		c.Phase = phase
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func lastRecord(t *testing.T, r *Runner) store.Record {
 	t.Helper()
 	recs, err := r.db.Tail(context.Background(), 1)
@@ -118,7 +132,7 @@ func TestUnwritableStoreRefusesEveryCall(t *testing.T) {
 		executed = true
 		return &toolkit.Result{Text: "did it"}, nil
 	}))
-	s.phase.Set(phasegate.Execution)
+	setPhase(t, r, s, phasegate.Execution)
 	for _, tool := range []string{"list_pools", "read_pool_file", "act", "no_such_tool"} {
 		args := json.RawMessage(`{}`)
 		if tool == "read_pool_file" {
@@ -154,7 +168,16 @@ func pageCount(t *testing.T, path string) int64 {
 func TestUnknownPhaseBlocksEverything(t *testing.T) {
 	r, _ := newRunner(t, nil)
 	s := openSession(t, r)
-	s.phase = phasegate.NewState("review") // not a phase Airlock knows
+	// Not a phase Airlock knows: the store refuses to write one, so only a
+	// tampered file can hold it — and the call must still be blocked.
+	raw, err := sql.Open("sqlite", r.db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`UPDATE contexts SET phase = 'review' WHERE id = $1`, s.ContextID()); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
 	resp := s.Run(context.Background(), Call{Tool: "list_pools"})
 	if resp.Code != violation.PhaseBlocked {
 		t.Fatalf("got %s %s", resp.Code, resp.Text)
@@ -215,7 +238,7 @@ func TestTruncationSaysSoAndKeepsRunes(t *testing.T) {
 func TestStartedRecordPrecedesAct(t *testing.T) {
 	r, _ := newRunner(t, nil)
 	s := openSession(t, r)
-	s.phase.Set(phasegate.Execution)
+	setPhase(t, r, s, phasegate.Execution)
 	var seqAtExecution int64
 	addTool(t, r, testTool("act", toolkit.TierAct, func(ctx context.Context, _ *toolkit.Env, _ toolkit.Args) (*toolkit.Result, error) {
 		seqAtExecution, _ = r.db.LastSeq(ctx)

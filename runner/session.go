@@ -2,14 +2,15 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
-	"github.com/airlock-dev/airlock/limits"
-	"github.com/airlock-dev/airlock/phasegate"
-	"github.com/airlock-dev/airlock/policy"
-	"github.com/airlock-dev/airlock/sources"
-	"github.com/airlock-dev/airlock/store"
 	"github.com/google/uuid"
+
+	"github.com/airlock-dev/airlock/contexts"
+	"github.com/airlock-dev/airlock/store"
+	"github.com/airlock-dev/airlock/violation"
 )
 
 // SessionParams identify who opens a session and over what.
@@ -19,109 +20,204 @@ type SessionParams struct {
 	Principal string
 	Role      string
 	Transport string // "stdio", "streamable-http", "sse", "inprocess"
+	// ContextHandle names a child context by its server-minted handle;
+	// empty means the principal's default context.
+	ContextHandle string
+	// Elicitation records that the client declared the elicitation
+	// capability when it opened the session.
+	Elicitation bool
+	// MaxOpen caps the principal's open sessions (0 = no cap); Idle is the
+	// idle timeout sessions are counted with.
+	MaxOpen int
+	Idle    time.Duration
 }
 
-// Session is one agent session: a frozen set of bound pools (the execution
-// source context), a server-owned phase, the role's policy and its limits.
-// The agent can change none of these.
+// Session is a transport's handle onto a runtime context: who is calling,
+// over what, and which context their calls run in. It holds no state of
+// its own: the phase, the pool binding, limit usage and declarations live
+// in the context, in the store, so that reconnecting, ending a session or
+// restarting the server changes none of them.
 type Session struct {
-	r         *Runner
-	id        string
-	contextID string
-	principal string
-	role      string
-	transport string
-	phase     *phasegate.State
-	policy    *policy.Policy
-	sources   *sources.Context
-	limits    *limits.Tracker
-	broker    *sessionBroker
+	r           *Runner
+	id          string // "" for a sessionless (2026-07-28) request
+	contextID   string
+	principal   string
+	role        string
+	transport   string
+	elicitation bool
 }
 
-// OpenSession creates a session for a principal in a role and records it.
+// Errors from AttachSession, for the transport to map onto status codes;
+// each is also a *violation.Error with the matching SESSION_* code.
+var (
+	ErrSessionUnknown = errors.New("no such session")
+	ErrSessionExpired = errors.New("session closed or idle too long")
+	ErrSessionForeign = errors.New("session belongs to another principal")
+	ErrSessionLimit   = errors.New("too many open sessions")
+	ErrContextHandle  = errors.New("context handle is not valid for this principal")
+)
+
+// sessionless is the session id recorded for calls made without a
+// transport session (protocol 2026-07-28).
+const sessionless = "sessionless"
+
+// OpenSession opens a transport session onto the principal's context (the
+// default one, or the child p.ContextHandle names) and records it.
 func (r *Runner) OpenSession(ctx context.Context, p SessionParams) (*Session, error) {
-	gen := r.gen.Load()
-	role, ok := gen.cfg.Roles[p.Role]
-	if !ok {
-		return nil, fmt.Errorf("role %q: %w", p.Role, ErrUnknownRole)
+	cx, err := r.resolveContext(ctx, p.Principal, p.Role, p.ContextHandle)
+	if err != nil {
+		return nil, err
 	}
-	pol, ok := gen.policies.Get(role.Policy)
-	if !ok {
-		return nil, fmt.Errorf("policy %q of role %q: %w", role.Policy, p.Role, ErrUnknownRole)
+	if p.ID == "" {
+		p.ID = uuid.NewString()
 	}
-	s := &Session{
-		r: r, id: p.ID, principal: p.Principal, role: p.Role, transport: p.Transport,
-		contextID: "ctx_" + uuid.NewString(),
-		phase:     phasegate.NewState(role.InitialPhase),
-		policy:    pol,
-		limits:    limits.NewTracker(pol.Limits(), r.now),
+	now := r.now().UTC()
+	row := &contexts.Session{ID: p.ID, ContextID: cx.ID, Principal: p.Principal, Transport: p.Transport,
+		Elicitation: p.Elicitation, CreatedAt: now, LastSeen: now}
+	if err := r.db.OpenSession(ctx, row, p.MaxOpen, p.Idle); err != nil {
+		if errors.Is(err, contexts.ErrSessionCap) {
+			return nil, violation.Wrap(violation.SessionLimit, fmt.Errorf("%w: %w", ErrSessionLimit, err),
+				"this principal already holds %d open sessions; close one (DELETE) or wait for one to go idle", p.MaxOpen)
+		}
+		return nil, fmt.Errorf("opening session: %w", err)
 	}
-	if s.id == "" {
-		s.id = uuid.NewString()
-	}
-	s.broker = newSessionBroker(r.broker, s)
-	var err error
-	if s.sources, err = r.pools.Bind(s.contextID, role.Pools); err != nil {
-		return nil, fmt.Errorf("binding pools of role %q: %w", p.Role, err)
-	}
+	s := &Session{r: r, id: p.ID, contextID: cx.ID, principal: p.Principal, role: p.Role, transport: p.Transport, elicitation: p.Elicitation}
 	rec := s.record("session.open")
-	rec.Outcome, rec.Reason = "ok", fmt.Sprintf("pools bound: %v", role.Pools)
-	rec.Extra = mustJSON(map[string]any{"pools_bound": s.sources.Usage().PoolsBound})
+	rec.Phase = cx.Phase
+	rec.Decision, rec.Outcome, rec.Reason = "allow", "ok", fmt.Sprintf("context %s, pools bound: %v", cx.ID, cx.Pools)
+	rec.Extra = mustJSON(map[string]any{"pools_bound": cx.Pools, "context_id": cx.ID, "policy": cx.Policy})
 	if err := r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
 		return nil, fmt.Errorf("auditing session open: %w", err)
 	}
-	r.mu.Lock()
-	r.sessions[s.id] = s
-	r.mu.Unlock()
 	return s, nil
 }
 
-// Session returns an open session by id.
-func (r *Runner) Session(id string) (*Session, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	s, ok := r.sessions[id]
-	return s, ok
+// touchEvery bounds how often a session's last-seen time is written: the
+// idle timeout is minutes, so a few seconds of slack costs nothing and
+// spares a write on most calls.
+const touchEvery = 5 * time.Second
+
+// AttachSession returns the session a transport id names, if it is open,
+// not idle past idle, and belongs to principal. Every refusal is a
+// *violation.Error wrapping ErrSessionUnknown, ErrSessionExpired or
+// ErrSessionForeign; the caller audits it (RecordSessionRefusal).
+func (r *Runner) AttachSession(ctx context.Context, id, principal, role string, idle time.Duration) (*Session, error) {
+	row, err := r.db.GetSession(ctx, id)
+	switch {
+	case errors.Is(err, contexts.ErrNotFound):
+		return nil, violation.Wrap(violation.SessionUnknown, ErrSessionUnknown, "no session with this id was issued by this server")
+	case err != nil:
+		return nil, violation.Wrap(violation.Unavailable, err, "the session store cannot be read")
+	case row.Principal != principal:
+		// Holding someone's session id must grant nothing, and the answer
+		// must not tell the holder that the id is live.
+		return nil, violation.Wrap(violation.SessionForeign, ErrSessionForeign, "no session with this id was issued by this server")
+	}
+	now := r.now().UTC()
+	if !row.Open(now, idle) {
+		return nil, violation.Wrap(violation.SessionExpired, ErrSessionExpired, "this session is closed or was idle too long; initialize a new one")
+	}
+	if now.Sub(row.LastSeen) >= touchEvery {
+		if err := r.db.TouchSession(ctx, id, now); err != nil && !errors.Is(err, contexts.ErrNotFound) {
+			r.log.Warn("touching session", "err", err)
+		}
+	}
+	return &Session{r: r, id: row.ID, contextID: row.ContextID, principal: principal, role: role,
+		transport: row.Transport, elicitation: row.Elicitation}, nil
 }
 
-// CloseSession ends a session and records its source usage.
-func (r *Runner) CloseSession(ctx context.Context, id string) {
-	r.mu.Lock()
-	s, ok := r.sessions[id]
-	delete(r.sessions, id)
-	r.mu.Unlock()
-	if ok {
-		s.close(ctx)
+// Sessionless returns a handle for one request made without a transport
+// session (protocol 2026-07-28): the principal's default context, or the
+// child a context handle names.
+func (r *Runner) Sessionless(ctx context.Context, principal, role, transport, handle string) (*Session, error) {
+	cx, err := r.resolveContext(ctx, principal, role, handle)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{r: r, id: sessionless, contextID: cx.ID, principal: principal, role: role, transport: transport}, nil
+}
+
+// CloseSession ends a transport session (its context lives on) and
+// records it with the context's usage so far.
+func (r *Runner) CloseSession(ctx context.Context, id, reason string) {
+	was, err := r.db.CloseSession(context.WithoutCancel(ctx), id, reason, r.now().UTC())
+	if err != nil || !was {
+		if err != nil {
+			r.log.Error("closing session", "session", id, "err", err)
+		}
+		return
+	}
+	row, err := r.db.GetSession(ctx, id)
+	if err != nil {
+		return
+	}
+	r.auditSessionEnd(ctx, row, "session.close", reason)
+}
+
+func (r *Runner) auditSessionEnd(ctx context.Context, row *contexts.Session, capability, reason string) {
+	rec := &store.Record{Time: r.now().UTC(), SessionID: row.ID, ContextID: row.ContextID, Principal: row.Principal,
+		Transport: row.Transport, Capability: capability, Decision: "allow", Outcome: "ok", Reason: reason}
+	if u, ok := r.boundUsage(row.ContextID); ok {
+		rec.Extra = mustJSON(u)
+	}
+	if err := r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
+		r.log.Error("auditing session end", "session", row.ID, "err", err)
 	}
 }
 
-func (s *Session) close(ctx context.Context) {
-	rec := s.record("session.close")
-	rec.Outcome = "ok"
-	rec.Extra = mustJSON(s.sources.Usage())
-	if err := s.r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
-		s.r.log.Error("auditing session close", "session", s.id, "err", err)
+// closeIdleSessions closes sessions idle past the configured timeout.
+func (r *Runner) closeIdleSessions(ctx context.Context) {
+	idle := r.Config().Transports.HTTP.SessionIdleTimeout()
+	if idle <= 0 {
+		return
+	}
+	now := r.now().UTC()
+	rows, err := r.db.CloseIdleSessions(ctx, now.Add(-idle), now, "idle timeout")
+	if err != nil {
+		r.log.Error("closing idle sessions", "err", err)
+		return
+	}
+	for _, row := range rows {
+		r.auditSessionEnd(ctx, row, "session.expire", fmt.Sprintf("no request for %s", idle))
 	}
 }
 
-// ID is the session's id.
+// RecordSessionRefusal audits a request the transport refused because of
+// its session (code is one of the SESSION_* or CONTEXT_INVALID codes). The
+// presented id is recorded only as a keyed hash: it may be someone else's
+// live credential.
+func (r *Runner) RecordSessionRefusal(ctx context.Context, transport, principal, role string, code violation.Code, presented, reason string) {
+	rec := &store.Record{Time: r.now().UTC(), Principal: principal, Role: role, Transport: transport,
+		Capability: "transport.session", Decision: "deny", Outcome: "denied", Violation: string(code), Reason: reason}
+	if presented != "" {
+		rec.Extra = mustJSON(map[string]string{"presented_session": r.redactor.Hash(presented)})
+	}
+	if err := r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
+		r.log.Error("auditing a session refusal", "err", err)
+	}
+}
+
+// ID is the session's id ("sessionless" for a request without one).
 func (s *Session) ID() string { return s.id }
 
-// ContextID is the id of the session's execution source context.
+// ContextID is the id of the runtime context the session's calls run in.
 func (s *Session) ContextID() string { return s.contextID }
 
 // Principal is who the session belongs to.
 func (s *Session) Principal() string { return s.principal }
 
-// Phase is the session's current phase.
-func (s *Session) Phase() string { return s.phase.Phase() }
-
-// Usage is the session's source-usage summary so far.
-func (s *Session) Usage() sources.UsageSummary { return s.sources.Usage() }
+// Phase is the context's current phase ("" if it cannot be read).
+func (s *Session) Phase(ctx context.Context) string {
+	chain, err := s.r.contextChain(ctx, s.contextID)
+	if err != nil {
+		return ""
+	}
+	return effectivePhase(chain)
+}
 
 func (s *Session) record(capability string) *store.Record {
 	return &store.Record{
 		Time: s.r.now().UTC(), SessionID: s.id, ContextID: s.contextID, Principal: s.principal,
-		Role: s.role, Transport: s.transport, Capability: capability, Phase: s.phase.Phase(),
+		Role: s.role, Transport: s.transport, Capability: capability,
 	}
 }

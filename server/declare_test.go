@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -275,25 +274,21 @@ func TestOperatorMovesThePhase(t *testing.T) {
 	}
 	id := structured(t, res)["declaration_id"].(string)
 	recs := f.auditRecords(t)
-	session := recs[len(recs)-1].SessionID
+	cxID := recs[len(recs)-1].ContextID
 	op, err := runner.OpenOperator(f.state, false)
 	must(t, err)
-	must(t, op.SetPhase(context.Background(), session, "execution", "tester", "plan reviewed"))
+	_, err = op.SetPhase(context.Background(), cxID, "execution", "tester", "plan reviewed")
+	must(t, err)
 	op.Close()
-	var got *mcp.CallToolResult
-	for range 40 {
-		got = call(t, c, "declare_need", map[string]any{"declaration_id": id})
-		if o.hits.Load() > 0 {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if got.IsError || !strings.Contains(text(got), "content of /doc") {
+	// The phase is the context's, read from the store on every call: the
+	// very next call runs in execution, no polling involved.
+	got := call(t, c, "declare_need", map[string]any{"declaration_id": id})
+	if got.IsError || !strings.Contains(text(got), "content of /doc") || o.hits.Load() != 1 {
 		t.Fatalf("after the operator's phase change: %s", text(got))
 	}
 	var applied bool
 	for _, r := range f.auditRecords(t) {
-		if r.Capability == "session.phase" && r.SessionID == session {
+		if r.Capability == "operator.phase" && r.ContextID == cxID && r.Outcome == "ok" {
 			applied = true
 		}
 	}

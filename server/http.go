@@ -14,8 +14,20 @@ const (
 	PathMessage    = "/message"
 )
 
-// Handler serves streamable HTTP at /mcp and SSE at /sse (+ /message),
-// every request authenticated first.
+// Transport names as recorded in the audit trail.
+const (
+	transportStreamable = "streamable-http"
+	transportSSE        = "sse"
+)
+
+// HeaderContext names the child context a request runs in: a handle an
+// operator got from `airlock context create`.
+const HeaderContext = "Airlock-Context"
+
+// Handler serves streamable HTTP at /mcp — the session-oriented revisions
+// (up to 2025-11-25) and the sessionless 2026-07-28 side by side — and SSE
+// at /sse (+ /message), every request authenticated first and every
+// session-oriented request checked against the server's own sessions.
 func (s *Server) Handler() http.Handler {
 	ctxFunc := func(ctx context.Context, r *http.Request) context.Context {
 		if id, ok := r.Context().Value(identityKey{}).(identity); ok {
@@ -26,6 +38,9 @@ func (s *Server) Handler() http.Handler {
 	streamable := mcpserver.NewStreamableHTTPServer(s.mcp,
 		mcpserver.WithEndpointPath(PathStreamable),
 		mcpserver.WithHTTPContextFunc(ctxFunc),
+		mcpserver.WithSessionIdManagerResolver(issuedSessions{}),
+		// mcp-go's own per-session memory goes with the idle timeout too.
+		mcpserver.WithSessionIdleTTL(s.r.Config().Transports.HTTP.SessionIdleTimeout()),
 	)
 	sse := mcpserver.NewSSEServer(s.mcp,
 		mcpserver.WithSSEEndpoint(PathSSE),
@@ -34,9 +49,9 @@ func (s *Server) Handler() http.Handler {
 		mcpserver.WithUseFullURLForMessageEndpoint(false),
 	)
 	mux := http.NewServeMux()
-	mux.Handle(PathStreamable, s.authenticate("streamable-http", streamable))
-	mux.Handle(PathSSE, s.authenticate("sse", sse))
-	mux.Handle(PathMessage, s.authenticate("sse", sse))
+	mux.Handle(PathStreamable, s.authenticate(transportStreamable, s.sessionGate(streamable)))
+	mux.Handle(PathSSE, s.authenticate(transportSSE, sse))
+	mux.Handle(PathMessage, s.authenticate(transportSSE, sse))
 	return mux
 }
 
@@ -53,6 +68,7 @@ func (s *Server) authenticate(transport string, next http.Handler) http.Handler 
 			return
 		}
 		id.Transport = transport
+		id.ContextHandle = r.Header.Get(HeaderContext)
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), id)))
 	})

@@ -8,12 +8,14 @@
 // unknown tool is refused by mcp-go before any forwarder runs, so an error
 // hook replays it through the runner too, which records it as UNKNOWN_TOOL.
 //
-// Session attribution: stdio has one session per process; SSE and streamable
-// HTTP sessions are the MCP session ids. Streamable HTTP is restricted to the
-// session-oriented protocol revisions (up to 2025-11-25), because the
-// 2026-07-28 revision is sessionless and Airlock's phase, bound pools and
-// limits are per session. A request that still arrives without a session id
-// is attributed to one context per authenticated principal.
+// State and trust: every call runs in a runtime context held in the store
+// (the principal's default context, or a child an operator created). A
+// transport session — the stdio process, an SSE connection, a server-issued
+// Mcp-Session-Id — is only a handle onto it, bound to the principal that
+// opened it; a sessionless request (protocol 2026-07-28, served beside the
+// session-oriented revisions) goes to the principal's context directly. So
+// reconnecting, DELETE or a restart resets nothing, and two processes on one
+// store serve the same contexts.
 package server
 
 import (
@@ -38,6 +40,8 @@ var Version = "0.1.0"
 // Options configure a Server; nil means defaults.
 type Options struct {
 	Logger *slog.Logger
+	// StdioContext is a context handle for stdio calls (serve --context).
+	StdioContext string
 }
 
 // Server is Airlock's MCP front end.
@@ -47,8 +51,12 @@ type Server struct {
 	log  *slog.Logger
 	auth atomic.Pointer[authenticator]
 
-	mu       sync.Mutex
-	sessions map[string]string // MCP session key -> runner session id
+	// stdioContext is the context handle stdio calls run in ("" = the
+	// local principal's default context).
+	stdioContext string
+
+	mu    sync.Mutex
+	local map[string]*runner.Session // stdio/SSE/in-process session id → handle
 }
 
 // New builds the MCP server for r.
@@ -56,7 +64,7 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	s := &Server{r: r, log: opts.Logger, sessions: map[string]string{}}
+	s := &Server{r: r, log: opts.Logger, local: map[string]*runner.Session{}, stdioContext: opts.StdioContext}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -65,7 +73,7 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 	}
 	hooks := &mcpserver.Hooks{}
 	hooks.AddOnUnregisterSession(func(ctx context.Context, cs mcpserver.ClientSession) {
-		s.closeSession(ctx, cs.SessionID())
+		s.closeLocal(ctx, cs.SessionID())
 	})
 	hooks.AddOnError(s.auditRefusedCall)
 	s.mcp = mcpserver.NewMCPServer(r.Config().Server.Name, Version,
@@ -76,7 +84,6 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 		mcpserver.WithResourceCapabilities(false, false),
 		mcpserver.WithPromptCapabilities(false),
 		mcpserver.WithLogging(),
-		mcpserver.WithElicitation(),
 		mcpserver.WithHooks(hooks),
 		mcpserver.WithInstructions(instructions),
 	)
@@ -118,7 +125,7 @@ func (s *Server) forward(name string) mcpserver.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		sess, err := s.session(ctx)
 		if err != nil {
-			return mcp.NewToolResultError(err.Error()), nil
+			return mcp.NewToolResultError(s.refuseSession(ctx, err)), nil
 		}
 		raw := req.Params.RawArguments // exact bytes: no float rounding of large integers
 		if len(raw) == 0 {
@@ -146,7 +153,7 @@ func (s *Server) auditRefusedCall(ctx context.Context, _ any, method mcp.MCPMeth
 	}
 	sess, serr := s.session(ctx)
 	if serr != nil {
-		s.log.Warn("cannot audit refused call", "err", serr)
+		s.refuseSession(ctx, serr)
 		return
 	}
 	raw, _ := json.Marshal(req.Params.Arguments)
@@ -175,15 +182,17 @@ func (s *Server) progress(ctx context.Context, req mcp.CallToolRequest) func(flo
 // elicitation reports whether the client can ask its person, and what the
 // person answered if this call is the retry of one that asked.
 func elicitation(ctx context.Context, req mcp.CallToolRequest) toolkit.Elicitation {
-	e := toolkit.Elicitation{RequestState: req.Params.RequestState, Answers: map[string]toolkit.ElicitAnswer{}}
-	if cs, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithClientInfo); ok {
-		e.Supported = cs.GetClientCapabilities().Elicitation != nil
-	}
+	e := toolkit.Elicitation{RequestState: req.Params.RequestState, Answers: map[string]toolkit.ElicitAnswer{}, Supported: clientCanElicit(ctx)}
 	for id := range req.Params.InputResponses {
+		// Every answer is kept, even one that does not decode as an
+		// elicitation result: an answer nobody asked for must still be seen
+		// (and refused), not silently dropped.
+		a := toolkit.ElicitAnswer{Action: "invalid"}
 		if r := mcpserver.ElicitationResponse(req.Params.InputResponses, id); r != nil {
 			content, _ := r.Content.(map[string]any)
-			e.Answers[id] = toolkit.ElicitAnswer{Action: string(r.Action), Content: content}
+			a = toolkit.ElicitAnswer{Action: string(r.Action), Content: content}
 		}
+		e.Answers[id] = a
 	}
 	return e
 }

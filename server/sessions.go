@@ -2,11 +2,12 @@ package server
 
 import (
 	"context"
-	"fmt"
+	"errors"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/violation"
 )
 
 // identity is who is calling and over what; the HTTP middleware puts it in
@@ -15,6 +16,9 @@ type identity struct {
 	Principal string
 	Role      string
 	Transport string
+	// ContextHandle names a child context (the Airlock-Context header, or
+	// serve --context on stdio); empty means the principal's default.
+	ContextHandle string
 }
 
 type identityKey struct{}
@@ -28,47 +32,86 @@ func (s *Server) identityFrom(ctx context.Context) identity {
 		return id
 	}
 	// No HTTP middleware ran: stdio, or an in-process client.
-	return identity{Principal: "local", Role: s.r.Config().Transports.Stdio.Role, Transport: "stdio"}
+	return identity{Principal: "local", Role: s.r.Config().Transports.Stdio.Role, Transport: "stdio", ContextHandle: s.stdioContext}
 }
 
-// session finds or opens the runner session for the calling MCP session.
-// A session id presented by a different principal than the one that opened
-// it is refused: holding someone's session id must not grant their pools.
+// session returns the runner session a call runs in:
+//   - a sessionless request (protocol 2026-07-28, any transport): the
+//     principal's context, or the child its handle names;
+//   - streamable HTTP: the server-issued session the request names, which
+//     the HTTP gate already checked is live and the caller's;
+//   - stdio, SSE and in-process clients: one runner session per transport
+//     session, opened on its first call and bound to that caller.
+//
+// Whatever the handle, the state is the context's, in the store.
 func (s *Server) session(ctx context.Context) (*runner.Session, error) {
 	id := s.identityFrom(ctx)
+	if info := mcpserver.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return s.r.Sessionless(ctx, id.Principal, id.Role, id.Transport, id.ContextHandle)
+	}
 	key := ""
 	if cs := mcpserver.ClientSessionFromContext(ctx); cs != nil {
 		key = cs.SessionID()
 	}
-	if key == "" {
-		// Sessionless request (2026-07-28 revision): one context per principal.
-		key = "principal:" + id.Principal
+	if id.Transport == transportStreamable {
+		return s.r.AttachSession(ctx, key, id.Principal, id.Role, s.r.Config().Transports.HTTP.SessionIdleTimeout())
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if rid, ok := s.sessions[key]; ok {
-		if sess, ok := s.r.Session(rid); ok {
-			if sess.Principal() != id.Principal {
-				return nil, fmt.Errorf("session belongs to another principal")
-			}
-			return sess, nil
+	if sess, ok := s.local[key]; ok {
+		if sess.Principal() != id.Principal {
+			// Holding someone's SSE session id must not grant their context.
+			return nil, violation.Wrap(violation.SessionForeign, runner.ErrSessionForeign, "no session with this id was issued by this server")
 		}
+		return sess, nil
 	}
-	sess, err := s.r.OpenSession(ctx, runner.SessionParams{Principal: id.Principal, Role: id.Role, Transport: id.Transport})
+	sess, err := s.r.OpenSession(ctx, runner.SessionParams{Principal: id.Principal, Role: id.Role, Transport: id.Transport,
+		ContextHandle: id.ContextHandle, Elicitation: clientCanElicit(ctx)})
 	if err != nil {
-		s.log.Error("opening session", "err", err)
-		return nil, fmt.Errorf("UNAVAILABLE: session could not be opened")
+		return nil, err
 	}
-	s.sessions[key] = sess.ID()
+	s.local[key] = sess
 	return sess, nil
 }
 
-func (s *Server) closeSession(ctx context.Context, key string) {
+// refuseSession turns a failure to find the caller's session into an agent
+// error, audited with its stable code.
+func (s *Server) refuseSession(ctx context.Context, err error) string {
+	id := s.identityFrom(ctx)
+	var v *violation.Error
+	if !errors.As(err, &v) {
+		s.log.Error("opening session", "err", err)
+		v = violation.Wrap(violation.Unavailable, err, "the session could not be opened")
+	}
+	presented := ""
+	if cs := mcpserver.ClientSessionFromContext(ctx); cs != nil {
+		presented = cs.SessionID()
+	}
+	s.r.RecordSessionRefusal(ctx, id.Transport, id.Principal, id.Role, v.Code, presented, v.Message)
+	return v.Public()
+}
+
+// closeLocal ends the runner session of a stdio, SSE or in-process
+// transport session that went away. Streamable HTTP sessions end by DELETE
+// or idle timeout, never because one connection closed.
+func (s *Server) closeLocal(ctx context.Context, key string) {
 	s.mu.Lock()
-	rid, ok := s.sessions[key]
-	delete(s.sessions, key)
+	sess, ok := s.local[key]
+	delete(s.local, key)
 	s.mu.Unlock()
 	if ok {
-		s.r.CloseSession(ctx, rid)
+		s.r.CloseSession(ctx, sess.ID(), "transport closed")
 	}
+}
+
+// clientCanElicit reports whether the client declared the elicitation
+// capability: per request under 2026-07-28, at initialize before.
+func clientCanElicit(ctx context.Context) bool {
+	if info := mcpserver.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return info.ClientCapabilities != nil && info.ClientCapabilities.Elicitation != nil
+	}
+	if cs, ok := mcpserver.ClientSessionFromContext(ctx).(mcpserver.SessionWithClientInfo); ok {
+		return cs.GetClientCapabilities().Elicitation != nil
+	}
+	return false
 }

@@ -154,6 +154,54 @@ var migrations = []migration{
 			`ALTER TABLE declarations RENAME COLUMN session_id TO context_id`,
 			`DROP INDEX declarations_session`,
 			`CREATE INDEX declarations_context ON declarations (context_id)`,
+			// One row per runtime context (see contexts.go). pools and env
+			// are JSON in TEXT; a context is never deleted, so a
+			// declaration's context_id always resolves.
+			`CREATE TABLE contexts (
+				id             TEXT NOT NULL PRIMARY KEY,
+				parent         TEXT NOT NULL,
+				principal      TEXT NOT NULL,
+				role           TEXT NOT NULL,
+				policy         TEXT NOT NULL,
+				policy_version TEXT NOT NULL,
+				phase          TEXT NOT NULL,
+				pools          TEXT NOT NULL,
+				env            TEXT NOT NULL,
+				created_at     TEXT NOT NULL,
+				created_by     TEXT NOT NULL,
+				updated_at     TEXT NOT NULL
+			)`,
+			`CREATE INDEX contexts_principal ON contexts (principal)`,
+			// Transport sessions: handles onto a context. closed_at is NULL
+			// while open, so the session cap counts "closed_at IS NULL".
+			`CREATE TABLE transport_sessions (
+				id           TEXT    NOT NULL PRIMARY KEY,
+				context_id   TEXT    NOT NULL,
+				principal    TEXT    NOT NULL,
+				transport    TEXT    NOT NULL,
+				elicitation  INTEGER NOT NULL,
+				created_at   TEXT    NOT NULL,
+				last_seen    TEXT    NOT NULL,
+				closed_at    TEXT,
+				close_reason TEXT    NOT NULL
+			)`,
+			`CREATE INDEX transport_sessions_principal ON transport_sessions (principal, closed_at)`,
+			`CREATE INDEX transport_sessions_context ON transport_sessions (context_id)`,
+			// Limit usage: opaque values the runner keeps per key (a
+			// counter, a window), read and written in one transaction.
+			`CREATE TABLE usage (
+				key        TEXT NOT NULL PRIMARY KEY,
+				value      TEXT NOT NULL,
+				updated_at TEXT NOT NULL
+			)`,
+			// Single-use approval challenges already used. Rows past
+			// expires_at are deleted by the next UseChallenge; the index
+			// keeps that delete from scanning the table.
+			`CREATE TABLE used_challenges (
+				nonce      TEXT NOT NULL PRIMARY KEY,
+				expires_at TEXT NOT NULL
+			)`,
+			`CREATE INDEX used_challenges_expires ON used_challenges (expires_at)`,
 		},
 	},
 }
@@ -260,3 +308,103 @@ func sqlListDeclarations(session string, states []string, limit int) (string, []
 	}
 	return q, args
 }
+
+// contextColumns is the column list shared by the inserts and the selects;
+// its order is the order of [contextArgs] and [scanContext].
+const contextColumns = `id, parent, principal, role, policy, policy_version, phase,
+	pools, env, created_at, created_by, updated_at`
+
+// Contexts are ordered on created_at and id as TEXT (see the note on
+// declarations above: the PostgreSQL twin needs COLLATE "C").
+const (
+	// sqlInsertContext inserts unless the id is taken; RowsAffected tells
+	// CreateContext's ErrExists and lets EnsureContext race on the primary
+	// key instead of on a read before the insert.
+	sqlInsertContext = `INSERT INTO contexts (` + contextColumns + `) VALUES
+	($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+	ON CONFLICT (id) DO NOTHING`
+	sqlGetContext = `SELECT ` + contextColumns + ` FROM contexts WHERE id = $1`
+	// sqlUpdateContext writes every column but id, in contextColumns order.
+	sqlUpdateContext = `UPDATE contexts SET parent = $2, principal = $3, role = $4,
+	policy = $5, policy_version = $6, phase = $7, pools = $8, env = $9,
+	created_at = $10, created_by = $11, updated_at = $12
+	WHERE id = $1`
+	sqlListContexts            = `SELECT ` + contextColumns + ` FROM contexts ORDER BY created_at, id`
+	sqlListContextsOfPrincipal = `SELECT ` + contextColumns + ` FROM contexts WHERE principal = $1 ORDER BY created_at, id`
+)
+
+// sessionColumns is the column list shared by the insert and the selects;
+// its order is the order of [sessionArgs] and [scanSession].
+const sessionColumns = `id, context_id, principal, transport, elicitation, created_at,
+	last_seen, closed_at, close_reason`
+
+const (
+	sqlInsertSession = `INSERT INTO transport_sessions (` + sessionColumns + `) VALUES
+	($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	ON CONFLICT (id) DO NOTHING`
+	sqlGetSession = `SELECT ` + sessionColumns + ` FROM transport_sessions WHERE id = $1`
+	// sqlCountOpenSessions counts what the session cap counts without an
+	// idle timeout; sqlCountLiveSessions with one, where $2 is the
+	// session's CreatedAt minus the timeout. "last_seen > $2" is
+	// Session.Open's "now - LastSeen < idle", so the cap and Open agree on
+	// the boundary.
+	sqlCountOpenSessions = `SELECT COUNT(*) FROM transport_sessions
+	WHERE principal = $1 AND closed_at IS NULL`
+	sqlCountLiveSessions = `SELECT COUNT(*) FROM transport_sessions
+	WHERE principal = $1 AND closed_at IS NULL AND last_seen > $2`
+	sqlTouchSession = `UPDATE transport_sessions SET last_seen = $2
+	WHERE id = $1 AND closed_at IS NULL`
+	sqlCloseSession = `UPDATE transport_sessions SET closed_at = $2, close_reason = $3
+	WHERE id = $1 AND closed_at IS NULL`
+	// The idle sweep selects and then closes the same rows inside one
+	// write transaction, so the two WHERE clauses see the same set.
+	sqlIdleSessions = `SELECT ` + sessionColumns + ` FROM transport_sessions
+	WHERE closed_at IS NULL AND last_seen < $1 ORDER BY created_at, id`
+	sqlCloseIdleSessions = `UPDATE transport_sessions SET closed_at = $2, close_reason = $3
+	WHERE closed_at IS NULL AND last_seen < $1`
+)
+
+// sqlListSessions returns the ListSessions query and its arguments: an
+// optional context and whether to leave out closed sessions, oldest first.
+func sqlListSessions(contextID string, openOnly bool) (string, []any) {
+	var (
+		where []string
+		args  []any
+	)
+	if contextID != "" {
+		args = append(args, contextID)
+		where = append(where, "context_id = $1")
+	}
+	if openOnly {
+		where = append(where, "closed_at IS NULL")
+	}
+	q := `SELECT ` + sessionColumns + ` FROM transport_sessions`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	return q + ` ORDER BY created_at, id`, args
+}
+
+const (
+	sqlGetUsage    = `SELECT value FROM usage WHERE key = $1`
+	sqlUpsertUsage = `INSERT INTO usage (key, value, updated_at) VALUES ($1, $2, $3)
+	ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`
+)
+
+// sqlGetUsages returns the query reading the usage rows of n keys, bound
+// as $1..$n: an IN list of placeholders, never spliced values.
+func sqlGetUsages(n int) string {
+	ph := make([]string, n)
+	for i := range ph {
+		ph[i] = "$" + strconv.Itoa(i+1)
+	}
+	return `SELECT key, value FROM usage WHERE key IN (` + strings.Join(ph, ", ") + `)`
+}
+
+const (
+	// sqlInsertChallenge records a used nonce; RowsAffected 0 is a replay,
+	// decided by the primary key even between processes.
+	sqlInsertChallenge = `INSERT INTO used_challenges (nonce, expires_at) VALUES ($1, $2)
+	ON CONFLICT (nonce) DO NOTHING`
+	sqlForgetChallenges = `DELETE FROM used_challenges WHERE expires_at < $1`
+)

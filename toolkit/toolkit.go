@@ -86,6 +86,10 @@ type Session struct {
 	Role      string
 	Phase     string
 	Transport string
+	// Approver is who may approve this session's require_approval needs
+	// besides an operator: "operator" (nobody else) or "client" (the person
+	// at the client, through elicitation).
+	Approver string
 }
 
 // Env is everything a tool's functions may use: the runner builds one per
@@ -112,6 +116,8 @@ type Env struct {
 	Broker Broker
 	// Elicitation is the client's side of a person-in-the-loop question.
 	Elicitation Elicitation
+	// Approvals mints and redeems the server's approval questions.
+	Approvals Approvals
 	Now         time.Time
 	// Progress reports progress to the client when it asked for it; never nil.
 	Progress func(progress, total float64, message string)
@@ -132,6 +138,21 @@ type PipelineHost struct {
 // and connected address.
 type Broker interface {
 	Execute(ctx context.Context, need declarations.Need) (*External, error)
+}
+
+// Approvals asks a person about a declaration with a server-minted,
+// single-use challenge and checks that an answer answers it. Only the
+// runner implements it, binding each challenge to the declaration, the
+// context, the principal, the need and the policy version.
+type Approvals interface {
+	// Ask returns the request state for a question about d.
+	Ask(ctx context.Context, d *declarations.Declaration) (string, error)
+	// DeclarationOf returns the declaration a request state asks about, if
+	// the server issued it (it may still be expired or used).
+	DeclarationOf(state string) (string, error)
+	// Redeem checks that state is an unexpired, unused question about d
+	// asked in this context under the current policy, and uses it up.
+	Redeem(ctx context.Context, state string, d *declarations.Declaration) error
 }
 
 // External is what a broker brought back: untrusted content and where it

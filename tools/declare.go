@@ -6,8 +6,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/policy"
 	"github.com/airlock-dev/airlock/schemas"
@@ -66,10 +68,6 @@ func (a *DeclareNeedArgs) need() declarations.Need {
 	return n
 }
 
-// requestStatePrefix marks the request state of an approval question; the
-// client echoes it, so it only ever selects a declaration of the same session.
-const requestStatePrefix = "declaration:"
-
 // elicitID is the id of the approval question in an elicitation round.
 const elicitID = "approve"
 
@@ -104,26 +102,53 @@ func declareCapability(a toolkit.Args) string {
 	return "comm.undeclared"
 }
 
-// expandDeclaration replaces a declaration id — given by the agent, or the
-// request state the client echoes with an approval answer — by the stored
-// need, so that the policy re-judges exactly what was declared. Another
-// session's declaration is "not found", never "forbidden": its existence is
-// not revealed.
+// expandDeclaration replaces a declaration id — given by the agent, or
+// named by the approval question a client answers — by the stored need, so
+// that the policy re-judges exactly what was declared. Another context's
+// declaration is "not found", never "forbidden": its existence is not
+// revealed.
+//
+// An answer counts only if it answers a question this server asked (the
+// request state is a server-minted challenge), only where the role lets the
+// person at the client approve, and only from a client that declared it can
+// ask its person. Anything else is APPROVAL_INVALID: an agent that writes
+// its own "approve" into its first call gets a refusal, not an approval.
 func expandDeclaration(ctx context.Context, env *toolkit.Env, a toolkit.Args) (toolkit.Args, error) {
 	args := a.(*DeclareNeedArgs)
 	id := args.DeclarationID
-	if st := env.Elicitation.RequestState; strings.HasPrefix(st, requestStatePrefix) {
-		id = strings.TrimPrefix(st, requestStatePrefix)
+	st, answered := env.Elicitation.RequestState, len(env.Elicitation.Answers) > 0
+	if st != "" || answered {
+		switch {
+		case env.Session.Approver != config.ApproverClient:
+			return nil, violation.New(violation.ApprovalInvalid, "needs of role %q are approved by an operator; an answer from the client does not count", env.Session.Role)
+		case !env.Elicitation.Supported:
+			return nil, violation.New(violation.ApprovalInvalid, "the client did not declare the elicitation capability, so it was asked nothing")
+		case st == "":
+			return nil, violation.New(violation.ApprovalInvalid, "an answer to a question the server did not ask")
+		}
+		asked, err := env.Approvals.DeclarationOf(st)
+		if err != nil {
+			return nil, err
+		}
+		if id != "" && id != asked {
+			return nil, violation.New(violation.ApprovalInvalid, "the answer is to a question about another declaration")
+		}
+		id = asked
 	}
 	if id == "" {
 		return args, nil
 	}
-	d, err := env.Declarations.Get(ctx, id, env.Session.ID)
+	d, err := env.Declarations.Get(ctx, id, env.Session.ContextID)
 	if err != nil {
 		if errors.Is(err, declarations.ErrNotFound) || errors.Is(err, declarations.ErrWrongContext) {
-			return nil, violation.Wrap(violation.NotFound, err, "no declaration %q in this session", boundedName(id))
+			return nil, violation.Wrap(violation.NotFound, err, "no declaration %q in this context", boundedName(id))
 		}
 		return nil, err
+	}
+	// A retry of the original call carries the need again: it must be the
+	// need the question was about.
+	if n := args.need(); args.DeclarationID == "" && args.Operation != "" && n.Fingerprint() != d.Fingerprint {
+		return nil, violation.New(violation.ApprovalInvalid, "the answer is to a question about another need")
 	}
 	p, j := d.Need.Parameters, d.Need.Justification
 	return &DeclareNeedArgs{Operation: d.Need.Operation, Parameters: &p, Justification: &j, DeclarationID: d.ID, Phase: args.Phase}, nil
@@ -145,9 +170,9 @@ func declareHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*tool
 	)
 	if args.DeclarationID == "" {
 		dec := env.Decision
-		d, err = m.Declare(ctx, sess.ID, sess.Principal, args.need(), string(dec.Effect), dec.RuleID, dec.Reason)
+		d, err = m.Declare(ctx, sess.ContextID, sess.Principal, args.need(), string(dec.Effect), dec.RuleID, dec.Reason)
 	} else {
-		d, err = m.Get(ctx, args.DeclarationID, sess.ID)
+		d, err = m.Get(ctx, args.DeclarationID, sess.ContextID)
 	}
 	if err != nil {
 		return nil, err
@@ -158,11 +183,22 @@ func declareHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*tool
 	return advance(ctx, env, d)
 }
 
-// applyAnswer records a person's answer to the approval question.
+// applyAnswer records a person's answer to the approval question, once the
+// question it answers is checked and used up (expandDeclaration checked
+// that there was one).
 func applyAnswer(ctx context.Context, env *toolkit.Env, d *declarations.Declaration) (*declarations.Declaration, error) {
-	ans, ok := env.Elicitation.Answers[elicitID]
-	if !ok || d.State != declarations.StateDeclared {
+	if len(env.Elicitation.Answers) == 0 {
 		return d, nil
+	}
+	if err := env.Approvals.Redeem(ctx, env.Elicitation.RequestState, d); err != nil {
+		return nil, err
+	}
+	ans, ok := env.Elicitation.Answers[elicitID]
+	if !ok {
+		return nil, violation.New(violation.ApprovalInvalid, "the answer does not answer the approval question")
+	}
+	if d.State != declarations.StateDeclared {
+		return nil, violation.New(violation.ApprovalInvalid, "declaration %s is already %s; the answer came too late", d.ID, d.State)
 	}
 	by := "elicitation:" + env.Session.Principal
 	switch {
@@ -182,8 +218,9 @@ func advance(ctx context.Context, env *toolkit.Env, d *declarations.Declaration)
 		if env.DryRun {
 			return planned(d, "needs approval"), nil
 		}
-		if _, answered := env.Elicitation.Answers[elicitID]; env.Elicitation.Supported && !answered {
-			return askApproval(d), nil
+		_, answered := env.Elicitation.Answers[elicitID]
+		if env.Session.Approver == config.ApproverClient && env.Elicitation.Supported && !answered {
+			return askApproval(ctx, env, d)
 		}
 		return pending(d), nil
 	case declarations.StateApproved:
@@ -193,7 +230,7 @@ func advance(ctx context.Context, env *toolkit.Env, d *declarations.Declaration)
 		return execute(ctx, env, d)
 	case declarations.StateFailed:
 		id := d.ID
-		d, err := env.Declarations.Retry(ctx, id, env.Session.ID)
+		d, err := env.Declarations.Retry(ctx, id, env.Session.ContextID)
 		if err != nil {
 			return nil, violation.Wrap(violation.PreconditionFailed, err, "declaration %s failed and has no retry left; declare the need again", id)
 		}
@@ -219,7 +256,7 @@ func execute(ctx context.Context, env *toolkit.Env, d *declarations.Declaration)
 		return nil, violation.New(violation.Unavailable, "no executor is configured for %s", d.Need.Operation)
 	}
 	id := d.ID
-	d, err := env.Declarations.Begin(ctx, id, env.Session.ID) // consumes the approval, once
+	d, err := env.Declarations.Begin(ctx, id, env.Session.ContextID) // consumes the approval, once
 	if err != nil {
 		return nil, violation.Wrap(violation.ApprovalRequired, err, "declaration %s cannot run: its approval is used, expired or gone", id)
 	}
@@ -260,8 +297,9 @@ func planned(d *declarations.Declaration, status string) *toolkit.Result {
 // pending answers a declaration that waits for a person.
 func pending(d *declarations.Declaration) *toolkit.Result {
 	return &toolkit.Result{
-		Text: fmt.Sprintf("Declaration %s needs approval (rule %s: %s) and none was given here. An operator can decide with "+
-			"`airlock approvals approve %s` or `airlock approvals deny %s --reason ...`; then call declare_need with declaration_id=%q.",
+		Text: fmt.Sprintf("Declaration %s needs approval (rule %s: %s) and an operator decides it. An operator can decide with "+
+			"`airlock approvals approve %s [--state DIR]` or `airlock approvals deny %s --reason ... [--state DIR]`; then call "+
+			"declare_need with declaration_id=%q, from this or any later session.",
 			d.ID, d.RuleID, d.Reason, d.ID, d.ID, d.ID),
 		Structured: declarationView(d),
 		Audit:      map[string]any{"declaration_id": d.ID, "state": d.State},
@@ -269,25 +307,46 @@ func pending(d *declarations.Declaration) *toolkit.Result {
 }
 
 // askApproval ends this round with a question to the client's person,
-// showing what, why and where.
-func askApproval(d *declarations.Declaration) *toolkit.Result {
+// showing what, why and where. Every field is quoted and cut, so no field
+// can add lines to the question or pose as Airlock's own words; the request
+// state is a server-minted challenge for this declaration.
+func askApproval(ctx context.Context, env *toolkit.Env, d *declarations.Declaration) (*toolkit.Result, error) {
 	n := d.Need
 	where := n.Parameters.URL
 	if where == "" {
 		where = strings.TrimSpace(n.Parameters.Source + " " + n.Parameters.Query)
 	}
 	msg := fmt.Sprintf("An AI agent asks Airlock to perform %s on: %s\n\nThe user asked: %s\nWhat it does not know: %s\nHow it will use the answer: %s\n\nApprove this one request?",
-		n.Operation, where, n.Justification.UserRequest, n.Justification.MissingKnowledge, n.Justification.ExpectedUse)
+		n.Operation, quoteField(where), quoteField(n.Justification.UserRequest), quoteField(n.Justification.MissingKnowledge),
+		quoteField(n.Justification.ExpectedUse))
+	state, err := env.Approvals.Ask(ctx, d)
+	if err != nil {
+		return nil, err
+	}
 	return &toolkit.Result{
 		Text: "Waiting for the person at the client to approve declaration " + d.ID + ".",
-		Elicit: &toolkit.ElicitRequest{ID: elicitID, Message: msg, State: requestStatePrefix + d.ID, Schema: map[string]any{
+		Elicit: &toolkit.ElicitRequest{ID: elicitID, Message: msg, State: state, Schema: map[string]any{
 			"type":       "object",
 			"properties": map[string]any{"approve": map[string]any{"type": "boolean", "title": "Approve this request", "default": false}},
 			"required":   []string{"approve"},
 		}},
 		Structured: declarationView(d),
 		Audit:      map[string]any{"declaration_id": d.ID, "state": d.State, "asked": "elicitation"},
+	}, nil
+}
+
+// maxQuotedField bounds one field in an approval question, in runes.
+const maxQuotedField = 300
+
+// quoteField renders an agent-supplied field for the approval question: cut
+// to maxQuotedField runes and Go-quoted, so newlines, control, format and
+// bidi characters show as escapes and cannot shape the question.
+func quoteField(s string) string {
+	r := []rune(s)
+	if len(r) > maxQuotedField {
+		return strconv.Quote(string(r[:maxQuotedField])) + "…"
 	}
+	return strconv.Quote(s)
 }
 
 // decisionReason is the reason given with the latest decision (an

@@ -40,6 +40,19 @@ const (
 	Unavailable        Code = "UNAVAILABLE"
 	AuditUnavailable   Code = "AUDIT_UNAVAILABLE"
 	Internal           Code = "INTERNAL_ERROR"
+
+	// ApprovalInvalid: an approval answer that does not answer a question
+	// the server asked (none asked, altered, replayed, expired, another
+	// declaration's, or the role's approver is the operator).
+	ApprovalInvalid Code = "APPROVAL_INVALID"
+
+	// Session refusals at the transport edge (HTTP status 400/404/429).
+	SessionRequired Code = "SESSION_REQUIRED" // a session-oriented request without Mcp-Session-Id
+	SessionUnknown  Code = "SESSION_UNKNOWN"  // an id the server never issued
+	SessionExpired  Code = "SESSION_EXPIRED"  // closed, deleted or idle too long
+	SessionForeign  Code = "SESSION_FOREIGN"  // issued to another principal
+	SessionLimit    Code = "SESSION_LIMIT"    // the principal holds too many open sessions
+	ContextInvalid  Code = "CONTEXT_INVALID"  // a context handle that is forged or not the caller's
 )
 
 // Error is a refusal the agent may see: Code and Message are public, Err is

@@ -1,0 +1,536 @@
+package contexts
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The sessions, usage and challenge checks of StoreConformance.
+
+// confSession returns an open session of principal in contextID, created
+// and last seen at created.
+func confSession(id, contextID, principal string, created time.Time) *Session {
+	return &Session{
+		ID: id, ContextID: contextID, Principal: principal, Transport: "stdio",
+		Elicitation: true, CreatedAt: created, LastSeen: created,
+	}
+}
+
+// confSessJSON is a comparable rendering of s, times in UTC.
+func confSessJSON(s *Session) string {
+	if s == nil {
+		return "<nil>"
+	}
+	x := *s
+	x.CreatedAt, x.LastSeen, x.ClosedAt = x.CreatedAt.UTC(), x.LastSeen.UTC(), x.ClosedAt.UTC()
+	b, _ := json.Marshal(x)
+	return string(b)
+}
+
+func confSameSess(t *testing.T, what string, got, want *Session) {
+	t.Helper()
+	if g, w := confSessJSON(got), confSessJSON(want); g != w {
+		t.Errorf("%s:\n got %s\nwant %s", what, g, w)
+	}
+}
+
+func confOpen(t *testing.T, st Store, s *Session) {
+	t.Helper()
+	if err := st.OpenSession(context.Background(), s, 0, 0); err != nil {
+		t.Fatalf("OpenSession(%s): %v", s.ID, err)
+	}
+}
+
+func confGetSess(t *testing.T, st Store, id string) *Session {
+	t.Helper()
+	s, err := st.GetSession(context.Background(), id)
+	if err != nil {
+		t.Fatalf("GetSession(%s): %v", id, err)
+	}
+	return s
+}
+
+// confSessionIDs lists the ids of the sessions of contextID, in order.
+func confSessionIDs(t *testing.T, st Store, contextID string, openOnly bool) string {
+	t.Helper()
+	list, err := st.ListSessions(context.Background(), contextID, openOnly)
+	if err != nil {
+		t.Fatalf("ListSessions(%q, %v): %v", contextID, openOnly, err)
+	}
+	ids := ""
+	for _, s := range list {
+		ids += s.ID
+	}
+	return ids
+}
+
+func confSessionRoundTrip(t *testing.T, a, b Store) {
+	ctx := context.Background()
+	want := confSession("s1", "c1", "alice “a” ✓", confEpoch)
+	want.LastSeen = confEpoch.Add(time.Second)
+	plain := &Session{ID: "s2", ContextID: "c1", Principal: "bob", Transport: "http", CreatedAt: confEpoch, LastSeen: confEpoch}
+	confOpen(t, a, want)
+	confOpen(t, b, plain)
+	for name, st := range map[string]Store{"same handle": a, "other handle": b} {
+		confSameSess(t, "GetSession through the "+name, confGetSess(t, st, "s1"), want)
+		confSameSess(t, "GetSession of a session without elicitation through the "+name, confGetSess(t, st, "s2"), plain)
+	}
+	if err := b.OpenSession(ctx, confSession("s1", "c2", "mallory", confEpoch), 0, 0); !errors.Is(err, ErrExists) {
+		t.Errorf("OpenSession of a stored id: %v, want ErrExists", err)
+	}
+	confSameSess(t, "after a refused OpenSession", confGetSess(t, a, "s1"), want)
+	if _, err := b.GetSession(ctx, "missing"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("GetSession(missing): %v, want ErrNotFound", err)
+	}
+	got := confGetSess(t, a, "s1")
+	got.Principal, got.LastSeen = "evil", time.Time{}
+	confSameSess(t, "after changing what GetSession returned", confGetSess(t, a, "s1"), want)
+}
+
+func confTouchAndClose(t *testing.T, a, b Store) {
+	ctx := context.Background()
+	s := confSession("s1", "c1", "alice", confEpoch)
+	confOpen(t, a, s)
+	later := confEpoch.Add(time.Minute)
+	if err := b.TouchSession(ctx, "s1", later); err != nil {
+		t.Fatalf("TouchSession through the other handle: %v", err)
+	}
+	s.LastSeen = later
+	confSameSess(t, "after TouchSession", confGetSess(t, a, "s1"), s)
+	if err := a.TouchSession(ctx, "missing", later); !errors.Is(err, ErrNotFound) {
+		t.Errorf("TouchSession(missing): %v, want ErrNotFound", err)
+	}
+
+	closedAt := confEpoch.Add(2 * time.Minute)
+	if was, err := a.CloseSession(ctx, "s1", "client went away", closedAt); err != nil || !was {
+		t.Fatalf("CloseSession of an open session: %v, %v; want true", was, err)
+	}
+	s.ClosedAt, s.CloseReason = closedAt, "client went away"
+	confSameSess(t, "after CloseSession", confGetSess(t, b, "s1"), s)
+	if s.Open(closedAt, 0) {
+		t.Error("Session.Open reports a closed session open")
+	}
+	// Closing again, from either handle, changes nothing and says so; so
+	// does closing a session never stored.
+	for name, st := range map[string]Store{"same handle": a, "other handle": b} {
+		if was, err := st.CloseSession(ctx, "s1", "again", closedAt.Add(time.Hour)); err != nil || was {
+			t.Errorf("second CloseSession through the %s: %v, %v; want false, nil", name, was, err)
+		}
+	}
+	if was, err := a.CloseSession(ctx, "missing", "x", closedAt); err != nil || was {
+		t.Errorf("CloseSession(missing): %v, %v; want false, nil", was, err)
+	}
+	if err := b.TouchSession(ctx, "s1", closedAt.Add(time.Hour)); !errors.Is(err, ErrNotFound) {
+		t.Errorf("TouchSession of a closed session: %v, want ErrNotFound", err)
+	}
+	confSameSess(t, "after closing again and touching", confGetSess(t, a, "s1"), s)
+}
+
+func confSessionCap(t *testing.T, a, b Store) {
+	ctx := context.Background()
+	at := confEpoch
+	open := func(st Store, id, principal string, maxOpen int) error {
+		at = at.Add(time.Second)
+		return st.OpenSession(ctx, confSession(id, "c1", principal, at), maxOpen, 0)
+	}
+	for _, id := range []string{"1", "2"} {
+		if err := open(a, id, "alice", 2); err != nil {
+			t.Fatalf("session %s under a cap of 2: %v", id, err)
+		}
+	}
+	for name, st := range map[string]Store{"same handle": a, "other handle": b} {
+		if err := open(st, "3", "alice", 2); !errors.Is(err, ErrSessionCap) {
+			t.Errorf("third session under a cap of 2 through the %s: %v, want ErrSessionCap", name, err)
+		}
+	}
+	if _, err := a.GetSession(ctx, "3"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a session refused by the cap was stored: %v", err)
+	}
+	if err := open(b, "4", "bob", 2); err != nil {
+		t.Errorf("another principal's session: %v; the cap is per principal", err)
+	}
+	if err := open(b, "5", "alice", 0); err != nil {
+		t.Errorf("a session with no cap: %v", err)
+	}
+	// alice now has 1, 2 and 5 open; closing two frees one slot under 3.
+	for _, id := range []string{"1", "2"} {
+		if _, err := a.CloseSession(ctx, id, "done", at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := open(b, "6", "alice", 3); err != nil {
+		t.Errorf("a session after closing others: %v; closed sessions must not count", err)
+	}
+	if err := open(a, "7", "alice", 2); !errors.Is(err, ErrSessionCap) {
+		t.Errorf("a session over the cap after closing: %v, want ErrSessionCap", err)
+	}
+	if got := confSessionIDs(t, a, "c1", true); got != "456" {
+		t.Errorf("open sessions %q, want %q", got, "456")
+	}
+}
+
+// confSessionCapIdle: with an idle timeout, a session not seen within it
+// of the new session's CreatedAt does not count; the boundary is
+// Session.Open's.
+func confSessionCapIdle(t *testing.T, a, b Store) {
+	ctx := context.Background()
+	const idle = 10 * time.Minute
+	now := confEpoch.Add(time.Hour)
+	for _, c := range []struct {
+		id   string
+		seen time.Duration // before now
+		live bool
+	}{
+		{"stale", 20 * time.Minute, false},
+		{"edge", idle, false},
+		{"live", 5 * time.Minute, true},
+	} {
+		s := confSession(c.id, "c1", "alice", confEpoch)
+		s.LastSeen = now.Add(-c.seen)
+		if s.Open(now, idle) != c.live {
+			t.Fatalf("Session.Open(%s) = %v, want %v", c.id, !c.live, c.live)
+		}
+		confOpen(t, a, s)
+	}
+	// Only "live" counts: one more fits under 2, then the cap holds.
+	if err := b.OpenSession(ctx, confSession("n1", "c1", "alice", now), 2, idle); err != nil {
+		t.Errorf("a session beside one live and two idle ones under a cap of 2: %v", err)
+	}
+	if err := a.OpenSession(ctx, confSession("n2", "c1", "alice", now), 2, idle); !errors.Is(err, ErrSessionCap) {
+		t.Errorf("third live session under a cap of 2: %v, want ErrSessionCap", err)
+	}
+	// Without an idle timeout every session not closed counts.
+	if err := b.OpenSession(ctx, confSession("n3", "c1", "alice", now), 4, 0); !errors.Is(err, ErrSessionCap) {
+		t.Errorf("a fifth session under a cap of 4 and no idle timeout: %v, want ErrSessionCap", err)
+	}
+	if err := b.OpenSession(ctx, confSession("n4", "c1", "alice", now), 5, 0); err != nil {
+		t.Errorf("a fifth session under a cap of 5 and no idle timeout: %v", err)
+	}
+}
+
+// confSessionCapConcurrent: the count and the insert are one atomic step,
+// across handles: of many callers racing under a cap of 3, exactly 3 win.
+func confSessionCapConcurrent(t *testing.T, a, b Store) {
+	ctx := context.Background()
+	const perHandle, maxOpen = 8, 3
+	errs := make([]error, 2*perHandle)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range 2 * perHandle {
+		st := [2]Store{a, b}[i%2]
+		s := confSession(fmt.Sprintf("s%02d", i), "c1", "alice", confEpoch.Add(time.Duration(i)*time.Millisecond))
+		wg.Go(func() {
+			<-start
+			errs[i] = st.OpenSession(ctx, s, maxOpen, time.Hour)
+		})
+	}
+	close(start)
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, ErrSessionCap):
+			t.Errorf("caller %d: %v, want nil or ErrSessionCap", i, err)
+		}
+	}
+	if won != maxOpen {
+		t.Errorf("%d of %d racing sessions opened under a cap of %d", won, len(errs), maxOpen)
+	}
+	list, err := b.ListSessions(ctx, "", true)
+	if err != nil || len(list) != maxOpen {
+		t.Errorf("after the race: %d open sessions, %v; want %d", len(list), err, maxOpen)
+	}
+}
+
+func confCloseIdleSessions(t *testing.T, a, b Store) {
+	ctx := context.Background()
+	now := confEpoch.Add(time.Hour)
+	idleBefore := now.Add(-15 * time.Minute)
+	for i, c := range []struct {
+		id     string
+		seen   time.Time
+		closed bool
+	}{
+		{"b", now.Add(-30 * time.Minute), false},
+		{"a", now.Add(-time.Hour), false},
+		{"c", now, false},
+		{"d", now.Add(-2 * time.Hour), true},
+		{"e", idleBefore, false}, // not before idleBefore
+	} {
+		s := confSession(c.id, "c1", "alice", confEpoch.Add(time.Duration(c.id[0])*time.Second))
+		s.LastSeen = c.seen
+		if c.closed {
+			s.ClosedAt, s.CloseReason = c.seen, "earlier"
+		}
+		confOpen(t, [2]Store{a, b}[i%2], s)
+	}
+	closed, err := b.CloseIdleSessions(ctx, idleBefore, now, "idle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := ""
+	for _, s := range closed {
+		ids += s.ID
+		stored := confGetSess(t, a, s.ID)
+		confSameSess(t, "returned by CloseIdleSessions", s, stored)
+		if !stored.ClosedAt.Equal(now) || stored.CloseReason != "idle" {
+			t.Errorf("%s stored as closed at %v for %q, want %v for %q", s.ID, stored.ClosedAt, stored.CloseReason, now, "idle")
+		}
+	}
+	if ids != "ab" {
+		t.Errorf("CloseIdleSessions closed %q, want %q", ids, "ab")
+	}
+	if d := confGetSess(t, a, "d"); d.CloseReason != "earlier" {
+		t.Errorf("an already closed session was closed again: %s", confSessJSON(d))
+	}
+	if got := confSessionIDs(t, b, "c1", true); got != "ce" {
+		t.Errorf("open after the sweep: %q, want %q", got, "ce")
+	}
+	again, err := a.CloseIdleSessions(ctx, idleBefore, now.Add(time.Minute), "idle")
+	if err != nil || len(again) != 0 {
+		t.Errorf("a second sweep: %d sessions, %v; want none", len(again), err)
+	}
+}
+
+func confListSessions(t *testing.T, a, b Store) {
+	ctx := context.Background()
+	for i, c := range []struct {
+		id, contextID string
+		created       time.Duration
+	}{
+		{"d", "c2", 3}, {"b", "c1", 1}, {"e", "c2", 4}, {"a", "c1", 0}, {"c", "c1", 2},
+	} {
+		confOpen(t, [2]Store{a, b}[i%2], confSession(c.id, c.contextID, "alice", confEpoch.Add(c.created*time.Second)))
+	}
+	if _, err := a.CloseSession(ctx, "b", "done", confEpoch.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		contextID string
+		openOnly  bool
+		want      string
+	}{
+		{"", false, "abcde"},
+		{"", true, "acde"},
+		{"c1", false, "abc"},
+		{"c1", true, "ac"},
+		{"c3", false, ""},
+	} {
+		for name, st := range map[string]Store{"same handle": a, "other handle": b} {
+			if got := confSessionIDs(t, st, c.contextID, c.openOnly); got != c.want {
+				t.Errorf("ListSessions(%q, %v) through the %s: %q, want %q", c.contextID, c.openOnly, name, got, c.want)
+			}
+		}
+	}
+}
+
+func confUsageValue(t *testing.T, st Store, key string) []byte {
+	t.Helper()
+	v, err := st.Usage(context.Background(), key)
+	if err != nil {
+		t.Fatalf("Usage(%s): %v", key, err)
+	}
+	return v
+}
+
+func confUsage(t *testing.T, a, b Store) {
+	ctx := context.Background()
+	if v := confUsageValue(t, a, "calls:alice"); v != nil {
+		t.Errorf("Usage of a missing key: %q, want nil", v)
+	}
+	var kept []byte
+	err := a.UpdateUsage(ctx, []string{"calls:alice", "bytes:alice"}, func(cur map[string][]byte) (map[string][]byte, error) {
+		if len(cur) != 0 {
+			t.Errorf("fn got %q for keys never stored, want an empty map", cur)
+		}
+		kept = []byte(`{"n":1}`)
+		return map[string][]byte{"calls:alice": kept}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept[0] = 'X' // the store must have copied it
+	for name, st := range map[string]Store{"same handle": a, "other handle": b} {
+		if v := confUsageValue(t, st, "calls:alice"); string(v) != `{"n":1}` {
+			t.Errorf("Usage through the %s: %q, want %q", name, v, `{"n":1}`)
+		}
+	}
+	got := confUsageValue(t, a, "calls:alice")
+	got[0] = 'X'
+
+	// fn sees exactly the stored keys it asked for; a failing fn stores
+	// nothing, even of what it changed in place, and its error comes back
+	// unchanged.
+	boom := errors.New("boom")
+	err = b.UpdateUsage(ctx, []string{"calls:alice", "bytes:alice"}, func(cur map[string][]byte) (map[string][]byte, error) {
+		if len(cur) != 1 || string(cur["calls:alice"]) != `{"n":1}` {
+			t.Errorf("fn got %q, want only calls:alice", cur)
+		}
+		cur["calls:alice"][0] = 'X'
+		return map[string][]byte{"calls:alice": []byte("2"), "other": []byte("3")}, boom
+	})
+	if err != boom {
+		t.Errorf("UpdateUsage with a failing fn: %v, want the fn error itself", err)
+	}
+	if v := confUsageValue(t, a, "calls:alice"); string(v) != `{"n":1}` {
+		t.Errorf("after a failing fn: %q, want %q", v, `{"n":1}`)
+	}
+	if v := confUsageValue(t, b, "other"); v != nil {
+		t.Errorf("a failing fn stored %q", v)
+	}
+
+	// Values fn returns under keys it did not read are stored too.
+	err = b.UpdateUsage(ctx, []string{"calls:alice"}, func(cur map[string][]byte) (map[string][]byte, error) {
+		cur["calls:alice"][0] = 'X' // fn's own copy
+		return map[string][]byte{"window:alice": []byte("w")}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"calls:alice": `{"n":1}`, "window:alice": "w"} {
+		if v := confUsageValue(t, a, key); string(v) != want {
+			t.Errorf("Usage(%s): %q, want %q", key, v, want)
+		}
+	}
+}
+
+// confUsageConcurrent: counters incremented from both handles at once lose
+// no update, and the keys of one call change together.
+func confUsageConcurrent(t *testing.T, a, b Store) {
+	ctx := context.Background()
+	const perHandle = 50
+	keys := []string{"calls", "pair"}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range 2 * perHandle {
+		st := [2]Store{a, b}[i%2]
+		wg.Go(func() {
+			<-start
+			err := st.UpdateUsage(ctx, keys, func(cur map[string][]byte) (map[string][]byte, error) {
+				calls, _ := strconv.Atoi(string(cur["calls"]))
+				pair, _ := strconv.Atoi(string(cur["pair"]))
+				if calls != pair {
+					return nil, fmt.Errorf("calls %d and pair %d differ: an update was half applied", calls, pair)
+				}
+				next := []byte(strconv.Itoa(calls + 1))
+				return map[string][]byte{"calls": next, "pair": next}, nil
+			})
+			if err != nil {
+				t.Errorf("caller %d: %v", i, err)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for _, key := range keys {
+		if v := confUsageValue(t, b, key); string(v) != strconv.Itoa(2*perHandle) {
+			t.Errorf("%s after %d increments: %q (an update was lost)", key, 2*perHandle, v)
+		}
+	}
+}
+
+func confUseChallenge(t *testing.T, a, b Store) {
+	ctx := context.Background()
+	// Expiries are real times: a store may forget nonces past theirs.
+	expires := time.Now().Add(time.Hour)
+	if err := a.UseChallenge(ctx, "n1", expires); err != nil {
+		t.Fatal(err)
+	}
+	for name, st := range map[string]Store{"same handle": a, "other handle": b} {
+		if err := st.UseChallenge(ctx, "n1", expires); !errors.Is(err, ErrReplayed) {
+			t.Errorf("replay through the %s: %v, want ErrReplayed", name, err)
+		}
+	}
+	if err := b.UseChallenge(ctx, "n2", expires); err != nil {
+		t.Errorf("another nonce: %v", err)
+	}
+
+	const perHandle = 8
+	errs := make([]error, 2*perHandle)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range 2 * perHandle {
+		st := [2]Store{a, b}[i%2]
+		wg.Go(func() {
+			<-start
+			errs[i] = st.UseChallenge(ctx, "n3", expires)
+		})
+	}
+	close(start)
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, ErrReplayed):
+			t.Errorf("caller %d: %v, want nil or ErrReplayed", i, err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d of %d racing uses of one nonce succeeded, want 1", won, len(errs))
+	}
+}
+
+// confContextCanceled: with a done context every method fails with its
+// error, runs no callback and stores nothing.
+func confContextCanceled(t *testing.T, a, _ Store) {
+	bg := context.Background()
+	confCreateCtx(t, a, confContext("c1", "alice", confEpoch))
+	confOpen(t, a, confSession("s1", "c1", "alice", confEpoch))
+	ctx, cancel := context.WithCancel(bg)
+	cancel()
+	calls := map[string]func() error{
+		"EnsureContext": func() error { _, err := a.EnsureContext(ctx, confContext("c2", "alice", confEpoch)); return err },
+		"CreateContext": func() error { return a.CreateContext(ctx, confContext("c2", "alice", confEpoch)) },
+		"GetContext":    func() error { _, err := a.GetContext(ctx, "c1"); return err },
+		"UpdateContext": func() error {
+			_, err := a.UpdateContext(ctx, "c1", func(*Context) error { t.Error("mutate ran"); return nil })
+			return err
+		},
+		"ListContexts": func() error { _, err := a.ListContexts(ctx, ""); return err },
+		"OpenSession":  func() error { return a.OpenSession(ctx, confSession("s2", "c1", "alice", confEpoch), 5, 0) },
+		"GetSession":   func() error { _, err := a.GetSession(ctx, "s1"); return err },
+		"TouchSession": func() error { return a.TouchSession(ctx, "s1", confEpoch.Add(time.Hour)) },
+		"CloseSession": func() error { _, err := a.CloseSession(ctx, "s1", "x", confEpoch.Add(time.Hour)); return err },
+		"CloseIdleSessions": func() error {
+			_, err := a.CloseIdleSessions(ctx, confEpoch.Add(time.Hour), confEpoch.Add(time.Hour), "x")
+			return err
+		},
+		"ListSessions": func() error { _, err := a.ListSessions(ctx, "", false); return err },
+		"UpdateUsage": func() error {
+			return a.UpdateUsage(ctx, []string{"k"}, func(map[string][]byte) (map[string][]byte, error) {
+				t.Error("fn ran")
+				return map[string][]byte{"k": []byte("1")}, nil
+			})
+		},
+		"Usage":        func() error { _, err := a.Usage(ctx, "k"); return err },
+		"UseChallenge": func() error { return a.UseChallenge(ctx, "n1", time.Now().Add(time.Hour)) },
+	}
+	for name, call := range calls {
+		if err := call(); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: %v, want context.Canceled", name, err)
+		}
+	}
+	if _, err := a.GetContext(bg, "c2"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a canceled call stored context c2: %v", err)
+	}
+	if _, err := a.GetSession(bg, "s2"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a canceled call stored session s2: %v", err)
+	}
+	confSameSess(t, "session after canceled calls", confGetSess(t, a, "s1"), confSession("s1", "c1", "alice", confEpoch))
+	if v, err := a.Usage(bg, "k"); err != nil || v != nil {
+		t.Errorf("a canceled UpdateUsage stored %q, %v", v, err)
+	}
+	if err := a.UseChallenge(bg, "n1", time.Now().Add(time.Hour)); err != nil {
+		t.Errorf("a nonce first used with a canceled context is spent: %v", err)
+	}
+}

@@ -1,0 +1,401 @@
+package contexts
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// memStore is a minimal in-memory Store, here only so that the
+// conformance suite can be checked against a store known to be right and
+// against copies of it with one bug each.
+type memStore struct {
+	mu         sync.Mutex
+	contexts   map[string]*Context
+	sessions   map[string]*Session
+	usage      map[string][]byte
+	challenges map[string]time.Time
+}
+
+func newMemStore() *memStore {
+	return &memStore{
+		contexts: map[string]*Context{}, sessions: map[string]*Session{},
+		usage: map[string][]byte{}, challenges: map[string]time.Time{},
+	}
+}
+
+func (m *memStore) lock(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	return nil
+}
+
+func validContext(c *Context) error {
+	if c.ID == "" || !ValidPhase(c.Phase) {
+		return fmt.Errorf("context %q: %w", c.ID, ErrInvalid)
+	}
+	return nil
+}
+
+func (m *memStore) EnsureContext(ctx context.Context, c *Context) (*Context, error) {
+	if err := validContext(c); err != nil {
+		return nil, err
+	}
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	if _, ok := m.contexts[c.ID]; !ok {
+		m.contexts[c.ID] = c.Clone()
+	}
+	return m.contexts[c.ID].Clone(), nil
+}
+
+func (m *memStore) CreateContext(ctx context.Context, c *Context) error {
+	if err := validContext(c); err != nil {
+		return err
+	}
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	if _, ok := m.contexts[c.ID]; ok {
+		return ErrExists
+	}
+	m.contexts[c.ID] = c.Clone()
+	return nil
+}
+
+func (m *memStore) GetContext(ctx context.Context, id string) (*Context, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	c, ok := m.contexts[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return c.Clone(), nil
+}
+
+func (m *memStore) UpdateContext(ctx context.Context, id string, mutate func(*Context) error) (*Context, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	c, ok := m.contexts[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	next := c.Clone()
+	if err := mutate(next); err != nil {
+		return nil, err
+	}
+	next = next.Clone()
+	next.ID = id
+	if err := validContext(next); err != nil {
+		return nil, err
+	}
+	m.contexts[id] = next
+	return next.Clone(), nil
+}
+
+func (m *memStore) ListContexts(ctx context.Context, principal string) ([]*Context, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	var out []*Context
+	for _, c := range m.contexts {
+		if principal == "" || c.Principal == principal {
+			out = append(out, c.Clone())
+		}
+	}
+	slices.SortFunc(out, func(a, b *Context) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+func (m *memStore) OpenSession(ctx context.Context, s *Session, maxOpen int, idle time.Duration) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	if _, ok := m.sessions[s.ID]; ok {
+		return ErrExists
+	}
+	n := 0
+	for _, o := range m.sessions {
+		if o.Principal == s.Principal && o.Open(s.CreatedAt, idle) {
+			n++
+		}
+	}
+	if maxOpen > 0 && n >= maxOpen {
+		return ErrSessionCap
+	}
+	c := *s
+	m.sessions[s.ID] = &c
+	return nil
+}
+
+func (m *memStore) GetSession(ctx context.Context, id string) (*Session, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	c := *s
+	return &c, nil
+}
+
+func (m *memStore) TouchSession(ctx context.Context, id string, now time.Time) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	if !ok || !s.ClosedAt.IsZero() {
+		return ErrNotFound
+	}
+	s.LastSeen = now
+	return nil
+}
+
+func (m *memStore) CloseSession(ctx context.Context, id, reason string, now time.Time) (bool, error) {
+	if err := m.lock(ctx); err != nil {
+		return false, err
+	}
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	if !ok || !s.ClosedAt.IsZero() {
+		return false, nil
+	}
+	s.ClosedAt, s.CloseReason = now, reason
+	return true, nil
+}
+
+func (m *memStore) CloseIdleSessions(ctx context.Context, idleBefore, now time.Time, reason string) ([]*Session, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	var ids []string
+	for id, s := range m.sessions {
+		if s.ClosedAt.IsZero() && s.LastSeen.Before(idleBefore) {
+			s.ClosedAt, s.CloseReason = now, reason
+			ids = append(ids, id)
+		}
+	}
+	m.mu.Unlock()
+	all, _ := m.ListSessions(context.Background(), "", false)
+	return slices.DeleteFunc(all, func(s *Session) bool { return !slices.Contains(ids, s.ID) }), nil
+}
+
+func (m *memStore) ListSessions(ctx context.Context, contextID string, openOnly bool) ([]*Session, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	var out []*Session
+	for _, s := range m.sessions {
+		if (contextID == "" || s.ContextID == contextID) && (!openOnly || s.ClosedAt.IsZero()) {
+			c := *s
+			out = append(out, &c)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Session) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+	})
+	return out, nil
+}
+
+func (m *memStore) UpdateUsage(ctx context.Context, keys []string, fn func(map[string][]byte) (map[string][]byte, error)) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	cur := map[string][]byte{}
+	for _, k := range keys {
+		if v, ok := m.usage[k]; ok {
+			cur[k] = slices.Clone(v)
+		}
+	}
+	next, err := fn(cur)
+	if err != nil {
+		return err
+	}
+	for k, v := range next {
+		m.usage[k] = slices.Clone(v)
+	}
+	return nil
+}
+
+func (m *memStore) Usage(ctx context.Context, key string) ([]byte, error) {
+	if err := m.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	return slices.Clone(m.usage[key]), nil
+}
+
+func (m *memStore) UseChallenge(ctx context.Context, nonce string, expires time.Time) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	if _, ok := m.challenges[nonce]; ok {
+		return ErrReplayed
+	}
+	m.challenges[nonce] = expires
+	return nil
+}
+
+// The mutants: each embeds a correct store and breaks one promise.
+type (
+	ensureOverwrites struct{ *memStore }
+	mutateErrStores  struct{ *memStore }
+	sharesMemory     struct{ *memStore }
+	capCheckThenAct  struct{ *memStore }
+	capIgnoresIdle   struct{ *memStore }
+	usageLostUpdate  struct{ *memStore }
+	closesNothing    struct{ *memStore }
+)
+
+func (m ensureOverwrites) EnsureContext(ctx context.Context, c *Context) (*Context, error) {
+	m.mu.Lock()
+	m.contexts[c.ID] = c.Clone()
+	m.mu.Unlock()
+	return c.Clone(), nil
+}
+
+func (m mutateErrStores) UpdateContext(ctx context.Context, id string, mutate func(*Context) error) (*Context, error) {
+	var merr error
+	out, err := m.memStore.UpdateContext(ctx, id, func(c *Context) error {
+		merr = mutate(c)
+		return nil
+	})
+	if merr != nil {
+		return nil, merr
+	}
+	return out, err
+}
+
+func (m sharesMemory) GetContext(ctx context.Context, id string) (*Context, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c, ok := m.contexts[id]; ok {
+		return c, nil
+	}
+	return nil, ErrNotFound
+}
+
+// OpenSession counts, lets go, and inserts: the race the cap must not have.
+func (m capCheckThenAct) OpenSession(ctx context.Context, s *Session, maxOpen int, idle time.Duration) error {
+	open, _ := m.ListSessions(ctx, "", true)
+	n := 0
+	for _, o := range open {
+		if o.Principal == s.Principal && o.Open(s.CreatedAt, idle) {
+			n++
+		}
+	}
+	time.Sleep(time.Millisecond)
+	if maxOpen > 0 && n >= maxOpen {
+		return ErrSessionCap
+	}
+	return m.memStore.OpenSession(ctx, s, 0, 0)
+}
+
+func (m capIgnoresIdle) OpenSession(ctx context.Context, s *Session, maxOpen int, _ time.Duration) error {
+	return m.memStore.OpenSession(ctx, s, maxOpen, 0)
+}
+
+// UpdateUsage reads, runs fn unlocked, and writes: lost updates.
+func (m usageLostUpdate) UpdateUsage(ctx context.Context, keys []string, fn func(map[string][]byte) (map[string][]byte, error)) error {
+	cur := map[string][]byte{}
+	for _, k := range keys {
+		if v, _ := m.Usage(ctx, k); v != nil {
+			cur[k] = v
+		}
+	}
+	time.Sleep(time.Millisecond)
+	next, err := fn(cur)
+	if err != nil {
+		return err
+	}
+	return m.memStore.UpdateUsage(ctx, nil, func(map[string][]byte) (map[string][]byte, error) { return next, nil })
+}
+
+func (m closesNothing) CloseIdleSessions(ctx context.Context, idleBefore, now time.Time, reason string) ([]*Session, error) {
+	return nil, nil
+}
+
+const brokenEnv = "CONTEXTS_BROKEN_STORE"
+
+// mutants are stores with one bug each, and the conformance check that
+// must catch it.
+var mutants = map[string]struct {
+	store  func() Store
+	caught string
+}{
+	"ensure overwrites":      {func() Store { return ensureOverwrites{newMemStore()} }, "EnsureContext"},
+	"mutate error stores":    {func() Store { return mutateErrStores{newMemStore()} }, "UpdateContext"},
+	"shares memory":          {func() Store { return sharesMemory{newMemStore()} }, "ContextNoSharedMemory"},
+	"cap check then act":     {func() Store { return capCheckThenAct{newMemStore()} }, "SessionCapConcurrent"},
+	"cap ignores idle":       {func() Store { return capIgnoresIdle{newMemStore()} }, "SessionCapIdle"},
+	"usage lost update":      {func() Store { return usageLostUpdate{newMemStore()} }, "UsageConcurrent"},
+	"closes no idle session": {func() Store { return closesNothing{newMemStore()} }, "CloseIdleSessions"},
+}
+
+// TestConformanceOnMemoryStore: the suite passes a store known to be right.
+func TestConformanceOnMemoryStore(t *testing.T) {
+	StoreConformance(t, func(*testing.T) (Store, Store) {
+		m := newMemStore()
+		return m, m
+	})
+}
+
+// TestConformanceCatchesBrokenStores runs StoreConformance in a child
+// process against each mutant and expects the named check to fail: a
+// suite that passes a broken store would vouch for a broken SQLite one.
+func TestConformanceCatchesBrokenStores(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a test process per mutant")
+	}
+	for _, name := range slices.Sorted(maps.Keys(mutants)) {
+		t.Run(name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenStoreChild$", "-test.v", "-test.count=1")
+			cmd.Env = append(os.Environ(), brokenEnv+"="+name)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the conformance suite passed a store where %s", name)
+			}
+			if !strings.Contains(string(out), "--- FAIL: TestBrokenStoreChild/"+mutants[name].caught+" ") {
+				t.Errorf("%s was not caught by %s:\n%s", name, mutants[name].caught, out)
+			}
+		})
+	}
+}
+
+func TestBrokenStoreChild(t *testing.T) {
+	name := os.Getenv(brokenEnv)
+	if name == "" {
+		t.Skip("run by TestConformanceCatchesBrokenStores")
+	}
+	StoreConformance(t, func(*testing.T) (Store, Store) {
+		st := mutants[name].store()
+		return st, st
+	})
+}

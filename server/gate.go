@@ -1,0 +1,169 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/google/uuid"
+	"github.com/mark3labs/mcp-go/mcp"
+	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/violation"
+)
+
+// sessionGate enforces session hygiene on /mcp for the session-oriented
+// protocol revisions, before mcp-go sees the request:
+//
+//   - initialize mints the session here, in the store, bound to the
+//     authenticated principal and counted against its cap (429 beyond);
+//   - every other request must carry a session id this server issued, that
+//     is open, not idle past the timeout, and the caller's own: else 400
+//     (none), 404 (unknown, expired or another principal's — the answer
+//     does not reveal which), each refusal audited with its SESSION_* code;
+//   - DELETE closes the session in the store (its context lives on).
+//
+// Sessionless requests (2026-07-28) pass through: they carry no session,
+// and their context is the principal's.
+func (s *Server) sessionGate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, _ := r.Context().Value(identityKey{}).(identity)
+		var msg peeked
+		if r.Method == http.MethodPost {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				// Over max_body_bytes, or the client went away: mcp-go
+				// would answer a parse error; the status says what it is.
+				var tooBig *http.MaxBytesError
+				if errors.As(err, &tooBig) {
+					http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+					return
+				}
+				http.Error(w, "request body could not be read", http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			msg = peek(body)
+		}
+		if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) || mcp.IsModernProtocol(msg.metaVersion) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		cfg := s.r.Config().Transports.HTTP
+		if r.Method == http.MethodPost && msg.Method == string(mcp.MethodInitialize) {
+			sess, err := s.r.OpenSession(r.Context(), runner.SessionParams{
+				ID: "mcp-session-" + uuid.NewString(), Principal: id.Principal, Role: id.Role, Transport: id.Transport,
+				ContextHandle: id.ContextHandle, Elicitation: msg.elicitation(), MaxOpen: cfg.MaxSessionsPerPrincipal, Idle: cfg.SessionIdleTimeout(),
+			})
+			if err != nil {
+				s.refuseHTTP(w, r, id, err, "")
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), mintedKey{}, sess.ID())))
+			return
+		}
+		sid := r.Header.Get(mcpserver.HeaderKeySessionID)
+		if sid == "" {
+			s.refuseHTTP(w, r, id, violation.New(violation.SessionRequired,
+				"this request needs the Mcp-Session-Id from initialize (or protocol 2026-07-28, which has no sessions)"), "")
+			return
+		}
+		if _, err := s.r.AttachSession(r.Context(), sid, id.Principal, id.Role, cfg.SessionIdleTimeout()); err != nil {
+			s.refuseHTTP(w, r, id, err, sid)
+			return
+		}
+		if r.Method == http.MethodDelete {
+			s.r.CloseSession(r.Context(), sid, "deleted by the client")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// refuseHTTP answers a session refusal with its status and audits it.
+func (s *Server) refuseHTTP(w http.ResponseWriter, r *http.Request, id identity, err error, presented string) {
+	var v *violation.Error
+	if !errors.As(err, &v) {
+		s.log.Error("session gate", "err", err)
+		v = violation.Wrap(violation.Unavailable, err, "the session store is unavailable")
+	}
+	status := http.StatusServiceUnavailable
+	switch v.Code {
+	case violation.SessionRequired:
+		status = http.StatusBadRequest
+	case violation.SessionUnknown, violation.SessionExpired, violation.SessionForeign:
+		status = http.StatusNotFound
+	case violation.SessionLimit:
+		status = http.StatusTooManyRequests
+	case violation.ContextInvalid:
+		status = http.StatusForbidden
+	}
+	s.r.RecordSessionRefusal(r.Context(), id.Transport, id.Principal, id.Role, v.Code, presented,
+		fmt.Sprintf("%s %s refused: %s", r.Method, r.URL.Path, v.Message))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": mcp.INVALID_REQUEST, "message": v.Public()}})
+}
+
+// peeked is what the gate reads of a POST body: the method, the protocol
+// version in _meta, and the capabilities an initialize declares.
+type peeked struct {
+	Method string `json:"method"`
+	Params struct {
+		Meta         map[string]any `json:"_meta"`
+		Capabilities struct {
+			Elicitation json.RawMessage `json:"elicitation"`
+		} `json:"capabilities"`
+	} `json:"params"`
+	metaVersion string
+}
+
+func peek(body []byte) peeked {
+	var p peeked
+	if json.Unmarshal(body, &p) != nil {
+		return peeked{} // not one JSON-RPC object: mcp-go answers it
+	}
+	p.metaVersion, _ = p.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
+	return p
+}
+
+func (p peeked) elicitation() bool {
+	e := bytes.TrimSpace(p.Params.Capabilities.Elicitation)
+	return len(e) > 0 && !bytes.Equal(e, []byte("null"))
+}
+
+// mintedKey carries the id the gate minted for an initialize to mcp-go's
+// session id manager.
+type mintedKey struct{}
+
+// issuedSessions is mcp-go's session id manager for /mcp: the gate has
+// minted (initialize) or checked (everything else) the id before mcp-go
+// asks, so Generate hands over the minted id and Validate and Terminate
+// agree.
+type issuedSessions struct{}
+
+func (issuedSessions) ResolveSessionIdManager(r *http.Request) mcpserver.SessionIdManager {
+	m := gateChecked{}
+	if r != nil {
+		m.minted, _ = r.Context().Value(mintedKey{}).(string)
+	}
+	return m
+}
+
+type gateChecked struct{ minted string }
+
+func (g gateChecked) Generate() string {
+	if g.minted == "" {
+		// Only reached by a path the gate does not cover (a GET opening
+		// a stream without a session): an id that nothing will accept.
+		return "mcp-session-unissued-" + uuid.NewString()
+	}
+	return g.minted
+}
+func (gateChecked) Validate(string) (bool, error)  { return false, nil }
+func (gateChecked) Terminate(string) (bool, error) { return false, nil }

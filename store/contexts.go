@@ -1,0 +1,395 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/contexts"
+)
+
+// *DB is the [contexts.Store]: runtime contexts, transport sessions, limit
+// usage and used challenges live in the store's file beside the audit trail
+// and the declarations that are keyed to them, so that every Airlock
+// process on the file serves the same contexts.
+//
+// The contract is the one documented on [contexts.Store] and checked by
+// [contexts.StoreConformance] (TestContextsConformance), with two handles
+// on one file standing in for two processes. What this implementation adds:
+//
+//   - Durable before return, like [DB.Append]: a write returns nil only
+//     after its transaction committed with synchronous=FULL; a failed
+//     commit wraps [ErrUnavailable] and nothing was written.
+//   - Read-modify-write (UpdateContext, UpdateUsage, OpenSession's cap,
+//     CloseIdleSessions) runs in one BEGIN IMMEDIATE transaction, which
+//     holds SQLite's write lock from the read to the commit. The callback
+//     therefore runs at most once, and a slow one stalls every writer of
+//     the file.
+//   - Read-only handles ([OpenReadOnly]) read and refuse every write with
+//     [ErrReadOnly] before running any callback. On a file no program has
+//     migrated to contexts yet they find nothing.
+//   - Values are refused with [contexts.ErrInvalid] before any write when
+//     they could not be read back exactly: an empty id, an unknown phase,
+//     text that is not UTF-8 or holds NUL (the PostgreSQL twin's TEXT
+//     cannot), a time outside years 1 to 9999. Times come back in UTC to
+//     the microsecond. The store stamps no time of its own on a context
+//     or session: CreatedAt, UpdatedAt and LastSeen are the caller's.
+var _ contexts.Store = (*DB)(nil)
+
+// contextsVersion is the migration that created the contexts tables.
+const contextsVersion = 3
+
+// EnsureContext implements [contexts.Store]. An existing context is read
+// without taking the write lock; otherwise the insert and the read back
+// share one write transaction, and the primary key decides a race between
+// processes.
+func (db *DB) EnsureContext(ctx context.Context, c *contexts.Context) (_ *contexts.Context, err error) {
+	if err := db.writableCtx(ctx, "ensure context"); err != nil {
+		return nil, err
+	}
+	args, err := contextArgs(c)
+	if err != nil {
+		return nil, err
+	}
+	if got, err := db.GetContext(ctx, c.ID); err == nil || !errors.Is(err, contexts.ErrNotFound) {
+		return got, err
+	}
+	what := "ensuring context " + c.ID
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, writeError(ctx, what, err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if _, err := tx.ExecContext(ctx, sqlInsertContext, args...); err != nil {
+		return nil, writeError(ctx, what, err)
+	}
+	got, err := scanContext(tx.QueryRowContext(ctx, sqlGetContext, c.ID))
+	if err != nil {
+		return nil, txReadError(ctx, what, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, writeError(ctx, what, err)
+	}
+	db.kill.refresh(context.Background())
+	return got, nil
+}
+
+// CreateContext implements [contexts.Store].
+func (db *DB) CreateContext(ctx context.Context, c *contexts.Context) error {
+	if err := db.writableCtx(ctx, "create context"); err != nil {
+		return err
+	}
+	args, err := contextArgs(c)
+	if err != nil {
+		return err
+	}
+	res, err := db.w.ExecContext(ctx, sqlInsertContext, args...)
+	if err != nil {
+		return writeError(ctx, "creating context "+c.ID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return writeError(ctx, "creating context "+c.ID, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("store: context %s: %w", c.ID, contexts.ErrExists)
+	}
+	db.kill.refresh(context.Background())
+	return nil
+}
+
+// GetContext implements [contexts.Store] through the read pool, so it works
+// on a read-only handle and sees every committed write.
+func (db *DB) GetContext(ctx context.Context, id string) (*contexts.Context, error) {
+	if err := db.readableCtx(ctx, "get context"); err != nil {
+		return nil, err
+	}
+	if ok, err := db.hasContexts(ctx); err != nil || !ok {
+		return nil, ctxNotFoundOr("context", id, err)
+	}
+	c, err := scanContext(db.r.QueryRowContext(ctx, sqlGetContext, id))
+	if err != nil {
+		return nil, ctxNotFoundOr("context", id, err)
+	}
+	return c, nil
+}
+
+// UpdateContext implements [contexts.Store]: read, mutate a copy, write
+// back, in one BEGIN IMMEDIATE transaction; mutate runs at most once.
+func (db *DB) UpdateContext(ctx context.Context, id string, mutate func(*contexts.Context) error) (_ *contexts.Context, err error) {
+	if err := db.writableCtx(ctx, "update context"); err != nil {
+		return nil, err
+	}
+	what := "updating context " + id
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, writeError(ctx, what, err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	cur, err := scanContext(tx.QueryRowContext(ctx, sqlGetContext, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ctxNotFoundOr("context", id, nil)
+	}
+	if err != nil {
+		return nil, txReadError(ctx, what, err)
+	}
+	if mutate != nil {
+		if err := mutate(cur); err != nil {
+			return nil, err
+		}
+		// mutate may have kept a pointer to what it was given.
+		cur = cur.Clone()
+	}
+	cur.ID = id
+	args, err := contextArgs(cur)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, sqlUpdateContext, args...); err != nil {
+		return nil, writeError(ctx, what, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, writeError(ctx, what, err)
+	}
+	db.kill.refresh(context.Background())
+	normalizeContext(cur)
+	return cur, nil
+}
+
+// ListContexts implements [contexts.Store]; the rows come from one
+// statement, so from one consistent snapshot.
+func (db *DB) ListContexts(ctx context.Context, principal string) ([]*contexts.Context, error) {
+	if err := db.readableCtx(ctx, "list contexts"); err != nil {
+		return nil, err
+	}
+	if ok, err := db.hasContexts(ctx); err != nil || !ok {
+		return nil, wrapErr("list contexts", err)
+	}
+	q, args := sqlListContexts, []any(nil)
+	if principal != "" {
+		q, args = sqlListContextsOfPrincipal, []any{principal}
+	}
+	rows, err := db.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list contexts: %w", err)
+	}
+	defer rows.Close()
+	var out []*contexts.Context
+	for rows.Next() {
+		c, err := scanContext(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: list contexts: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list contexts: %w", err)
+	}
+	return out, nil
+}
+
+// contextArgs checks c and returns its values in contextColumns order. It
+// does not modify c.
+func contextArgs(c *contexts.Context) ([]any, error) {
+	if c == nil {
+		return nil, fmt.Errorf("store: nil context: %w", contexts.ErrInvalid)
+	}
+	if err := checkContext(c); err != nil {
+		return nil, err
+	}
+	// Always an array and an object, never null, so the columns read the
+	// same whether the caller had nil or empty.
+	pools, env := c.Pools, c.Env
+	if pools == nil {
+		pools = []string{}
+	}
+	if env == nil {
+		env = map[string]string{}
+	}
+	poolsJSON, err := encodeJSON(pools)
+	if err != nil {
+		return nil, fmt.Errorf("store: context %s: encoding pools: %w", c.ID, err)
+	}
+	envJSON, err := encodeJSON(env)
+	if err != nil {
+		return nil, fmt.Errorf("store: context %s: encoding env: %w", c.ID, err)
+	}
+	return []any{
+		c.ID, c.Parent, c.Principal, c.Role, c.Policy, c.PolicyVersion, c.Phase,
+		poolsJSON, envJSON, formatTime(c.CreatedAt), c.CreatedBy, formatTime(c.UpdatedAt),
+	}, nil
+}
+
+// checkContext refuses a context that could not be read back exactly, or
+// that no context may hold (an unknown phase).
+func checkContext(c *contexts.Context) error {
+	bad := func(field, reason string) error {
+		return fmt.Errorf("store: context %q: %s %s: %w", c.ID, field, reason, contexts.ErrInvalid)
+	}
+	if c.ID == "" {
+		return bad("id", "required")
+	}
+	if !contexts.ValidPhase(c.Phase) {
+		return bad("phase", fmt.Sprintf("%q is not planning or execution", c.Phase))
+	}
+	texts := []textField{
+		{"id", c.ID}, {"parent", c.Parent}, {"principal", c.Principal}, {"role", c.Role},
+		{"policy", c.Policy}, {"policy_version", c.PolicyVersion}, {"created_by", c.CreatedBy},
+	}
+	for i, p := range c.Pools {
+		texts = append(texts, textField{fmt.Sprintf("pools[%d]", i), p})
+	}
+	for k, v := range c.Env {
+		texts = append(texts, textField{"env key", k}, textField{"env[" + k + "]", v})
+	}
+	if field, reason := badText(texts); field != "" {
+		return bad(field, reason)
+	}
+	for _, t := range []struct {
+		field string
+		t     time.Time
+	}{{"created_at", c.CreatedAt}, {"updated_at", c.UpdatedAt}} {
+		if !storableTime(t.t) {
+			return bad(t.field, "outside years 1 to 9999")
+		}
+	}
+	return nil
+}
+
+// badText returns the first field whose text could not be stored exactly
+// and why, or "" when all can.
+func badText(texts []textField) (field, reason string) {
+	for _, t := range texts {
+		switch {
+		case !utf8.ValidString(t.s):
+			return t.field, "not valid UTF-8"
+		case strings.IndexByte(t.s, 0) >= 0:
+			return t.field, "contains a NUL character"
+		}
+	}
+	return "", ""
+}
+
+// scanContext reads and decodes one row selected with contextColumns. A
+// missing row is sql.ErrNoRows, unwrapped; a row that does not decode was
+// written behind the store's back and is an error, never a guess.
+func scanContext(row interface{ Scan(...any) error }) (*contexts.Context, error) {
+	var (
+		c                        contexts.Context
+		pools, env, created, upd string
+	)
+	err := row.Scan(&c.ID, &c.Parent, &c.Principal, &c.Role, &c.Policy, &c.PolicyVersion,
+		&c.Phase, &pools, &env, &created, &c.CreatedBy, &upd)
+	if err != nil {
+		return nil, err
+	}
+	bad := func(col string, err error) error {
+		return badRow{fmt.Errorf("context %s: bad %s column: %w", c.ID, col, err)}
+	}
+	if c.CreatedAt, err = parseTime(created); err != nil {
+		return nil, bad("created_at", err)
+	}
+	if c.UpdatedAt, err = parseTime(upd); err != nil {
+		return nil, bad("updated_at", err)
+	}
+	if err := decodeJSON(pools, &c.Pools); err != nil {
+		return nil, bad("pools", err)
+	}
+	if err := decodeJSON(env, &c.Env); err != nil {
+		return nil, bad("env", err)
+	}
+	normalizeContext(&c)
+	return &c, nil
+}
+
+// normalizeContext makes c what reading it back gives: times in UTC to the
+// microsecond, no pools or env as nil rather than empty.
+func normalizeContext(c *contexts.Context) {
+	c.CreatedAt, c.UpdatedAt = storedTime(c.CreatedAt), storedTime(c.UpdatedAt)
+	if len(c.Pools) == 0 {
+		c.Pools = nil
+	}
+	if len(c.Env) == 0 {
+		c.Env = nil
+	}
+}
+
+// writableCtx refuses a write through a read-only or closed handle, or
+// with a done ctx, before anything runs.
+func (db *DB) writableCtx(ctx context.Context, op string) error {
+	if db.w == nil {
+		return fmt.Errorf("store: %s: %w", op, ErrReadOnly)
+	}
+	return db.readableCtx(ctx, op)
+}
+
+// readableCtx refuses a read through a closed handle or with a done ctx.
+func (db *DB) readableCtx(ctx context.Context, op string) error {
+	if db.isClosed() {
+		return fmt.Errorf("store: %s: %w", op, ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store: %s: %w", op, err)
+	}
+	return nil
+}
+
+// hasContexts reports whether the file has the contexts tables. A writable
+// handle migrated the file when it opened it; a read-only one runs no
+// migrations and may be on a file not yet upgraded (or upgraded while it
+// is open), so it asks every time.
+func (db *DB) hasContexts(ctx context.Context) (bool, error) {
+	if db.w != nil {
+		return true, nil
+	}
+	var v int64
+	if err := db.r.QueryRowContext(ctx, sqlSchemaVersion).Scan(&v); err != nil {
+		return false, fmt.Errorf("reading schema version: %w", err)
+	}
+	return v >= contextsVersion, nil
+}
+
+// ctxNotFoundOr maps a missing row (or table) to contexts.ErrNotFound and
+// wraps any other error; kind is "context" or "session".
+func ctxNotFoundOr(kind, id string, err error) error {
+	if err == nil || errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("store: %s %s: %w", kind, id, contexts.ErrNotFound)
+	}
+	return fmt.Errorf("store: %s %s: %w", kind, id, err)
+}
+
+// badRow is a row that was read but does not decode: written behind the
+// store's back, not a failure to reach the file.
+type badRow struct{ error }
+
+func (e badRow) Unwrap() error { return e.error }
+
+// txReadError wraps the failure of a read inside a write transaction: a
+// row that does not decode is reported as such, anything else as
+// writeError does.
+func txReadError(ctx context.Context, what string, err error) error {
+	if errors.As(err, new(badRow)) {
+		return fmt.Errorf("store: %s: %w", what, err)
+	}
+	return writeError(ctx, what, err)
+}
+
+// wrapErr wraps a non-nil err with the operation; nil stays nil.
+func wrapErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("store: %s: %w", op, err)
+}

@@ -1,0 +1,316 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/airlock-dev/airlock/contexts"
+)
+
+// OpenSession implements [contexts.Store]. With a cap, the count and the
+// insert share one BEGIN IMMEDIATE transaction, so of many processes
+// opening sessions for one principal at once no more than maxOpen succeed.
+// An id already stored is [contexts.ErrExists].
+func (db *DB) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) (err error) {
+	if err := db.writableCtx(ctx, "open session"); err != nil {
+		return err
+	}
+	args, err := sessionArgs(s)
+	if err != nil {
+		return err
+	}
+	what := "opening session " + s.ID
+	if maxOpen <= 0 {
+		// No cap: one statement, nothing to count.
+		if err := insertSession(ctx, db.w, what, s.ID, args); err != nil {
+			return err
+		}
+		db.kill.refresh(context.Background())
+		return nil
+	}
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return writeError(ctx, what, err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	var n int64
+	if idle > 0 {
+		err = tx.QueryRowContext(ctx, sqlCountLiveSessions, s.Principal, formatTime(s.CreatedAt.Add(-idle))).Scan(&n)
+	} else {
+		err = tx.QueryRowContext(ctx, sqlCountOpenSessions, s.Principal).Scan(&n)
+	}
+	if err != nil {
+		return writeError(ctx, what, err)
+	}
+	if n >= int64(maxOpen) {
+		return fmt.Errorf("store: session %s: principal %q has %d open: %w", s.ID, s.Principal, n, contexts.ErrSessionCap)
+	}
+	if err := insertSession(ctx, tx, what, s.ID, args); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return writeError(ctx, what, err)
+	}
+	db.kill.refresh(context.Background())
+	return nil
+}
+
+// insertSession inserts a session row through w (the pool, or a
+// transaction the caller commits), ErrExists when the id is taken.
+func insertSession(ctx context.Context, w interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, what, id string, args []any) error {
+	res, err := w.ExecContext(ctx, sqlInsertSession, args...)
+	if err != nil {
+		return writeError(ctx, what, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return writeError(ctx, what, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("store: session %s: %w", id, contexts.ErrExists)
+	}
+	return nil
+}
+
+// GetSession implements [contexts.Store] through the read pool.
+func (db *DB) GetSession(ctx context.Context, id string) (*contexts.Session, error) {
+	if err := db.readableCtx(ctx, "get session"); err != nil {
+		return nil, err
+	}
+	if ok, err := db.hasContexts(ctx); err != nil || !ok {
+		return nil, ctxNotFoundOr("session", id, err)
+	}
+	s, err := scanSession(db.r.QueryRowContext(ctx, sqlGetSession, id))
+	if err != nil {
+		return nil, ctxNotFoundOr("session", id, err)
+	}
+	return s, nil
+}
+
+// TouchSession implements [contexts.Store]. It runs on every tool call, so
+// it is one UPDATE by primary key in its own implicit transaction.
+func (db *DB) TouchSession(ctx context.Context, id string, now time.Time) error {
+	if err := db.writableCtx(ctx, "touch session"); err != nil {
+		return err
+	}
+	if !storableTime(now) {
+		return fmt.Errorf("store: touch session %s: time outside years 1 to 9999: %w", id, contexts.ErrInvalid)
+	}
+	n, err := db.execCount(ctx, "touching session "+id, sqlTouchSession, id, formatTime(now))
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("store: open session %s: %w", id, contexts.ErrNotFound)
+	}
+	return nil
+}
+
+// CloseSession implements [contexts.Store]. A session that is already
+// closed, or was never stored, was not open: false and no error, so
+// closing is idempotent.
+func (db *DB) CloseSession(ctx context.Context, id, reason string, now time.Time) (bool, error) {
+	if err := db.writableCtx(ctx, "close session"); err != nil {
+		return false, err
+	}
+	if err := checkClose(id, reason, now); err != nil {
+		return false, err
+	}
+	n, err := db.execCount(ctx, "closing session "+id, sqlCloseSession, id, formatTime(now), reason)
+	return n > 0, err
+}
+
+// CloseIdleSessions implements [contexts.Store]: it selects and closes the
+// same rows in one BEGIN IMMEDIATE transaction, so a session touched by
+// another process is either returned closed or left open, never both.
+func (db *DB) CloseIdleSessions(ctx context.Context, idleBefore, now time.Time, reason string) (_ []*contexts.Session, err error) {
+	if err := db.writableCtx(ctx, "close idle sessions"); err != nil {
+		return nil, err
+	}
+	if err := checkClose("idle", reason, now); err != nil {
+		return nil, err
+	}
+	if !storableTime(idleBefore) {
+		return nil, fmt.Errorf("store: close idle sessions: idleBefore outside years 1 to 9999: %w", contexts.ErrInvalid)
+	}
+	const what = "closing idle sessions"
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, writeError(ctx, what, err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	before := formatTime(idleBefore)
+	idle, err := querySessions(ctx, tx, sqlIdleSessions, before)
+	if err != nil {
+		return nil, txReadError(ctx, what, err)
+	}
+	if len(idle) == 0 {
+		// Nothing to write: no commit, no fsync.
+		tx.Rollback()
+		return nil, nil
+	}
+	res, err := tx.ExecContext(ctx, sqlCloseIdleSessions, before, formatTime(now), reason)
+	if err != nil {
+		return nil, writeError(ctx, what, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != int64(len(idle)) {
+		// Unreachable while the write lock is held; refuse rather than
+		// report sessions closed that may not be.
+		return nil, writeError(ctx, what, errors.Join(fmt.Errorf("closed %d of %d sessions", n, len(idle)), err))
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, writeError(ctx, what, err)
+	}
+	db.kill.refresh(context.Background())
+	for _, s := range idle {
+		s.ClosedAt, s.CloseReason = storedTime(now), reason
+	}
+	return idle, nil
+}
+
+// ListSessions implements [contexts.Store] through the read pool.
+func (db *DB) ListSessions(ctx context.Context, contextID string, openOnly bool) ([]*contexts.Session, error) {
+	if err := db.readableCtx(ctx, "list sessions"); err != nil {
+		return nil, err
+	}
+	if ok, err := db.hasContexts(ctx); err != nil || !ok {
+		return nil, wrapErr("list sessions", err)
+	}
+	q, args := sqlListSessions(contextID, openOnly)
+	out, err := querySessions(ctx, db.r, q, args...)
+	return out, wrapErr("list sessions", err)
+}
+
+// querySessions runs a query selecting sessionColumns.
+func querySessions(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, query string, args ...any) ([]*contexts.Session, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*contexts.Session
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// execCount runs one writing statement on the write pool and returns how
+// many rows it changed.
+func (db *DB) execCount(ctx context.Context, what, query string, args ...any) (int64, error) {
+	res, err := db.w.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, writeError(ctx, what, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, writeError(ctx, what, err)
+	}
+	if n > 0 {
+		db.kill.refresh(context.Background())
+	}
+	return n, nil
+}
+
+// sessionArgs checks s and returns its values in sessionColumns order.
+func sessionArgs(s *contexts.Session) ([]any, error) {
+	if s == nil {
+		return nil, fmt.Errorf("store: nil session: %w", contexts.ErrInvalid)
+	}
+	bad := func(field, reason string) error {
+		return fmt.Errorf("store: session %q: %s %s: %w", s.ID, field, reason, contexts.ErrInvalid)
+	}
+	if s.ID == "" {
+		return nil, bad("id", "required")
+	}
+	if field, reason := badText([]textField{
+		{"id", s.ID}, {"context_id", s.ContextID}, {"principal", s.Principal},
+		{"transport", s.Transport}, {"close_reason", s.CloseReason},
+	}); field != "" {
+		return nil, bad(field, reason)
+	}
+	for _, t := range []struct {
+		field string
+		t     time.Time
+	}{{"created_at", s.CreatedAt}, {"last_seen", s.LastSeen}, {"closed_at", s.ClosedAt}} {
+		if !storableTime(t.t) {
+			return nil, bad(t.field, "outside years 1 to 9999")
+		}
+	}
+	var elicitation int64
+	if s.Elicitation {
+		elicitation = 1
+	}
+	return []any{
+		s.ID, s.ContextID, s.Principal, s.Transport, elicitation,
+		formatTime(s.CreatedAt), formatTime(s.LastSeen), nullTime(s.ClosedAt), s.CloseReason,
+	}, nil
+}
+
+// checkClose refuses a close that could not be stored exactly.
+func checkClose(id, reason string, now time.Time) error {
+	if field, why := badText([]textField{{"reason", reason}}); field != "" {
+		return fmt.Errorf("store: closing session %s: %s %s: %w", id, field, why, contexts.ErrInvalid)
+	}
+	if !storableTime(now) || storedTime(now).IsZero() {
+		// A zero closed_at would be NULL: the session would stay open.
+		return fmt.Errorf("store: closing session %s: time zero or outside years 1 to 9999: %w", id, contexts.ErrInvalid)
+	}
+	return nil
+}
+
+// scanSession reads and decodes one row selected with sessionColumns; a
+// missing row is sql.ErrNoRows, unwrapped.
+func scanSession(row interface{ Scan(...any) error }) (*contexts.Session, error) {
+	var (
+		s                 contexts.Session
+		elicitation       int64
+		created, lastSeen string
+		closed            sql.NullString
+	)
+	err := row.Scan(&s.ID, &s.ContextID, &s.Principal, &s.Transport, &elicitation,
+		&created, &lastSeen, &closed, &s.CloseReason)
+	if err != nil {
+		return nil, err
+	}
+	bad := func(col string, err error) error {
+		return badRow{fmt.Errorf("session %s: bad %s column: %w", s.ID, col, err)}
+	}
+	switch elicitation {
+	case 0, 1:
+		s.Elicitation = elicitation == 1
+	default:
+		return nil, bad("elicitation", fmt.Errorf("%d is not 0 or 1", elicitation))
+	}
+	if s.CreatedAt, err = parseTime(created); err != nil {
+		return nil, bad("created_at", err)
+	}
+	if s.LastSeen, err = parseTime(lastSeen); err != nil {
+		return nil, bad("last_seen", err)
+	}
+	if closed.Valid {
+		if s.ClosedAt, err = parseTime(closed.String); err != nil {
+			return nil, bad("closed_at", err)
+		}
+	}
+	return &s, nil
+}
