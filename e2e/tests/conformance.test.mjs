@@ -48,7 +48,7 @@ export async function readBaseline(file = BASELINE) {
  * scenarios (SEP-2663) expect a server offering that extension to have.
  */
 const TASK_FIXTURES = ['slow_compute', 'greet', 'failing_job', 'protocol_error_job', 'confirm_delete', 'multi_input'];
-const FIXTURE = new RegExp(`test_[A-Za-z0-9_]+|test://[^\\s{"]+|json_schema_2020_12_tool|\\b(?:${TASK_FIXTURES.join('|')})\\b`);
+const FIXTURE = new RegExp(`test_[A-Za-z0-9_]+|test://(?!nonexistent)[^\\s{"]+|json_schema_2020_12_tool|\\b(?:${TASK_FIXTURES.join('|')})\\b`);
 
 /** The fixture a baseline reason names (the first one). */
 function fixtureOf(reason) {
@@ -141,8 +141,10 @@ describe('MCP conformance suite over streamable HTTP', () => {
     // other reason: each of its failed checks must name a fixture, follow from
     // an earlier check that could not reach one, be a tasks-extension check
     // (entries about the tasks extension only), or - when the suite's message
-    // names nothing - the suite must have called the entry's fixture tool and
-    // Airlock must have refused it as UNKNOWN_TOOL (the audit trail says so).
+    // names nothing and carries no details - the suite must have called the
+    // entry's fixture tool and Airlock must have refused it as UNKNOWN_TOOL
+    // (the audit trail says so). (test://nonexistent... is sep-2164's probe
+    // of a missing resource, not a fixture.)
     const unknownTools = new Set((await auditRecords(state)).filter((r) => r.violation === 'UNKNOWN_TOOL').map((r) => r.tool));
     const unexplained = (n) => results.get(n).bad.filter((c) => {
       const reason = entries.get(n);
@@ -150,7 +152,10 @@ describe('MCP conformance suite over streamable HTTP', () => {
       if (FIXTURE.test(text) || DEPENDENT_CHECK.test(text)) return false;
       if (/\b(resources( subscribe)?|prompts|completions|logging) not supported\b/.test(text)) return false;
       if (TASK_EXTENSION_CHECKS.has(c.id) && /tasks extension/.test(reason)) return false;
-      return !unknownTools.has(fixtureOf(reason));
+      // The fallback covers only checks that carry no details (those that do
+      // show what Airlock answered, and must say which fixture was missing).
+      const bare = Object.keys(c.details ?? {}).length === 0;
+      return !(bare && unknownTools.has(fixtureOf(reason)));
     });
     const wrongReason = expected.filter((n) => unexplained(n).length > 0);
 
