@@ -11,6 +11,7 @@ import (
 
 	"github.com/airlock-dev/airlock/attribution"
 	"github.com/airlock-dev/airlock/fence"
+	"github.com/airlock-dev/airlock/limits"
 	"github.com/airlock-dev/airlock/toolkit"
 	"github.com/airlock-dev/airlock/violation"
 )
@@ -53,10 +54,20 @@ func (c *call) boundError(err error) *Response {
 	if c.rec.Reason == "" {
 		c.rec.Reason = v.Message
 	}
-	return &Response{
-		IsError: true, Code: v.Code, Text: v.Public(),
-		Structured: map[string]any{"error": map[string]any{"code": v.Code, "message": v.Message, "ref": c.rec.ErrorRef}},
+	detail := map[string]any{"code": v.Code, "message": v.Message, "ref": c.rec.ErrorRef}
+	// LIMIT_EXCEEDED says which limit, and for a rate when to retry, so a
+	// client can back off without parsing the message.
+	var ex *limits.ExceededError
+	if errors.As(err, &ex) {
+		detail["limit"] = ex.Limit
+		if ex.Pattern != "" {
+			detail["pattern"] = ex.Pattern
+		}
+		if ex.RetryAfter > 0 {
+			detail["retry_after_ms"] = ex.RetryAfter.Milliseconds()
+		}
 	}
+	return &Response{IsError: true, Code: v.Code, Text: v.Public(), Structured: map[string]any{"error": detail}}
 }
 
 func outcomeOf(code violation.Code) string {

@@ -51,6 +51,10 @@ func (s *Server) sessionGate(next http.Handler) http.Handler {
 			msg = peek(body)
 		}
 		if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) || mcp.IsModernProtocol(msg.metaVersion) {
+			if msg.Method == string(mcp.MethodResourcesRead) && mcp.IsModernProtocol(msg.metaVersion) {
+				resourceNotFound(w, msg)
+				return
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -113,8 +117,10 @@ func (s *Server) refuseHTTP(w http.ResponseWriter, r *http.Request, id identity,
 // peeked is what the gate reads of a POST body: the method, the protocol
 // version in _meta, and the capabilities an initialize declares.
 type peeked struct {
-	Method string `json:"method"`
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
 	Params struct {
+		URI          string         `json:"uri"`
 		Meta         map[string]any `json:"_meta"`
 		Capabilities struct {
 			Elicitation json.RawMessage `json:"elicitation"`
@@ -130,6 +136,26 @@ func peek(body []byte) peeked {
 	}
 	p.metaVersion, _ = p.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
 	return p
+}
+
+// resourceNotFound answers resources/read under 2026-07-28: Airlock offers
+// no resources (pool files are read through the governed read_pool_file
+// tool), so every URI is unknown, and the revision wants the URI back in the
+// error's data (SEP-2164), which mcp-go's handler leaves out.
+func resourceNotFound(w http.ResponseWriter, msg peeked) {
+	id := msg.ID
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	uri := msg.Params.URI
+	if len(uri) > 2048 {
+		uri = uri[:2048]
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": mcp.INVALID_PARAMS, "message": "resource not found: Airlock serves no resources; read pool files with read_pool_file",
+			"data": map[string]any{"uri": uri}}})
 }
 
 func (p peeked) elicitation() bool {

@@ -45,6 +45,9 @@ policies:
   limited:
     extends: base
     limits: {max_actions: 2}
+  limited3:
+    extends: base
+    limits: {max_actions: 3}
   pipes:
     allow: ["pool.*", "pipeline.run:*"]
     deny: ["pipeline.run:danger_*"]
@@ -72,6 +75,27 @@ roles:
     policy: base
     pools: [alpha]
     tokens: [{env: AIRLOCK_TEST_TOKEN}]
+  # HTTP roles of the context, session and approval tests (the tokens are
+  # set by httpFixture; a missing variable just disables the credential).
+  agent-b:
+    policy: base
+    pools: [alpha, beta]
+    tokens: [{env: AIRLOCK_TEST_TOKEN_B}]
+  web-client:
+    policy: ext
+    pools: [alpha]
+    initial_phase: execution
+    approver: client
+    tokens: [{env: AIRLOCK_TEST_TOKEN_WEB}]
+  web-operator:
+    policy: ext
+    pools: [alpha]
+    initial_phase: execution
+    tokens: [{env: AIRLOCK_TEST_TOKEN_WEBOP}]
+  metered:
+    policy: limited3
+    pools: [alpha]
+    tokens: [{env: AIRLOCK_TEST_TOKEN_METERED}]
 transports:
   stdio: {role: %s}
 comm:
@@ -182,6 +206,13 @@ var bigText = strings.Repeat("0123456789abcdef\n", 600)
 
 func newFixture(t *testing.T, stdioRole string) *fixture {
 	t.Helper()
+	return newFixtureConfig(t, fmt.Sprintf(testConfig, stdioRole))
+}
+
+// newFixtureConfig is newFixture with the configuration text given whole
+// (testConfig with the stdio role filled in, possibly edited).
+func newFixtureConfig(t *testing.T, configText string) *fixture {
+	t.Helper()
 	f := &fixture{dir: t.TempDir()}
 	f.state = filepath.Join(f.dir, "state")
 	alpha := filepath.Join(f.dir, "pools", "alpha")
@@ -212,7 +243,7 @@ func newFixture(t *testing.T, stdioRole string) *fixture {
 	// The pipeline user (uid 65534) must be able to traverse to the pools.
 	must(t, os.Chmod(filepath.Dir(f.dir), 0o711))
 	must(t, os.Chmod(f.dir, 0o711))
-	writeFile(t, f.dir, "airlock.yaml", fmt.Sprintf(testConfig, stdioRole))
+	writeFile(t, f.dir, "airlock.yaml", configText)
 
 	var err error
 	if f.cfg, err = config.Load(filepath.Join(f.dir, "airlock.yaml")); err != nil {

@@ -77,7 +77,11 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 	})
 	hooks.AddOnError(s.auditRefusedCall)
 	s.mcp = mcpserver.NewMCPServer(r.Config().Server.Name, Version,
-		mcpserver.WithToolCapabilities(false),
+		// listChanged: a 2026-07-28 client's subscriptions/listen then has
+		// something to listen to, so mcp-go keeps the stream open and its
+		// acknowledgement is always delivered (with nothing subscribable
+		// the ack can race the end of the stream and be dropped).
+		mcpserver.WithToolCapabilities(true),
 		// Resources and prompts are offered as empty lists and logging as a
 		// level setting, so clients (and the conformance suite) that probe
 		// them get answers rather than method-not-found.

@@ -35,7 +35,7 @@ func (a *ListPoolsArgs) Validate() error {
 
 // ReadPoolFileArgs are read_pool_file's arguments.
 type ReadPoolFileArgs struct {
-	Pool   string `json:"pool" jsonschema:"minLength=1,maxLength=64,description=Id of a pool bound to this session (see list_pools)."`
+	Pool   string `json:"pool" jsonschema:"minLength=1,maxLength=64,description=Id of a pool bound to this session (see list_pools)." jsonschema_extras:"x-mcp-header=Pool"`
 	Path   string `json:"path" jsonschema:"minLength=1,maxLength=4096,description=File path relative to the pool root\\, as list_pools shows it."`
 	Offset int64  `json:"offset,omitempty" jsonschema:"minimum=0,description=Byte offset to start reading at (for paging)."`
 	Limit  int64  `json:"limit,omitempty" jsonschema:"minimum=0,description=Most bytes to return (default and maximum: the server's max_read_bytes)."`

@@ -7,21 +7,14 @@
 //      declaration_id=ID and gets the fenced content.
 // Each inspector run is its own MCP session, so the declaration must belong
 // to the principal (its runtime context), not to the MCP session that made it.
-//
-// PENDING: with today's server the collect in step 3 fails with NOT_FOUND,
-// because declarations die with the MCP session that declared them. The
-// state-model rewrite (declarations owned by the principal's runtime context)
-// fixes that. Until it lands, the step-3 tests are node:test `todo` tests:
-// they run and print their result ("# TODO") but do not fail the run. Set
-// AIRLOCK_E2E_STRICT=1 to run them as ordinary tests; drop PENDING once they pass.
+// (Over stdio every process is a fresh `airlock serve` on the same state
+// directory, so this also shows declarations outlive a restart.)
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import path from 'node:path';
 import { AIRLOCK, E2E, NODE22, INSPECTOR, requireBuilt, tempState, removeState, startHTTP, randomToken, run, auditVerify, auditRecords } from '../lib/airlock.mjs';
 
-const PENDING = process.env.AIRLOCK_E2E_STRICT ? false
-  : 'pending the Go state-model rewrite: declarations must outlive the MCP session that declared them';
 const CONFIG = path.join(E2E, 'declare.yaml');
 const JUSTIFICATION = { user_request: 'What is the outlook?', missing_knowledge: 'The published outlook.', expected_use: 'Quote it.' };
 
@@ -98,7 +91,7 @@ function approvalFlow(name, setup) {
       assert.match(ok.stdout, /approved/);
     });
 
-    it('process 3: a second inspector run collects the fenced content with declaration_id', { todo: PENDING }, async () => {
+    it('process 3: a second inspector run collects the fenced content with declaration_id', async () => {
       assert.ok(declarationId, 'process 1 produced no declaration');
       const res = await ctx.inspect(collectArgs(declarationId));
       assert.equal(res.code, 0, `inspector exited ${res.code}:\n${res.stdout}\n${res.stderr}`);
@@ -113,7 +106,7 @@ function approvalFlow(name, setup) {
       assert.equal(origin.hits, 1);
     });
 
-    it('a third run cannot collect again: the approval is single-use', { todo: PENDING }, async () => {
+    it('a third run cannot collect again: the approval is single-use', async () => {
       assert.ok(declarationId, 'process 1 produced no declaration');
       const res = await ctx.inspect(collectArgs(declarationId));
       assert.notEqual(res.code, 0, 'an isError result exits non-zero');
@@ -122,7 +115,7 @@ function approvalFlow(name, setup) {
       assert.equal(origin.hits, 1);
     });
 
-    it('the audit trail verifies and shows the declaration, the approval and the fetch', { todo: PENDING }, async () => {
+    it('the audit trail verifies and shows the declaration, the approval and the fetch', async () => {
       await ctx.stop?.();
       const v = await auditVerify(ctx.state);
       assert.equal(v.code, 0, v.stdout + v.stderr);

@@ -147,12 +147,23 @@ describe('protocol 2026-07-28 (SDK v2) beside 2025-11-25 (SDK v1) over streamabl
     assert.equal(res.headers.get('mcp-session-id'), null, 'no session on 2026-07-28');
   });
 
-  it('by hand: tools/call read_pool_file with Mcp-Name', async () => {
-    const res = await modernRequest(url, 'tools/call', { name: 'read_pool_file', arguments: { pool: 'sales', path: 'regions.csv' } }, { id: 2 });
+  it('by hand: tools/call read_pool_file with Mcp-Name and Mcp-Param-Pool', async () => {
+    // read_pool_file's `pool` carries x-mcp-header: Pool, so the pool named
+    // in the body must also be in the Mcp-Param-Pool header (SEP-2243).
+    const res = await modernRequest(url, 'tools/call', { name: 'read_pool_file', arguments: { pool: 'sales', path: 'regions.csv' } },
+      { id: 2, headers: { ...auth, 'Mcp-Param-Pool': 'sales' } });
     assert.equal(res.status, 200, res.body);
     assert.notEqual(res.json?.result?.isError, true, res.body);
     assert.equal(res.json.result.resultType, 'complete');
     assert.match(textOf(res.json.result), /region,quarter,units,revenue_eur/);
+  });
+
+  it('by hand: a missing or disagreeing Mcp-Param-Pool header is refused (HTTP 400)', async () => {
+    for (const headers of [auth, { ...auth, 'Mcp-Param-Pool': 'web-notes' }]) {
+      const res = await modernRequest(url, 'tools/call', { name: 'read_pool_file', arguments: { pool: 'sales', path: 'regions.csv' } }, { id: 4, headers });
+      assert.equal(res.status, 400, res.body);
+      assert.doesNotMatch(res.body, /region,quarter/);
+    }
   });
 
   it('by hand: an Mcp-Name header that disagrees with the body is refused (HTTP 400)', async () => {
