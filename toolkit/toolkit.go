@@ -118,7 +118,7 @@ type Env struct {
 	Elicitation Elicitation
 	// Approvals mints and redeems the server's approval questions.
 	Approvals Approvals
-	Now         time.Time
+	Now       time.Time
 	// Progress reports progress to the client when it asked for it; never nil.
 	Progress func(progress, total float64, message string)
 }
