@@ -22,9 +22,12 @@ func BenchmarkReadDirectHandler(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := &call{s: s}
-	env := c.env(policy.Decision{Effect: policy.Allow})
+	c := &call{s: s, rec: s.record("")}
 	ctx := context.Background()
+	if err := c.load(ctx); err != nil {
+		b.Fatal(err)
+	}
+	env := c.env(policy.Decision{Effect: policy.Allow})
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := tool.Handle(ctx, env, args); err != nil {
