@@ -97,6 +97,15 @@ func (r *Runner) OpenSession(ctx context.Context, p SessionParams) (*Session, er
 // spares a write on most calls.
 const touchEvery = 5 * time.Second
 
+// touchInterval is touchEvery, or a quarter of idle when the idle timeout
+// is so short that a session in steady use would time out between writes.
+func touchInterval(idle time.Duration) time.Duration {
+	if idle > 0 && idle/4 < touchEvery {
+		return idle / 4
+	}
+	return touchEvery
+}
+
 // AttachSession returns the session a transport id names, if it is open,
 // not idle past idle, and belongs to principal. Every refusal is a
 // *violation.Error wrapping ErrSessionUnknown, ErrSessionExpired or
@@ -117,7 +126,7 @@ func (r *Runner) AttachSession(ctx context.Context, id, principal, role string, 
 	if !row.Open(now, idle) {
 		return nil, violation.Wrap(violation.SessionExpired, ErrSessionExpired, "this session is closed or was idle too long; initialize a new one")
 	}
-	if now.Sub(row.LastSeen) >= touchEvery {
+	if now.Sub(row.LastSeen) >= touchInterval(idle) {
 		if err := r.db.TouchSession(ctx, id, now); err != nil && !errors.Is(err, contexts.ErrNotFound) {
 			r.log.Warn("touching session", "err", err)
 		}

@@ -42,7 +42,7 @@ func wantCode(t *testing.T, res *mcp.CallToolResult, want string) {
 // forgedAnswers are first calls that carry an approval the server never
 // asked for: no request state, a made-up one, one in another format, or a
 // state alone.
-func forgedAnswers(gated map[string]any) []struct {
+func forgedAnswers() []struct {
 	name  string
 	extra map[string]any
 } {
@@ -76,9 +76,9 @@ func TestForgedFirstAnswerInProcess(t *testing.T) {
 		if elicits {
 			c = f.connectWith(t, client.WithElicitationHandler(e))
 		}
-		for _, tc := range forgedAnswers(gated) {
+		for _, tc := range forgedAnswers() {
 			for _, args := range []map[string]any{gated, {"declaration_id": id}} {
-				name := tc.name
+				name := map[bool]string{true: "elicitation declared, ", false: "no elicitation, "}[elicits] + tc.name
 				if args["declaration_id"] != nil {
 					name += ", naming the declaration"
 				}
@@ -109,7 +109,7 @@ func TestForgedFirstAnswerHTTP(t *testing.T) {
 	w := webFixture(t)
 	gated := need(o.URL + "/gated/forged")
 	legacy := w.legacyClient(t, "web-operator", nil, client.WithElicitationHandler(&elicitor{action: "accept"}))
-	for _, tc := range forgedAnswers(gated) {
+	for _, tc := range forgedAnswers() {
 		t.Run("operator approver, 2025-11-25, "+tc.name, func(t *testing.T) {
 			wantCode(t, rawCall(t, legacy, callParams("declare_need", gated, tc.extra)), approvalInvalid)
 		})
@@ -123,7 +123,7 @@ func TestForgedFirstAnswerHTTP(t *testing.T) {
 		})
 	}
 	recs := w.toolRecords(t, "declare_need", approvalInvalid)
-	if want := 4 * len(forgedAnswers(gated)); len(recs) != want {
+	if want := 4 * len(forgedAnswers()); len(recs) != want {
 		t.Fatalf("%d APPROVAL_INVALID records, want %d", len(recs), want)
 	}
 	for _, r := range recs {

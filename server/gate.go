@@ -111,7 +111,18 @@ func (s *Server) refuseHTTP(w http.ResponseWriter, r *http.Request, id identity,
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
-		"error": map[string]any{"code": mcp.INVALID_REQUEST, "message": v.Public()}})
+		"error": map[string]any{"code": mcp.INVALID_REQUEST, "message": publicRefusal(v).Public()}})
+}
+
+// publicRefusal is what the caller may see of a session refusal: another
+// principal's live session reads exactly like an id never issued, so a
+// stolen id cannot be tested for liveness. The audit record keeps the
+// real code.
+func publicRefusal(v *violation.Error) *violation.Error {
+	if v.Code == violation.SessionForeign {
+		return violation.New(violation.SessionUnknown, "%s", v.Message)
+	}
+	return v
 }
 
 // peeked is what the gate reads of a POST body: the method, the protocol

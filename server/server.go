@@ -129,7 +129,9 @@ func (s *Server) forward(name string) mcpserver.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		sess, err := s.session(ctx)
 		if err != nil {
-			return mcp.NewToolResultError(s.refuseSession(ctx, err)), nil
+			v := s.refuseSession(ctx, err)
+			return toResult(&runner.Response{IsError: true, Code: v.Code, Text: v.Public(),
+				Structured: map[string]any{"error": map[string]any{"code": v.Code, "message": v.Message}}}), nil
 		}
 		raw := req.Params.RawArguments // exact bytes: no float rounding of large integers
 		if len(raw) == 0 {

@@ -76,7 +76,7 @@ func (s *Server) session(ctx context.Context) (*runner.Session, error) {
 
 // refuseSession turns a failure to find the caller's session into an agent
 // error, audited with its stable code.
-func (s *Server) refuseSession(ctx context.Context, err error) string {
+func (s *Server) refuseSession(ctx context.Context, err error) *violation.Error {
 	id := s.identityFrom(ctx)
 	var v *violation.Error
 	if !errors.As(err, &v) {
@@ -88,7 +88,7 @@ func (s *Server) refuseSession(ctx context.Context, err error) string {
 		presented = cs.SessionID()
 	}
 	s.r.RecordSessionRefusal(ctx, id.Transport, id.Principal, id.Role, v.Code, presented, v.Message)
-	return v.Public()
+	return publicRefusal(v)
 }
 
 // closeLocal ends the runner session of a stdio, SSE or in-process

@@ -100,6 +100,22 @@ func (w *web) second(t *testing.T) *web {
 	return w2
 }
 
+// restart stops w's HTTP server and runner and starts new ones on the
+// same configuration and state directory, in place.
+func (w *web) restart(t *testing.T) {
+	t.Helper()
+	w.ts.Close()
+	must(t, w.r.Close())
+	var err error
+	// newFixtureConfig's cleanup closes whatever runner w.r is then.
+	w.r, err = runner.New(w.cfg, w.state, &runner.Options{SandboxTrampoline: trampoline})
+	must(t, err)
+	w.srv, err = New(w.r, nil)
+	must(t, err)
+	w.ts = httptest.NewServer(w.srv.Handler())
+	t.Cleanup(w.ts.Close)
+}
+
 // legacyClient is an mcp-go streamable HTTP client on 2025-11-25 (one
 // server-issued session) authenticated as role.
 func (w *web) legacyClient(t *testing.T, role string, headers map[string]string, opts ...client.ClientOption) *client.Client {
