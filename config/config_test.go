@@ -36,6 +36,7 @@ func TestParseRefusesWithLine(t *testing.T) {
 		{"role names missing pool", strings.Replace(base, "pools: [a]}", "pools: [a, b]}", 1), 6, config.ErrUnknownReference},
 		{"bad phase", strings.Replace(base, "pools: [a]}", "pools: [a], initial_phase: review}", 1), 6, config.ErrInvalid},
 		{"token with both sources", strings.Replace(base, "pools: [a]}", "pools: [a], tokens: [{env: X, file: y}]}", 1), 6, config.ErrInvalid},
+		{"bad approver", strings.Replace(base, "pools: [a]}", "pools: [a], approver: agent}", 1), 6, config.ErrInvalid},
 		{"stdio role missing", base + "transports: {stdio: {role: ghost}}\n", 7, config.ErrUnknownReference},
 		{"type error", strings.Replace(base, "path: pa", "path: [pa]", 1), 2, nil},
 	}
@@ -130,5 +131,25 @@ func TestDemoValidatesAgainstSchema(t *testing.T) {
 	}
 	if err := check(append(demo, []byte("\ncolour: red\n")...)); err == nil {
 		t.Fatal("schema accepted an unknown key")
+	}
+}
+
+// TestApproverFor: an explicit approver wins; without one the person at the
+// client approves only on stdio (and in-process), never over HTTP, where
+// the client may be the agent itself.
+func TestApproverFor(t *testing.T) {
+	tests := []struct{ approver, transport, want string }{
+		{"", "stdio", config.ApproverClient},
+		{"", "inprocess", config.ApproverClient},
+		{"", "streamable-http", config.ApproverOperator},
+		{"", "sse", config.ApproverOperator},
+		{"", "", config.ApproverOperator},
+		{config.ApproverOperator, "stdio", config.ApproverOperator},
+		{config.ApproverClient, "streamable-http", config.ApproverClient},
+	}
+	for _, tc := range tests {
+		if got := (config.Role{Approver: tc.approver}).ApproverFor(tc.transport); got != tc.want {
+			t.Errorf("approver %q over %q = %q, want %q", tc.approver, tc.transport, got, tc.want)
+		}
 	}
 }

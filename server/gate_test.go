@@ -1,0 +1,44 @@
+package server
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestBodyOverLimitIs413: a body over transports.http.max_body_bytes is
+// refused with 413 before any JSON is parsed, not echoed as a parse error.
+func TestBodyOverLimitIs413(t *testing.T) {
+	f, ts := httpFixture(t)
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_pools","arguments":{"pad":"` +
+		strings.Repeat("x", int(f.cfg.Transports.HTTP.MaxBodyBytes)) + `"}}}`
+	req, err := http.NewRequest(http.MethodPost, ts.URL+PathStreamable, bytes.NewReader([]byte(big)))
+	must(t, err)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	must(t, err)
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status %d, want 413", res.StatusCode)
+	}
+}
+
+// FuzzPeek: whatever a client posts, the gate's look at it never panics,
+// and a body naming 2026-07-28 in _meta is always seen as such (else a
+// modern request could be pushed onto the session path or the reverse).
+func FuzzPeek(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{"elicitation":{}}}}`))
+	f.Add([]byte(`{"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`))
+	f.Add([]byte(`[{"method":"ping"}]`))
+	f.Add([]byte(`{"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":7}}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		p := peek(body)
+		_ = p.elicitation()
+		if p.metaVersion != "" && !bytes.Contains(body, []byte("protocolVersion")) {
+			t.Fatalf("version %q from a body without one", p.metaVersion)
+		}
+	})
+}
