@@ -77,14 +77,17 @@ func (s *Server) sessionGate(next http.Handler) http.Handler {
 				"this request needs the Mcp-Session-Id from initialize (or protocol 2026-07-28, which has no sessions)"), "")
 			return
 		}
-		if _, err := s.r.AttachSession(r.Context(), sid, id.Principal, id.Role, cfg.SessionIdleTimeout()); err != nil {
+		sess, err := s.r.AttachSession(r.Context(), sid, id.Principal, id.Role, cfg.SessionIdleTimeout())
+		if err != nil {
 			s.refuseHTTP(w, r, id, err, sid)
 			return
 		}
 		if r.Method == http.MethodDelete {
 			s.r.CloseSession(r.Context(), sid, "deleted by the client")
 		}
-		next.ServeHTTP(w, r)
+		// The session checked here is the one the request's tool calls run
+		// in: handed on, not looked up (and touched) a second time.
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), attachedKey{}, sess)))
 	})
 }
 
@@ -177,6 +180,9 @@ func (p peeked) elicitation() bool {
 // mintedKey carries the id the gate minted for an initialize to mcp-go's
 // session id manager.
 type mintedKey struct{}
+
+// attachedKey carries the runner session the gate checked for a request.
+type attachedKey struct{}
 
 // issuedSessions is mcp-go's session id manager for /mcp: the gate has
 // minted (initialize) or checked (everything else) the id before mcp-go

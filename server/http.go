@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/airlock-dev/airlock/runner"
 )
 
 // Paths served by Handler.
@@ -31,7 +33,10 @@ const HeaderContext = "Airlock-Context"
 func (s *Server) Handler() http.Handler {
 	ctxFunc := func(ctx context.Context, r *http.Request) context.Context {
 		if id, ok := r.Context().Value(identityKey{}).(identity); ok {
-			return withIdentity(ctx, id)
+			ctx = withIdentity(ctx, id)
+		}
+		if sess, ok := r.Context().Value(attachedKey{}).(*runner.Session); ok {
+			ctx = context.WithValue(ctx, attachedKey{}, sess)
 		}
 		return ctx
 	}

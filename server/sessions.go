@@ -39,7 +39,7 @@ func (s *Server) identityFrom(ctx context.Context) identity {
 //   - a sessionless request (protocol 2026-07-28, any transport): the
 //     principal's context, or the child its handle names;
 //   - streamable HTTP: the server-issued session the request names, which
-//     the HTTP gate already checked is live and the caller's;
+//     the HTTP gate already checked is live and the caller's and handed on;
 //   - stdio, SSE and in-process clients: one runner session per transport
 //     session, opened on its first call and bound to that caller.
 //
@@ -54,6 +54,9 @@ func (s *Server) session(ctx context.Context) (*runner.Session, error) {
 		key = cs.SessionID()
 	}
 	if id.Transport == transportStreamable {
+		if sess, ok := ctx.Value(attachedKey{}).(*runner.Session); ok {
+			return sess, nil // the gate checked it for this very request
+		}
 		return s.r.AttachSession(ctx, key, id.Principal, id.Role, s.r.Config().Transports.HTTP.SessionIdleTimeout())
 	}
 	s.mu.Lock()
