@@ -17,11 +17,10 @@ import (
 
 // brokerConfig is what the runner prepared once for every session's broker.
 type brokerConfig struct {
-	fetch     comm.FetchOptions // without Rules: each session adds its policy
-	search    config.SearchConfig
-	queriers  map[string]*comm.Querier
-	perMinute float64
-	rate      *limits.Tracker // comm.fetch at perMinute
+	fetch    comm.FetchOptions // without Rules: each session adds its policy
+	search   config.SearchConfig
+	queriers map[string]*comm.Querier
+	rate     *limits.Tracker // comm.fetch at comm.fetch.per_minute (default 10)
 }
 
 func newBrokerConfig(cfg *config.Config) (*brokerConfig, error) {
@@ -35,12 +34,13 @@ func newBrokerConfig(cfg *config.Config) (*brokerConfig, error) {
 			AllowHTTPHosts: f.AllowHTTPHosts, AllowPrivate: private, MaxBodyBytes: f.MaxBodyBytes,
 			Timeout: time.Duration(f.TimeoutMS) * time.Millisecond, MaxRedirects: f.MaxRedirects, IgnoreRobots: f.IgnoreRobots,
 		},
-		search: cfg.Comm.Search, queriers: map[string]*comm.Querier{}, perMinute: f.PerMinute,
+		search: cfg.Comm.Search, queriers: map[string]*comm.Querier{},
 	}
-	if b.perMinute == 0 {
-		b.perMinute = 10
+	perMinute := f.PerMinute
+	if perMinute == 0 {
+		perMinute = 10
 	}
-	b.rate = limits.NewTracker(limits.Spec{Rate: map[string]limits.RateSpec{"comm.fetch": {PerMinute: b.perMinute}}}, nil)
+	b.rate = limits.NewTracker(limits.Spec{Rate: map[string]limits.RateSpec{"comm.fetch": {PerMinute: perMinute}}}, nil)
 	for name, db := range cfg.Comm.Databases {
 		q, err := comm.OpenQuerier(db.Path, db.MaxRows, time.Duration(db.TimeoutMS)*time.Millisecond)
 		if err != nil {

@@ -118,29 +118,35 @@ func effectivePhase(chain []*contexts.Context) string {
 	return contexts.PhaseExecution
 }
 
-// bound returns this process's binding of a context's pools, made once
-// per context and pool set (the binding itself is frozen in the store).
+// binding is this process's binding of one context's pools.
+type binding struct {
+	pools string // the pool ids it was made for, joined
+	sc    *sources.Context
+}
+
+// bound returns this process's binding of a context's pools, made once per
+// context and pool set (the binding itself is frozen in the store; a
+// rebound default context gets a new one).
 func (r *Runner) bound(cx *contexts.Context) (*sources.Context, error) {
-	key := cx.ID + "\x00" + strings.Join(cx.Pools, "\x00")
-	if v, ok := r.bindings.Load(key); ok {
-		return v.(*sources.Context), nil
+	pools := strings.Join(cx.Pools, "\x00")
+	if v, ok := r.bindings.Load(cx.ID); ok && v.(*binding).pools == pools {
+		return v.(*binding).sc, nil
 	}
 	sc, err := r.pools.Bind(cx.ID, cx.Pools)
 	if err != nil {
 		return nil, fmt.Errorf("binding pools of context %s: %w", cx.ID, err)
 	}
-	v, _ := r.bindings.LoadOrStore(key, sc)
-	r.bindingByCtx.Store(cx.ID, v)
-	return v.(*sources.Context), nil
+	r.bindings.Store(cx.ID, &binding{pools: pools, sc: sc})
+	return sc, nil
 }
 
 // boundUsage is this process's source-usage summary of a context.
 func (r *Runner) boundUsage(contextID string) (sources.UsageSummary, bool) {
-	v, ok := r.bindingByCtx.Load(contextID)
+	v, ok := r.bindings.Load(contextID)
 	if !ok {
 		return sources.UsageSummary{}, false
 	}
-	return v.(*sources.Context).Usage(), true
+	return v.(*binding).sc.Usage(), true
 }
 
 func (r *Runner) auditContext(ctx context.Context, cx *contexts.Context, capability, reason string) {

@@ -61,32 +61,53 @@ func (r *Runner) admit(ctx context.Context, chain []*contexts.Context, principal
 		keys = append(keys, l.key)
 	}
 	now := r.now()
+	return r.updateUsage(ctx, keys, func(st map[string]*limits.State) error {
+		for i, l := range levels {
+			// Rates are the calling context's; an ancestor's own rate specs
+			// are at least as wide (its policy is extended, never widened).
+			rates := &limits.State{}
+			if i == 0 {
+				rates = st[rateKey(principal)]
+			}
+			if err := l.tr.AdmitState(st[l.key], rates, capability, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// admitRate counts one call against a principal-wide rate kept under its
+// own key (the broker's comm.fetch per-minute rate).
+func (r *Runner) admitRate(ctx context.Context, key string, tr *limits.Tracker, capability string) error {
+	now := r.now()
+	return r.updateUsage(ctx, []string{key}, func(st map[string]*limits.State) error {
+		return tr.AdmitState(st[key], st[key], capability, now)
+	})
+}
+
+// updateUsage loads the usage states under keys (a missing one is empty),
+// lets admit count the call in them, and stores them all back, in one store
+// transaction. A refusal from admit is returned as it is and stores
+// nothing; a store failure refuses the call (fail closed).
+func (r *Runner) updateUsage(ctx context.Context, keys []string, admit func(map[string]*limits.State) error) error {
 	var refused error
 	err := r.db.UpdateUsage(ctx, keys, func(vals map[string][]byte) (map[string][]byte, error) {
-		refused = nil
-		rates, err := decodeState(vals[rateKey(principal)])
-		if err != nil {
-			return nil, err
-		}
-		out := map[string][]byte{}
-		for i, l := range levels {
-			counters, err := decodeState(vals[l.key])
+		st := make(map[string]*limits.State, len(keys))
+		for _, k := range keys {
+			s, err := decodeState(vals[k])
 			if err != nil {
 				return nil, err
 			}
-			// Rates are the calling context's; an ancestor's own rate specs
-			// are at least as wide (its policy is extended, never widened).
-			r := &limits.State{}
-			if i == 0 {
-				r = rates
-			}
-			if err := l.tr.AdmitState(counters, r, capability, now); err != nil {
-				refused = err
-				return nil, err
-			}
-			out[l.key] = mustJSON(counters)
+			st[k] = s
 		}
-		out[rateKey(principal)] = mustJSON(rates)
+		if refused = admit(st); refused != nil {
+			return nil, refused
+		}
+		out := make(map[string][]byte, len(keys))
+		for _, k := range keys {
+			out[k] = mustJSON(st[k])
+		}
 		return out, nil
 	})
 	if refused != nil {
@@ -94,29 +115,6 @@ func (r *Runner) admit(ctx context.Context, chain []*contexts.Context, principal
 	}
 	if err != nil {
 		return violation.Wrap(violation.Unavailable, err, "limit usage cannot be recorded; call refused")
-	}
-	return nil
-}
-
-// admitRate counts one call against a principal-wide rate kept under its
-// own key (the broker's comm.fetch per-minute rate).
-func (r *Runner) admitRate(ctx context.Context, key string, tr *limits.Tracker, capability string) error {
-	var refused error
-	err := r.db.UpdateUsage(ctx, []string{key}, func(vals map[string][]byte) (map[string][]byte, error) {
-		st, err := decodeState(vals[key])
-		if err != nil {
-			return nil, err
-		}
-		if refused = tr.AdmitState(st, st, capability, r.now()); refused != nil {
-			return nil, refused
-		}
-		return map[string][]byte{key: mustJSON(st)}, nil
-	})
-	if refused != nil {
-		return refused
-	}
-	if err != nil {
-		return violation.Wrap(violation.Unavailable, err, "rate usage cannot be recorded; call refused")
 	}
 	return nil
 }

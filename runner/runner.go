@@ -51,9 +51,8 @@ type Runner struct {
 
 	// Per-process caches of derived objects; the state they derive from
 	// (contexts, usage) is in the store.
-	bindings     sync.Map // context id + pools → *sources.Context
-	bindingByCtx sync.Map // context id → *sources.Context
-	trackers     trackers
+	bindings sync.Map // context id → *binding
+	trackers trackers
 
 	handleKey  []byte           // signs context handles
 	challenges *challenge.Keyed // signs approval questions
