@@ -91,16 +91,9 @@ func (db *DB) CreateContext(ctx context.Context, c *contexts.Context) error {
 	if err != nil {
 		return err
 	}
-	res, err := db.w.ExecContext(ctx, sqlInsertContext, args...)
-	if err != nil {
-		return writeError(ctx, "creating context "+c.ID, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return writeError(ctx, "creating context "+c.ID, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("store: context %s: %w", c.ID, contexts.ErrExists)
+	if err := insertOnce(ctx, db.w, "creating context "+c.ID, sqlInsertContext, args,
+		fmt.Errorf("store: context %s: %w", c.ID, contexts.ErrExists)); err != nil {
+		return err
 	}
 	db.kill.refresh(context.Background())
 	return nil

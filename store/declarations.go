@@ -79,16 +79,9 @@ func (s *DeclarationStore) Create(ctx context.Context, d *declarations.Declarati
 	if err != nil {
 		return err
 	}
-	res, err := s.db.w.ExecContext(ctx, sqlInsertDeclaration, args...)
-	if err != nil {
-		return writeError(ctx, "creating declaration "+d.ID, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return writeError(ctx, "creating declaration "+d.ID, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("store: declaration %s: %w", d.ID, declarations.ErrExists)
+	if err := insertOnce(ctx, s.db.w, "creating declaration "+d.ID, sqlInsertDeclaration, args,
+		fmt.Errorf("store: declaration %s: %w", d.ID, declarations.ErrExists)); err != nil {
+		return err
 	}
 	s.db.kill.refresh(context.Background())
 	return nil
@@ -292,4 +285,28 @@ func writeError(ctx context.Context, what string, err error) error {
 		return fmt.Errorf("store: %s: %w", what, err)
 	}
 	return unavailable(what, err)
+}
+
+// execer is a pool or a transaction: what insertOnce writes through.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// insertOnce runs an INSERT ... ON CONFLICT DO NOTHING through w and
+// returns taken when the row was already there: RowsAffected, not a read
+// before the insert, decides, so concurrent inserts of one key race on the
+// primary key (declarations, contexts, sessions, used challenges).
+func insertOnce(ctx context.Context, w execer, what, query string, args []any, taken error) error {
+	res, err := w.ExecContext(ctx, query, args...)
+	if err != nil {
+		return writeError(ctx, what, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return writeError(ctx, what, err)
+	}
+	if n == 0 {
+		return taken
+	}
+	return nil
 }

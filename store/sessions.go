@@ -25,7 +25,7 @@ func (db *DB) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int,
 	what := "opening session " + s.ID
 	if maxOpen <= 0 {
 		// No cap: one statement, nothing to count.
-		if err := insertSession(ctx, db.w, what, s.ID, args); err != nil {
+		if err := insertOnce(ctx, db.w, what, sqlInsertSession, args, fmt.Errorf("store: session %s: %w", s.ID, contexts.ErrExists)); err != nil {
 			return err
 		}
 		db.kill.refresh(context.Background())
@@ -52,32 +52,13 @@ func (db *DB) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int,
 	if n >= int64(maxOpen) {
 		return fmt.Errorf("store: session %s: principal %q has %d open: %w", s.ID, s.Principal, n, contexts.ErrSessionCap)
 	}
-	if err := insertSession(ctx, tx, what, s.ID, args); err != nil {
+	if err := insertOnce(ctx, tx, what, sqlInsertSession, args, fmt.Errorf("store: session %s: %w", s.ID, contexts.ErrExists)); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return writeError(ctx, what, err)
 	}
 	db.kill.refresh(context.Background())
-	return nil
-}
-
-// insertSession inserts a session row through w (the pool, or a
-// transaction the caller commits), ErrExists when the id is taken.
-func insertSession(ctx context.Context, w interface {
-	ExecContext(context.Context, string, ...any) (sql.Result, error)
-}, what, id string, args []any) error {
-	res, err := w.ExecContext(ctx, sqlInsertSession, args...)
-	if err != nil {
-		return writeError(ctx, what, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return writeError(ctx, what, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("store: session %s: %w", id, contexts.ErrExists)
-	}
 	return nil
 }
 

@@ -162,16 +162,9 @@ func (db *DB) UseChallenge(ctx context.Context, nonce string, expires time.Time)
 	if _, err := tx.ExecContext(ctx, sqlForgetChallenges, formatTime(time.Now())); err != nil {
 		return writeError(ctx, what, err)
 	}
-	res, err := tx.ExecContext(ctx, sqlInsertChallenge, nonce, formatTime(expires))
-	if err != nil {
-		return writeError(ctx, what, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return writeError(ctx, what, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("store: challenge: %w", contexts.ErrReplayed)
+	if err = insertOnce(ctx, tx, what, sqlInsertChallenge, []any{nonce, formatTime(expires)},
+		fmt.Errorf("store: challenge: %w", contexts.ErrReplayed)); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return writeError(ctx, what, err)
