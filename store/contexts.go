@@ -102,17 +102,25 @@ func (db *DB) CreateContext(ctx context.Context, c *contexts.Context) error {
 // GetContext implements [contexts.Store] through the read pool, so it works
 // on a read-only handle and sees every committed write.
 func (db *DB) GetContext(ctx context.Context, id string) (*contexts.Context, error) {
-	if err := db.readableCtx(ctx, "get context"); err != nil {
-		return nil, err
+	return getByID(ctx, db, "context", id, sqlGetContext, scanContext)
+}
+
+// getByID reads one row of the contexts tables by primary key through the
+// read pool: GetContext and GetSession. A file without those tables (an
+// older file behind a read-only handle) has no such row.
+func getByID[T any](ctx context.Context, db *DB, kind, id, query string, scan func(interface{ Scan(...any) error }) (T, error)) (T, error) {
+	var zero T
+	if err := db.readableCtx(ctx, "get "+kind); err != nil {
+		return zero, err
 	}
 	if ok, err := db.hasContexts(ctx); err != nil || !ok {
-		return nil, ctxNotFoundOr("context", id, err)
+		return zero, ctxNotFoundOr(kind, id, err)
 	}
-	c, err := scanContext(db.r.QueryRowContext(ctx, sqlGetContext, id))
+	v, err := scan(db.r.QueryRowContext(ctx, query, id))
 	if err != nil {
-		return nil, ctxNotFoundOr("context", id, err)
+		return zero, ctxNotFoundOr(kind, id, err)
 	}
-	return c, nil
+	return v, nil
 }
 
 // UpdateContext implements [contexts.Store]: read, mutate a copy, write

@@ -64,17 +64,7 @@ func (db *DB) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int,
 
 // GetSession implements [contexts.Store] through the read pool.
 func (db *DB) GetSession(ctx context.Context, id string) (*contexts.Session, error) {
-	if err := db.readableCtx(ctx, "get session"); err != nil {
-		return nil, err
-	}
-	if ok, err := db.hasContexts(ctx); err != nil || !ok {
-		return nil, ctxNotFoundOr("session", id, err)
-	}
-	s, err := scanSession(db.r.QueryRowContext(ctx, sqlGetSession, id))
-	if err != nil {
-		return nil, ctxNotFoundOr("session", id, err)
-	}
-	return s, nil
+	return getByID(ctx, db, "session", id, sqlGetSession, scanSession)
 }
 
 // TouchSession implements [contexts.Store]. It runs on every tool call, so
