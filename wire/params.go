@@ -1,0 +1,160 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+type kind uint8
+
+const (
+	kindInvalid kind = iota
+	kindNull
+	kindString
+	kindNumber
+	kindBool
+	kindObject
+	kindArray
+	kindStringOrNumber // a progress token or request id
+)
+
+func (k kind) String() string {
+	return [...]string{"invalid", "null", "a string", "a number", "a boolean", "an object", "an array", "a string or a number"}[k]
+}
+
+func kindOf(raw json.RawMessage) kind {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case 'n':
+			return kindNull
+		case '"':
+			return kindString
+		case 't', 'f':
+			return kindBool
+		case '{':
+			return kindObject
+		case '[':
+			return kindArray
+		default:
+			return kindNumber
+		}
+	}
+	return kindInvalid
+}
+
+func (k kind) admits(got kind) bool {
+	return k == got || (k == kindStringOrNumber && (got == kindString || got == kindNumber))
+}
+
+// field is one well-known member of a method's params.
+type field struct {
+	kind     kind
+	required bool
+}
+
+// paramShapes holds the members MCP gives a type for, per method. The MCP
+// library decodes params into typed structs and answers a mismatch with Go
+// type names; checking here answers it plainly. Members not listed pass.
+var paramShapes = map[string]map[string]field{
+	"initialize": {
+		"protocolVersion": {kind: kindString}, "capabilities": {kind: kindObject}, "clientInfo": {kind: kindObject},
+	},
+	"tools/call": {
+		"name": {kind: kindString, required: true}, "arguments": {kind: kindObject},
+		"requestState": {kind: kindString}, "inputResponses": {kind: kindObject},
+	},
+	"tools/list":               {"cursor": {kind: kindString}},
+	"resources/list":           {"cursor": {kind: kindString}},
+	"resources/templates/list": {"cursor": {kind: kindString}},
+	"prompts/list":             {"cursor": {kind: kindString}},
+	"resources/read":           {"uri": {kind: kindString, required: true}},
+	"resources/subscribe":      {"uri": {kind: kindString, required: true}},
+	"resources/unsubscribe":    {"uri": {kind: kindString, required: true}},
+	"prompts/get":              {"name": {kind: kindString, required: true}, "arguments": {kind: kindObject}},
+	"logging/setLevel":         {"level": {kind: kindString, required: true}},
+	"completion/complete":      {"ref": {kind: kindObject, required: true}, "argument": {kind: kindObject, required: true}},
+	"notifications/cancelled":  {"requestId": {kind: kindStringOrNumber}, "reason": {kind: kindString}},
+	"notifications/progress": {
+		"progressToken": {kind: kindStringOrNumber, required: true}, "progress": {kind: kindNumber, required: true},
+		"total": {kind: kindNumber}, "message": {kind: kindString},
+	},
+}
+
+var metaShape = map[string]field{"progressToken": {kind: kindStringOrNumber}}
+
+// checkParams refuses params that are not an object, and well-known members
+// of the wrong type.
+func checkParams(method string, raw json.RawMessage) *Error {
+	shape := paramShapes[method]
+	if raw == nil || kindOf(raw) == kindNull {
+		for _, name := range sortedNames(shape) {
+			if shape[name].required {
+				return paramsError(method, fmt.Sprintf("%q is required", name))
+			}
+		}
+		return nil
+	}
+	if kindOf(raw) != kindObject {
+		return paramsError(method, `"params" must be an object`)
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(raw, &members) != nil {
+		return paramsError(method, `"params" must be an object`)
+	}
+	if meta, ok := members["_meta"]; ok {
+		if kindOf(meta) != kindObject {
+			return paramsError(method, `"_meta" must be an object`)
+		}
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(meta, &m)
+		if err := checkMembers(method, "_meta.", m, metaShape); err != nil {
+			return err
+		}
+	}
+	return checkMembers(method, "", members, shape)
+}
+
+func checkMembers(method, prefix string, members map[string]json.RawMessage, shape map[string]field) *Error {
+	for _, name := range sortedNames(shape) {
+		f := shape[name]
+		v, ok := members[name]
+		if !ok {
+			if f.required {
+				return paramsError(method, fmt.Sprintf("%q is required", prefix+name))
+			}
+			continue
+		}
+		if got := kindOf(v); !f.kind.admits(got) {
+			return paramsError(method, fmt.Sprintf("%q must be %s, not %s", prefix+name, f.kind, got))
+		}
+	}
+	return nil
+}
+
+func paramsError(method, why string) *Error {
+	// The method is a known one (paramShapes) or refused before reaching
+	// here for its length, so naming it echoes nothing unbounded.
+	return &Error{Code: CodeInvalidParams, Err: ErrParams, Message: fmt.Sprintf("Invalid params for %s: %s", printableMethod(method), why)}
+}
+
+func printableMethod(m string) string {
+	if _, known := paramShapes[m]; known {
+		return m
+	}
+	if k := printableKey(fmt.Sprintf("%q", m)); k != "" {
+		return k
+	}
+	return "this method"
+}
+
+func sortedNames(shape map[string]field) []string {
+	names := make([]string, 0, len(shape))
+	for n := range shape {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

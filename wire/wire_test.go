@@ -1,0 +1,144 @@
+package wire
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestCheck(t *testing.T) {
+	deep := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
+	bigMethod := `{"jsonrpc":"2.0","id":1,"method":"` + strings.Repeat("m", 50000) + `"}`
+	cases := []struct {
+		name, msg string
+		want      error // nil = accepted
+		code      int
+	}{
+		{"request", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_pools","arguments":{}}}`, nil, 0},
+		{"string id", `{"jsonrpc":"2.0","id":"a-1","method":"ping"}`, nil, 0},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil, 0},
+		{"response", `{"jsonrpc":"2.0","id":7,"result":{}}`, nil, 0},
+		{"error response", `{"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"no"}}`, nil, 0},
+		{"unknown method passes", `{"jsonrpc":"2.0","id":1,"method":"x/y","params":{"a":[1,2]}}`, nil, 0},
+		{"progress meta", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":"t"}}}`, nil, 0},
+
+		{"garbage", "\x00\x01\xff binary", ErrNotJSON, CodeParseError},
+		{"truncated", `{"jsonrpc":"2.0","id":1,`, ErrNotJSON, CodeParseError},
+		{"trailing", `{"jsonrpc":"2.0","id":1,"method":"ping"} {}`, ErrNotJSON, CodeParseError},
+		{"deep", deep, ErrTooDeep, CodeInvalidRequest},
+		{"batch", `[` + strings.TrimSuffix(strings.Repeat(`{"jsonrpc":"2.0","id":1,"method":"ping"},`, 1000), ",") + `]`, ErrBatch, CodeInvalidRequest},
+		{"duplicate in envelope", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_pools","name":"run_pipeline"}}`, ErrDuplicateKey, CodeInvalidRequest},
+		{"duplicate in arguments", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_pool_file","arguments":{"path":"../x","path":"ok.txt"}}}`, ErrDuplicateKey, CodeInvalidRequest},
+		{"duplicate method", `{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call"}`, ErrDuplicateKey, CodeInvalidRequest},
+		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, ErrEnvelope, CodeInvalidRequest},
+		{"array id", `{"jsonrpc":"2.0","id":[1],"method":"ping"}`, ErrEnvelope, CodeInvalidRequest},
+		{"fraction id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, ErrEnvelope, CodeInvalidRequest},
+		{"null id request", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, ErrEnvelope, CodeInvalidRequest},
+		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, ErrEnvelope, CodeInvalidRequest},
+		{"no version", `{"id":1,"method":"ping"}`, ErrEnvelope, CodeInvalidRequest},
+		{"scalar", `42`, ErrEnvelope, CodeInvalidRequest},
+		{"method not string", `{"jsonrpc":"2.0","id":1,"method":5}`, ErrEnvelope, CodeInvalidRequest},
+		{"huge method", bigMethod, ErrEnvelope, CodeInvalidRequest},
+		{"method and result", `{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}`, ErrEnvelope, CodeInvalidRequest},
+		{"neither", `{"jsonrpc":"2.0","id":1}`, ErrEnvelope, CodeInvalidRequest},
+		{"array params", `{"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}`, ErrParams, CodeInvalidParams},
+		{"name not string", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}`, ErrParams, CodeInvalidParams},
+		{"name missing", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`, ErrParams, CodeInvalidParams},
+		{"no params but required", `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`, ErrParams, CodeInvalidParams},
+		{"arguments not object", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":"a"}}`, ErrParams, CodeInvalidParams},
+		{"meta not object", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":1}}`, ErrParams, CodeInvalidParams},
+		{"progress token object", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":{}}}}`, ErrParams, CodeInvalidParams},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Check([]byte(tc.msg))
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			var we *Error
+			if !errors.As(err, &we) || we.Code != tc.code {
+				t.Fatalf("code = %+v, want %d", we, tc.code)
+			}
+			assertPlain(t, we.Message)
+		})
+	}
+}
+
+// assertPlain: a refusal message is short and names no Go type.
+func assertPlain(t *testing.T, msg string) {
+	t.Helper()
+	if len(msg) > 300 {
+		t.Errorf("message is %d bytes; refusals are bounded", len(msg))
+	}
+	for _, leak := range []string{"Go struct", "json:", "map[", "interface", "float64", "[]"} {
+		if strings.Contains(msg, leak) {
+			t.Errorf("message %q shows %q", msg, leak)
+		}
+	}
+}
+
+func TestCheckKeepsTheID(t *testing.T) {
+	_, err := Check([]byte(`{"jsonrpc":"2.0","id":"k","method":"tools/call","params":{"name":1}}`))
+	var we *Error
+	if !errors.As(err, &we) || string(we.ID) != `"k"` {
+		t.Fatalf("id not kept for the answer: %+v", we)
+	}
+	m, err := Check([]byte(`{"jsonrpc":"2.0","id":3,"method":"ping"}`))
+	if err != nil || string(m.ID) != "3" || m.Method != "ping" {
+		t.Fatalf("Check = %+v, %v", m, err)
+	}
+}
+
+func TestDuplicateKeyNamesOnlyAShortKey(t *testing.T) {
+	long := strings.Repeat("k", 5000)
+	_, err := Check([]byte(`{"jsonrpc":"2.0","id":1,"method":"x","params":{"` + long + `":1,"` + long + `":2}}`))
+	if err == nil || strings.Contains(err.Error(), long[:100]) {
+		t.Fatalf("long key echoed: %v", err)
+	}
+	_, err = Check([]byte(`{"jsonrpc":"2.0","id":1,"method":"x","params":{"path":1,"path":2}}`))
+	if err == nil || !strings.Contains(err.Error(), `"path"`) {
+		t.Fatalf("short key not named: %v", err)
+	}
+}
+
+func FuzzCheck(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_pools","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":"x","result":{}}`, `[{"jsonrpc":"2.0"}]`, `{"a":1,"a":2}`, `{"jsonrpc":"2.0","id":{},"method":"m"}`,
+		"\xff", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		m, err := Check(msg)
+		if err != nil {
+			var we *Error
+			if !errors.As(err, &we) {
+				t.Fatalf("untyped refusal %v", err)
+			}
+			if len(we.Message) > 300 || !utf8.ValidString(we.Message) {
+				t.Fatalf("unbounded or invalid message %q", we.Message)
+			}
+			if we.ID != nil && kindOf(we.ID) != kindString && kindOf(we.ID) != kindNumber {
+				t.Fatalf("non-scalar id kept: %s", we.ID)
+			}
+			return
+		}
+		// Accepted: every reader sees one object with a scalar id.
+		var v map[string]any
+		if json.Unmarshal(msg, &v) != nil {
+			t.Fatalf("accepted a message encoding/json cannot read: %q", msg)
+		}
+		if m.ID != nil && kindOf(m.ID) != kindString && kindOf(m.ID) != kindNumber {
+			t.Fatalf("non-scalar id accepted: %s", m.ID)
+		}
+	})
+}
