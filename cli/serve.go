@@ -2,10 +2,8 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"time"
 
 	"github.com/airlock-dev/airlock/config"
@@ -40,6 +38,7 @@ func runServe(ctx context.Context, args []string, io Streams) error {
 	if err != nil {
 		return err
 	}
+	defer srv.Close()
 	log.Info("airlock starting", "config", cfg.File(), "state", dir)
 	go watchConfig(ctx, *cfgPath, r, srv, log, 2*time.Second)
 	if *addr == "" {
@@ -76,19 +75,7 @@ func serveHTTP(ctx context.Context, addr string, srv *server.Server, io Streams)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	defer ln.Close()
 	fmt.Fprintf(io.Err, "airlock: serving streamable HTTP at http://%s%s and SSE at http://%s%s\n", ln.Addr(), server.PathStreamable, ln.Addr(), server.PathSSE)
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	}
+	return srv.ServeHTTP(ctx, ln)
 }

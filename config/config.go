@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/airlock-dev/airlock/policy"
 	"github.com/airlock-dev/airlock/sources"
@@ -93,32 +92,6 @@ type TokenSource struct {
 	File string `json:"file,omitempty" jsonschema:"description=File holding the token (trailing newline ignored)."`
 }
 
-// Transports holds per-transport settings.
-type Transports struct {
-	Stdio StdioTransport `json:"stdio,omitempty"`
-	HTTP  HTTPTransport  `json:"http,omitempty"`
-}
-
-// StdioTransport configures `airlock serve` without --http.
-type StdioTransport struct {
-	Role string `json:"role,omitempty" jsonschema:"description=Role of the local principal on stdio (default local)."`
-}
-
-// HTTPTransport configures streamable HTTP (/mcp) and SSE (/sse).
-type HTTPTransport struct {
-	AnonymousRole string `json:"anonymous_role,omitempty" jsonschema:"description=Role for requests without a token. Empty (the default) means such requests get 401."`
-	MaxBodyBytes  int64  `json:"max_body_bytes,omitempty" jsonschema:"minimum=0,description=Largest request body accepted (default 1048576)."`
-	// MaxSessionsPerPrincipal caps open Mcp-Session-Ids per principal.
-	MaxSessionsPerPrincipal int `json:"max_sessions_per_principal,omitempty" jsonschema:"minimum=0,description=Open streamable HTTP sessions one principal may hold (default 16); initialize beyond it gets 429."`
-	// SessionIdleTimeoutSeconds closes sessions nobody used for that long.
-	SessionIdleTimeoutSeconds int64 `json:"session_idle_timeout_seconds,omitempty" jsonschema:"minimum=0,description=Seconds after which an unused streamable HTTP session is closed (default 1800)."`
-}
-
-// SessionIdleTimeout is the idle timeout as a duration.
-func (h HTTPTransport) SessionIdleTimeout() time.Duration {
-	return time.Duration(h.SessionIdleTimeoutSeconds) * time.Second
-}
-
 // Defaults.
 const (
 	DefaultServerName     = "airlock"
@@ -126,10 +99,6 @@ const (
 	DefaultMaxReadBytes   = 64 << 10
 	DefaultMaxFileBytes   = 64 << 20
 	DefaultStdioRole      = "local"
-	DefaultMaxBodyBytes   = 1 << 20
-
-	DefaultMaxSessionsPerPrincipal   = 16
-	DefaultSessionIdleTimeoutSeconds = 1800
 )
 
 // Errors callers can test for.
@@ -187,15 +156,7 @@ func (c *Config) applyDefaults() {
 	if c.Transports.Stdio.Role == "" {
 		c.Transports.Stdio.Role = DefaultStdioRole
 	}
-	if c.Transports.HTTP.MaxBodyBytes == 0 {
-		c.Transports.HTTP.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if c.Transports.HTTP.MaxSessionsPerPrincipal == 0 {
-		c.Transports.HTTP.MaxSessionsPerPrincipal = DefaultMaxSessionsPerPrincipal
-	}
-	if c.Transports.HTTP.SessionIdleTimeoutSeconds == 0 {
-		c.Transports.HTTP.SessionIdleTimeoutSeconds = DefaultSessionIdleTimeoutSeconds
-	}
+	c.Transports.applyDefaults()
 	for i := range c.Pools {
 		p := &c.Pools[i]
 		if p.Path != "" && !filepath.IsAbs(p.Path) {
@@ -275,15 +236,7 @@ func (c *Config) check() error {
 			}
 		}
 	}
-	if _, ok := c.Roles[c.Transports.Stdio.Role]; !ok {
-		return c.at("$.transports.stdio.role", fmt.Errorf("role %q: %w", c.Transports.Stdio.Role, ErrUnknownReference))
-	}
-	if ar := c.Transports.HTTP.AnonymousRole; ar != "" {
-		if _, ok := c.Roles[ar]; !ok {
-			return c.at("$.transports.http.anonymous_role", fmt.Errorf("role %q: %w", ar, ErrUnknownReference))
-		}
-	}
-	return nil
+	return c.checkTransports()
 }
 
 // PolicySet compiles the named policies.

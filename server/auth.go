@@ -28,7 +28,12 @@ type credential struct {
 type authenticator struct {
 	creds     []credential
 	anonymous string // role for requests without a token; "" = refuse
+	warnings  []string
 }
+
+// MinTokenLength is the shortest token accepted without a warning: 32
+// characters is 128 bits as hex, what `openssl rand -hex 16` prints.
+const MinTokenLength = 32
 
 // newAuthenticator loads every role's tokens. A token source whose variable
 // or file is empty or missing is skipped (that credential cannot be used) —
@@ -39,10 +44,14 @@ func newAuthenticator(cfg *config.Config) (*authenticator, error) {
 		for _, src := range r.Tokens {
 			tok, name, err := readToken(src)
 			if errors.Is(err, ErrNoToken) {
+				a.warnings = append(a.warnings, fmt.Sprintf("role %s: token source %s is unset or empty: that credential cannot be used", role, name))
 				continue
 			}
 			if err != nil {
 				return nil, fmt.Errorf("role %s: %w", role, err)
+			}
+			if len(tok) < MinTokenLength {
+				a.warnings = append(a.warnings, fmt.Sprintf("role %s: token from %s is %d characters; use at least %d random ones (openssl rand -hex 16)", role, name, len(tok), MinTokenLength))
 			}
 			a.creds = append(a.creds, credential{sum: sha256.Sum256([]byte(tok)), role: role, principal: role + "/" + name})
 		}

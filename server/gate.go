@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/google/uuid"
@@ -34,21 +33,8 @@ func (s *Server) sessionGate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, _ := r.Context().Value(identityKey{}).(identity)
 		var msg peeked
-		if r.Method == http.MethodPost {
-			body, err := io.ReadAll(r.Body)
-			if err != nil {
-				// Over max_body_bytes, or the client went away: mcp-go
-				// would answer a parse error; the status says what it is.
-				var tooBig *http.MaxBytesError
-				if errors.As(err, &tooBig) {
-					http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
-					return
-				}
-				http.Error(w, "request body could not be read", http.StatusBadRequest)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			msg = peek(body)
+		if body, ok := r.Context().Value(bodyKey{}).([]byte); ok {
+			msg = peek(body) // read, bounded and checked by the guard
 		}
 		if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) || mcp.IsModernProtocol(msg.metaVersion) {
 			if msg.Method == string(mcp.MethodResourcesRead) && mcp.IsModernProtocol(msg.metaVersion) {

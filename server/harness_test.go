@@ -16,6 +16,7 @@ import (
 
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/violation"
 )
 
 // fixture is a real configuration on disk: pools with manifests, a state
@@ -256,6 +257,7 @@ func newFixtureConfig(t *testing.T, configText string) *fixture {
 	if f.srv, err = New(f.r, nil); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(f.srv.Close) // before the runner closes: the edge flushes its counts
 	return f
 }
 
@@ -334,6 +336,25 @@ func structured(t *testing.T, res *mcp.CallToolResult) map[string]any {
 }
 
 // auditRecords returns every record in the fixture's audit trail.
+// edgeRefusals flushes the edge's aggregator and returns how many audit
+// records carry code and how many refusals they count in all.
+func (f *fixture) edgeRefusals(t *testing.T, code violation.Code) (records, total int) {
+	t.Helper()
+	f.srv.refusals.Flush()
+	for _, r := range f.auditRecords(t) {
+		if r.Violation != string(code) {
+			continue
+		}
+		var extra struct {
+			Count int `json:"count"`
+		}
+		must(t, json.Unmarshal(r.Extra, &extra))
+		records++
+		total += extra.Count
+	}
+	return records, total
+}
+
 func (f *fixture) auditRecords(t *testing.T) []runner.AuditRecord {
 	t.Helper()
 	op, err := runner.OpenOperator(f.state, true)

@@ -2,11 +2,18 @@ package server
 
 import (
 	"context"
+	"errors"
+	"log/slog"
+	"net"
 	"net/http"
+	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/edge"
 	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/violation"
 )
 
 // Paths served by Handler.
@@ -54,27 +61,55 @@ func (s *Server) Handler() http.Handler {
 		mcpserver.WithUseFullURLForMessageEndpoint(false),
 	)
 	mux := http.NewServeMux()
-	mux.Handle(PathStreamable, s.authenticate(transportStreamable, s.sessionGate(streamable)))
-	mux.Handle(PathSSE, s.authenticate(transportSSE, sse))
-	mux.Handle(PathMessage, s.authenticate(transportSSE, sse))
+	mux.Handle(PathStreamable, s.guard(transportStreamable, s.sessionGate(streamable)))
+	mux.Handle(PathSSE, s.guard(transportSSE, sse))
+	mux.Handle(PathMessage, s.guard(transportSSE, sse))
 	return mux
 }
 
-// authenticate rejects requests without a valid bearer token with 401 and
-// an audit record for principal "anonymous", and limits the body size.
-func (s *Server) authenticate(transport string, next http.Handler) http.Handler {
-	maxBody := s.r.Config().Transports.HTTP.MaxBodyBytes
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id, ok := s.auth.Load().identify(r)
-		if !ok {
-			s.r.RecordAuthFailure(r.Context(), transport, r.RemoteAddr, r.Header.Get("Authorization") != "")
-			w.Header().Set("WWW-Authenticate", `Bearer realm="airlock"`)
-			http.Error(w, "unauthorized: a valid bearer token is required", http.StatusUnauthorized)
-			return
+// ErrAnonymousRemote refuses anonymous_role on an address other hosts can
+// reach, unless the configuration forces it.
+var ErrAnonymousRemote = errors.New("transports.http.anonymous_role on a non-loopback address: anyone who can reach the port would get that role; bind to 127.0.0.1, remove anonymous_role, or set transports.http.allow_anonymous_remote: true")
+
+// ServeHTTP serves Handler on ln until ctx ends, behind the edge's bounds:
+// connections tracked (at most max_connections, max_unauthenticated_per_address
+// per remote address before authenticating; the oldest unauthenticated one
+// makes room), header and idle timeouts on the server, body and write
+// deadlines per request (see guard). On a non-loopback address an
+// anonymous_role is refused unless forced, and then warned about.
+func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener) error {
+	cfg := s.r.Config().Transports.HTTP
+	if cfg.AnonymousRole != "" && !edge.IsLoopbackAddr(ln.Addr().String()) {
+		if !cfg.AllowAnonymousRemote {
+			return ErrAnonymousRemote
 		}
-		id.Transport = transport
-		id.ContextHandle = r.Header.Get(HeaderContext)
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-		next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), id)))
-	})
+		s.log.Warn("ANONYMOUS ACCESS FROM THE NETWORK: every request without a token gets role "+cfg.AnonymousRole,
+			"addr", ln.Addr().String(), "setting", "transports.http.allow_anonymous_remote")
+	}
+	tracker := edge.NewTracker(edge.ConnLimits{Max: cfg.MaxConnections, MaxUnauthenticatedPerAddr: cfg.MaxUnauthenticatedPerAddress},
+		func(remote, reason string) {
+			s.refusals.Refuse(edge.Refusal{Transport: "http", Remote: remote, Principal: "anonymous", Code: string(violation.ConnectionLimit), Reason: reason})
+		})
+	hs := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: config.Seconds(cfg.ReadHeaderTimeoutSeconds),
+		IdleTimeout:       config.Seconds(cfg.IdleTimeoutSeconds),
+		MaxHeaderBytes:    64 << 10,
+		ConnContext:       edge.WithConn,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(tracker.Listener(ln)) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
 }
+

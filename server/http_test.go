@@ -11,6 +11,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/airlock-dev/airlock/violation"
 )
 
 const testToken = "test-token-0123456789"
@@ -91,14 +93,10 @@ func TestHTTPRefusesMissingOrWrongToken(t *testing.T) {
 			t.Fatal("token echoed")
 		}
 	}
-	var anon int
-	for _, r := range f.auditRecords(t) {
-		if r.Principal == "anonymous" && r.Outcome == "denied" {
-			anon++
-		}
-	}
-	if anon != 4 {
-		t.Fatalf("want 4 anonymous denials audited, got %d", anon)
+	// One peer, one cause: the first refusal is a record at once, the
+	// other three one record with their count.
+	if records, total := f.edgeRefusals(t, violation.Unauthenticated); records != 2 || total != 4 {
+		t.Fatalf("want 4 anonymous denials audited in 2 records, got %d in %d", total, records)
 	}
 }
 

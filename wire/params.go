@@ -127,7 +127,7 @@ func checkMembers(method, prefix string, members map[string]json.RawMessage, sha
 			}
 			continue
 		}
-		if got := kindOf(v); !f.kind.admits(got) {
+		if got := kindOf(v); !f.kind.admits(got) && (f.required || got != kindNull) {
 			return paramsError(method, fmt.Sprintf("%q must be %s, not %s", prefix+name, f.kind, got))
 		}
 	}

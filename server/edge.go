@@ -1,0 +1,129 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/edge"
+	"github.com/airlock-dev/airlock/violation"
+	"github.com/airlock-dev/airlock/wire"
+)
+
+// guard is the HTTP edge every request crosses before mcp-go sees it, in
+// this order, each refusal audited through the aggregator:
+//
+//  1. Origin: a browser page from a site not on the allow-list gets 403
+//     (cross-site requests and DNS rebinding against a local Airlock);
+//  2. authentication: no valid bearer token gets 401 — and the connection
+//     stays "unauthenticated", so the tracker may evict it;
+//  3. for POST: the content type must be JSON (415), the body must arrive
+//     within body_read_timeout (408) and fit max_body_bytes (413, decided
+//     from Content-Length before reading when it says so), and it must be
+//     one strict JSON-RPC message (wire.Check: 400 with a JSON-RPC error).
+//
+// After the body is in, the read deadline is lifted (a long tool call must
+// not be cancelled by it) and the write deadline is set for the response.
+func (s *Server) guard(transport string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cfg := s.r.Config().Transports.HTTP
+		remote := edge.RemoteHost(r.RemoteAddr)
+		ref := edge.Refusal{Transport: transport, Remote: remote, Principal: "anonymous"}
+		if !s.origins.Load().Allowed(r.Header.Get("Origin")) {
+			ref.Code, ref.Reason = string(violation.OriginRefused), r.Method+" "+r.URL.Path+" refused: Origin not on transports.http.allowed_origins"
+			s.refuseEdge(w, ref, http.StatusForbidden, mcp.INVALID_REQUEST, nil, "Forbidden: this Origin may not reach Airlock (transports.http.allowed_origins)")
+			return
+		}
+		id, ok := s.auth.Load().identify(r)
+		if !ok {
+			ref.Code, ref.Reason = string(violation.Unauthenticated), "no bearer token"
+			if r.Header.Get("Authorization") != "" {
+				ref.Reason = "bearer token not recognised"
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="airlock"`)
+			s.refuseEdge(w, ref, http.StatusUnauthorized, mcp.INVALID_REQUEST, nil, "Unauthorized: a valid bearer token is required")
+			return
+		}
+		edge.ConnFrom(r.Context()).MarkAuthenticated()
+		id.Transport = transport
+		id.ContextHandle = r.Header.Get(HeaderContext)
+		ref.Principal, ref.Role = id.Principal, id.Role
+		ctx := withIdentity(r.Context(), id)
+		if r.Method == http.MethodPost {
+			body, status, code, why := readBody(w, r, cfg)
+			if status != 0 {
+				ref.Code, ref.Reason = string(code), r.Method+" "+r.URL.Path+" refused: "+why
+				s.refuseEdge(w, ref, status, mcp.INVALID_REQUEST, nil, why)
+				return
+			}
+			if _, err := wire.Check(body); err != nil {
+				var we *wire.Error
+				errors.As(err, &we)
+				ref.Code, ref.Reason = string(violation.MalformedMessage), r.Method+" "+r.URL.Path+" refused: "+we.Message
+				s.refuseEdge(w, ref, http.StatusBadRequest, we.Code, we.ID, we.Message)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			ctx = context.WithValue(ctx, bodyKey{}, body)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// bodyKey carries the POST body the guard read and checked.
+type bodyKey struct{}
+
+// readBody reads a POST body under the edge's bounds; a non-zero status
+// says why it was refused.
+func readBody(w http.ResponseWriter, r *http.Request, cfg config.HTTPTransport) (body []byte, status int, code violation.Code, why string) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return nil, http.StatusUnsupportedMediaType, violation.MalformedMessage, "Unsupported Media Type: a POST carries one JSON-RPC message as application/json"
+	}
+	if r.ContentLength > cfg.MaxBodyBytes {
+		return nil, http.StatusRequestEntityTooLarge, violation.MessageTooLarge, "Request Entity Too Large: the body is over transports.http.max_body_bytes"
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(config.Seconds(cfg.BodyReadTimeoutSeconds)))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, cfg.MaxBodyBytes))
+	var tooBig *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, http.StatusRequestEntityTooLarge, violation.MessageTooLarge, "Request Entity Too Large: the body is over transports.http.max_body_bytes"
+	case errors.As(err, &ne) && ne.Timeout():
+		return nil, http.StatusRequestTimeout, violation.RequestTimeout, "Request Timeout: the body did not arrive within transports.http.body_read_timeout_seconds"
+	case err != nil:
+		return nil, http.StatusBadRequest, violation.MalformedMessage, "Bad Request: the body could not be read"
+	}
+	// The body is in: a deadline left on the read side would cancel a long
+	// tool call's context when it fires; the response gets its own bound.
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Now().Add(config.Seconds(cfg.WriteTimeoutSeconds)))
+	return body, 0, "", ""
+}
+
+// refuseEdge answers a refusal at the edge with its status and a JSON-RPC
+// error body, and hands it to the aggregator (one record per remote
+// address, principal and cause per window, with a count).
+func (s *Server) refuseEdge(w http.ResponseWriter, ref edge.Refusal, status, rpcCode int, id json.RawMessage, message string) {
+	s.refusals.Refuse(ref)
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if status == http.StatusRequestEntityTooLarge || status == http.StatusRequestTimeout {
+		w.Header().Set("Connection", "close") // the rest of the body is not read
+	}
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": rpcCode, "message": message, "data": map[string]any{"code": ref.Code}}})
+}
