@@ -194,4 +194,3 @@ func RemoteHost(remote string) string {
 	}
 	return host
 }
-

@@ -112,4 +112,3 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener) error {
 		return nil
 	}
 }
-
