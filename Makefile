@@ -5,7 +5,7 @@ BIN      := bin/airlock
 # namespace hangs with cgo's threads), so the whole binary is.
 export CGO_ENABLED := 0
 
-.PHONY: all build run test test-go test-e2e e2e-deps inspector bench fuzz schemas tidy clean
+.PHONY: all build run test test-go test-e2e e2e-deps inspector bench soak fuzz schemas tidy clean
 
 all: build
 
@@ -50,6 +50,11 @@ test: build test-go test-e2e
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The edge under load on loopback (about 2 minutes): an unauthenticated
+# flood beside authenticated callers, and thousands of idle connections.
+soak: build
+	$(GO) test -tags soak -run 'Soak' -count=1 -v -timeout 10m ./server | grep -E '^(SOAK|---|ok|FAIL|\s+soak_test)'
 
 schemas:
 	$(GO) test ./config ./tools -run 'Schema' -update
