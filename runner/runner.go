@@ -64,6 +64,9 @@ type Runner struct {
 	stop      chan struct{}
 
 	anchor anchor // kill switch file and witness checkpoints
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Errors returned by New and OpenSession.
@@ -147,10 +150,14 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 // Close stops the background loops and closes the pools and the store.
 // Sessions stay open in the store: they are the clients', not the
 // process's, and another process (or this one restarted) serves them.
+// Calling it again returns the first result.
 func (r *Runner) Close() error {
-	close(r.stop)
-	r.broker.close()
-	return errors.Join(r.pools.Close(), r.closeStore())
+	r.closeOnce.Do(func() {
+		close(r.stop)
+		r.broker.close()
+		r.closeErr = errors.Join(r.pools.Close(), r.closeStore())
+	})
+	return r.closeErr
 }
 
 // closeStore writes the final witness checkpoint and closes the witness
