@@ -94,3 +94,18 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkState is the per-call cost of the kill switch file: one stat
+// and a cache hit.
+func BenchmarkState(b *testing.B) {
+	dir := b.TempDir()
+	if err := Write(dir, State{Engaged: false, By: "b", At: time.Now(), ID: NewID()}); err != nil {
+		b.Fatal(err)
+	}
+	sw := Open(dir)
+	for b.Loop() {
+		if st, err := sw.State(); err != nil || st.Engaged {
+			b.Fatal(st, err)
+		}
+	}
+}
