@@ -18,6 +18,7 @@ func runAudit(ctx context.Context, args []string, io Streams) error {
 	n := fs.Int("n", 20, "tail: number of records")
 	follow := fs.Bool("follow", false, "tail: keep printing new records")
 	asJSON := fs.Bool("json", false, "tail: print JSON lines instead of a table")
+	witnessFile := fs.String("witness", "", "verify: check against this witness file (e.g. a mirror) instead of the state directory's")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
@@ -28,7 +29,7 @@ func runAudit(ctx context.Context, args []string, io Streams) error {
 	defer op.Close()
 	switch args[0] {
 	case "verify":
-		return auditVerify(ctx, op, io)
+		return auditVerify(ctx, op, *witnessFile, io)
 	case "tail":
 		return auditTail(ctx, op, io, *n, *follow, *asJSON)
 	case "export":
@@ -39,16 +40,27 @@ func runAudit(ctx context.Context, args []string, io Streams) error {
 	}
 }
 
-func auditVerify(ctx context.Context, op *runner.Operator, io Streams) error {
-	res, err := op.Verify(ctx)
+func auditVerify(ctx context.Context, op *runner.Operator, witnessFile string, io Streams) error {
+	var res runner.AuditVerification
+	var err error
+	if witnessFile != "" {
+		res, err = op.VerifyAgainst(ctx, witnessFile)
+	} else {
+		res, err = op.Verify(ctx)
+	}
 	if err != nil {
 		return err
 	}
 	if !res.OK {
-		fmt.Fprintf(io.Out, "audit trail BROKEN at record %d: %s (%d records checked)\n", res.FirstBad, res.Problem, res.Records)
-		return fmt.Errorf("audit record %d: %s: %w", res.FirstBad, res.Problem, ErrFailed)
+		at := "in its witness"
+		if res.FirstBad != 0 {
+			at = fmt.Sprintf("at record %d", res.FirstBad)
+		}
+		fmt.Fprintf(io.Out, "audit trail BROKEN %s: %s (%d records checked)\n", at, res.Problem, res.Records)
+		return fmt.Errorf("audit trail %s: %s: %w", at, res.Problem, ErrFailed)
 	}
-	fmt.Fprintf(io.Out, "audit trail OK: %d records, hash chain intact\n", res.Records)
+	fmt.Fprintf(io.Out, "audit trail OK: %d records, hash chain intact, %d witness checkpoints (last at record %d)\n",
+		res.Records, res.Checkpoints, res.Anchored)
 	return nil
 }
 

@@ -36,6 +36,7 @@ type Config struct {
 	Transports Transports             `json:"transports,omitempty" jsonschema:"description=Per-transport settings."`
 	Pipelines  []Pipeline             `json:"pipelines,omitempty" jsonschema:"description=Commands run_pipeline may run in the sandbox."`
 	Comm       Comm                   `json:"comm,omitempty" jsonschema:"description=Executors of approved external needs (declare_need)."`
+	Audit      Audit                  `json:"audit,omitempty" jsonschema:"description=How the audit trail is anchored outside its database (witness checkpoints)."`
 
 	// file is where the config came from (for errors); data its bytes (for
 	// turning YAML paths into lines); dir resolves relative paths.
@@ -167,6 +168,7 @@ func (c *Config) applyDefaults() {
 		}
 	}
 	c.resolveCommPaths()
+	c.resolveAuditPaths()
 	for i := range c.Pipelines {
 		for j, f := range c.Pipelines[i].Files {
 			if !filepath.IsAbs(f) {
@@ -205,6 +207,9 @@ func (c *Config) check() error {
 		return err
 	}
 	if err := c.checkComm(); err != nil {
+		return err
+	}
+	if err := c.checkAudit(); err != nil {
 		return err
 	}
 	if len(c.Policies) == 0 {

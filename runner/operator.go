@@ -2,9 +2,15 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/airlock-dev/airlock/killswitch"
+	"github.com/airlock-dev/airlock/witness"
 
 	"github.com/airlock-dev/airlock/attribution"
 	"github.com/airlock-dev/airlock/store"
@@ -13,14 +19,30 @@ import (
 // AuditRecord is one record of the audit trail.
 type AuditRecord = store.Record
 
-// AuditVerification is the result of checking the hash chain.
-type AuditVerification = store.VerifyResult
+// AuditVerification is the result of checking the hash chain and its
+// witness.
+type AuditVerification struct {
+	// Records is how many records the audit log holds.
+	Records int64
+	// OK is true when the chain verifies and matches every checkpoint.
+	OK bool
+	// FirstBad is the first record missing, altered or not vouched for (0
+	// when OK, or when the problem is in the witness file itself).
+	FirstBad int64
+	// Problem says what is wrong, for an operator; "" when OK.
+	Problem string
+	// Checkpoints is how many witness checkpoints were checked; Anchored
+	// the seq the last of them names.
+	Checkpoints int
+	Anchored    int64
+}
 
 // Operator is the operator's handle on a state directory, for commands run
 // beside (or without) a live server: reading and verifying the audit trail
 // and tripping the kill switch. Every change it makes is itself audited.
 type Operator struct {
 	db  *store.DB
+	dir string
 	now func() time.Time
 }
 
@@ -40,14 +62,64 @@ func OpenOperator(stateDir string, readOnly bool) (*Operator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening audit store %s: %w", path, err)
 	}
-	return &Operator{db: db, now: time.Now}, nil
+	return &Operator{db: db, dir: stateDir, now: time.Now}, nil
 }
 
 // Close releases the store.
 func (o *Operator) Close() error { return o.db.Close() }
 
-// Verify checks the whole hash chain.
-func (o *Operator) Verify(ctx context.Context) (AuditVerification, error) { return o.db.Verify(ctx) }
+// Verify checks the whole hash chain and then the chain against the
+// witness file in the state directory.
+func (o *Operator) Verify(ctx context.Context) (AuditVerification, error) {
+	return o.VerifyAgainst(ctx, filepath.Join(o.dir, WitnessFile))
+}
+
+// VerifyAgainst is Verify with another witness file, e.g. a mirror.
+func (o *Operator) VerifyAgainst(ctx context.Context, witnessFile string) (AuditVerification, error) {
+	res, err := o.db.Verify(ctx)
+	if err != nil {
+		return AuditVerification{}, err
+	}
+	v := AuditVerification{Records: res.Records, OK: res.OK, FirstBad: res.FirstBad, Problem: res.Problem}
+	if !v.OK {
+		return v, nil
+	}
+	cps, err := o.readWitness(witnessFile)
+	v.Checkpoints = len(cps)
+	if len(cps) > 0 {
+		v.Anchored = cps[len(cps)-1].Seq
+	}
+	if err == nil {
+		err = witness.Check(ctx, cps, o.db, currentKill(ctx, o.dir, o.db))
+	}
+	var f *witness.Finding
+	var le *witness.LineError
+	switch {
+	case errors.As(err, &f):
+		v.OK, v.FirstBad, v.Problem = false, f.Seq, f.Detail
+	case errors.As(err, &le), errors.Is(err, witness.ErrBadKey):
+		v.OK, v.Problem = false, "witness: "+err.Error()
+	case err != nil:
+		return v, err
+	}
+	return v, nil
+}
+
+// readWitness reads the checkpoints of witnessFile. Checkpoints without
+// their key cannot be vouched for, and are reported as such.
+func (o *Operator) readWitness(witnessFile string) ([]witness.Checkpoint, error) {
+	key, err := witness.LoadKey(witnessKeyPath(o.dir))
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := os.Stat(witnessFile); errors.Is(serr, fs.ErrNotExist) {
+			return nil, nil // never anchored; Check decides if it had to be
+		}
+		return nil, fmt.Errorf("the witness key is missing (%s): %w", filepath.Base(witnessKeyPath(o.dir)), witness.ErrBadKey)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return witness.ReadFile(witnessFile, key)
+}
 
 // Tail returns the last n records, oldest first.
 func (o *Operator) Tail(ctx context.Context, n int) ([]AuditRecord, error) { return o.db.Tail(ctx, n) }
@@ -58,26 +130,47 @@ func (o *Operator) Scan(ctx context.Context, afterSeq int64, fn func(*AuditRecor
 }
 
 // SetKillSwitch engages or releases the kill switch on every server using
-// this state directory, and records it.
+// this state directory, records it in the audit trail and checkpoints it
+// in the witness.
+//
+// Engaging writes the kill switch file first, so the switch is on even if
+// the record then cannot be written (the error says so; any runner on the
+// state directory records it later). Releasing records first and changes
+// the file only once the record is committed: a release that cannot be
+// audited does not happen (fail closed).
 func (o *Operator) SetKillSwitch(ctx context.Context, engaged bool, by, reason string) error {
-	return setKillSwitch(ctx, o.db, o.now(), engaged, by, reason)
-}
-
-// KillSwitch reports whether the kill switch is engaged.
-func (o *Operator) KillSwitch(ctx context.Context) (bool, error) { return o.db.KillSwitch(ctx) }
-
-func setKillSwitch(ctx context.Context, db *store.DB, now time.Time, engaged bool, by, reason string) error {
-	if err := db.SetKillSwitch(ctx, engaged, by, reason); err != nil {
-		return fmt.Errorf("setting kill switch: %w", err)
+	var st killswitch.State
+	if engaged {
+		var err error
+		if st, err = TripKillSwitch(o.dir, by, reason); err != nil {
+			return err
+		}
+	} else {
+		st = killswitch.State{By: by, Reason: reason, At: o.now().UTC(), ID: killswitch.NewID()}
 	}
-	rec := &store.Record{
-		Time: now.UTC(), Principal: "operator:" + by, Transport: "cli", Capability: "operator.kill_switch",
-		Decision: "allow", Outcome: "ok", Reason: reason, Extra: mustJSON(map[string]bool{"engaged": engaged}),
-	}
-	if err := db.Append(ctx, rec); err != nil {
+	if _, err := recordKillChange(ctx, o.db, st); err != nil {
 		return fmt.Errorf("auditing kill switch change: %w", err)
 	}
+	if !engaged {
+		if err := killswitch.Write(o.dir, st); err != nil {
+			return fmt.Errorf("releasing the kill switch: %w", err)
+		}
+	}
+	if err := checkpointWith(ctx, o.dir, o.db); err != nil {
+		return fmt.Errorf("checkpointing the kill switch change: %w", err)
+	}
 	return nil
+}
+
+// KillSwitch reports whether the kill switch is engaged: by its file or
+// by the store; an unreadable state is engaged, with the error.
+func (o *Operator) KillSwitch(ctx context.Context) (bool, error) {
+	st, err := killswitch.Read(o.dir)
+	if err != nil {
+		return true, err
+	}
+	on, err := o.db.KillSwitch(ctx)
+	return on || st.Engaged, err
 }
 
 // AttributionKeyName is the store key that signs attributions.

@@ -62,6 +62,11 @@ type Runner struct {
 	signer    *attribution.Signer
 	broker    *brokerConfig
 	stop      chan struct{}
+
+	anchor anchor // kill switch file and witness checkpoints
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Errors returned by New and OpenSession.
@@ -92,22 +97,41 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	if err := os.MkdirAll(stateDir, 0o711); err != nil {
 		return nil, fmt.Errorf("creating state dir: %w", err)
 	}
-	if r.db, err = store.Open(filepath.Join(stateDir, DBFile), opts.storeOpts); err != nil {
+	if r.anchor.log, r.anchor.key, err = openWitness(stateDir, "serve", cfg.Audit.WitnessMirrors); err != nil {
+		return nil, fmt.Errorf("opening the audit witness: %w", err)
+	}
+	var sopts store.Options
+	if opts.storeOpts != nil {
+		sopts = *opts.storeOpts
+	}
+	sopts.OnCommit = r.anchor.notify
+	if r.db, err = store.Open(filepath.Join(stateDir, DBFile), &sopts); err != nil {
+		r.anchor.log.Close()
 		return nil, fmt.Errorf("opening store: %w", err)
+	}
+	if err := r.openAnchor(context.Background(), stateDir); err != nil {
+		r.anchor.log.Close()
+		r.db.Close()
+		return nil, err
+	}
+	// A kill switch tripped while no runner could write the store is
+	// audited now (and by the per-call check when it changes).
+	if st, err := r.anchor.kill.State(); err == nil && st.ID != "" {
+		r.recordKillAsync(st)
 	}
 	key, err := r.db.Key(context.Background(), "redaction")
 	if err != nil {
-		r.db.Close()
+		r.closeStore()
 		return nil, fmt.Errorf("loading redaction key: %w", err)
 	}
 	r.redactor = redact.New(key)
 	if err := r.initDeclarations(cfg); err != nil {
-		r.db.Close()
+		r.closeStore()
 		return nil, err
 	}
 	srcOpts := &sources.Options{MaxReadBytes: cfg.Server.MaxReadBytes, MaxFileBytes: cfg.Server.MaxFileBytes, Now: r.now}
 	if r.pools, err = sources.OpenRegistry(cfg.Pools, srcOpts); err != nil {
-		r.db.Close()
+		r.closeStore()
 		return nil, fmt.Errorf("opening pools: %w", err)
 	}
 	r.pipelines = newPipelineHost(cfg, stateDir, opts, r.log)
@@ -126,10 +150,20 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 // Close stops the background loops and closes the pools and the store.
 // Sessions stay open in the store: they are the clients', not the
 // process's, and another process (or this one restarted) serves them.
+// Calling it again returns the first result.
 func (r *Runner) Close() error {
-	close(r.stop)
-	r.broker.close()
-	return errors.Join(r.pools.Close(), r.db.Close())
+	r.closeOnce.Do(func() {
+		close(r.stop)
+		r.broker.close()
+		r.closeErr = errors.Join(r.pools.Close(), r.closeStore())
+	})
+	return r.closeErr
+}
+
+// closeStore writes the final witness checkpoint and closes the witness
+// and the store, in that order (the checkpoint reads the store).
+func (r *Runner) closeStore() error {
+	return errors.Join(r.closeAnchor(), r.db.Close())
 }
 
 // ToolInfo is a tool's public declaration, for registering it with a transport.

@@ -129,30 +129,53 @@ func (db *DB) writeRecords(reqs []*appendReq) (err error) {
 			tx.Rollback()
 		}
 	}()
+	recs := make([]*Record, len(reqs))
+	for i, req := range reqs {
+		recs[i] = &req.rec
+	}
+	seq, err := db.chainInTx(ctx, tx, recs)
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return unavailable("committing", err)
+	}
+	db.committed(seq)
+	return nil
+}
+
+// chainInTx links recs onto the chain head read inside tx, inserts them and
+// moves the head, returning the new last seq. tx must be a write (BEGIN
+// IMMEDIATE) transaction, so no other writer moves the head in between.
+func (db *DB) chainInTx(ctx context.Context, tx *sql.Tx, recs []*Record) (int64, error) {
 	var seq int64
 	var prev string
 	if err := tx.QueryRowContext(ctx, sqlReadHead).Scan(&seq, &prev); err != nil {
-		return unavailable("reading chain head", err)
+		return 0, unavailable("reading chain head", err)
 	}
 	ins := tx.StmtContext(ctx, db.insert)
-	for _, req := range reqs {
-		r := &req.rec
+	for _, r := range recs {
 		seq++
 		r.Seq = seq
 		r.PrevHash = prev
 		r.Hash = r.ComputeHash()
 		prev = r.Hash
 		if _, err := ins.ExecContext(ctx, recordArgs(r)...); err != nil {
-			return unavailable(fmt.Sprintf("inserting record %d", seq), err)
+			return 0, unavailable(fmt.Sprintf("inserting record %d", seq), err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, sqlUpdateHead, seq, prev); err != nil {
-		return unavailable("updating chain head", err)
+		return 0, unavailable("updating chain head", err)
 	}
-	if err := tx.Commit(); err != nil {
-		return unavailable("committing", err)
+	return seq, nil
+}
+
+// committed tells Options.OnCommit (the witness checkpointer) that the
+// chain now ends at seq.
+func (db *DB) committed(seq int64) {
+	if db.opts.OnCommit != nil {
+		db.opts.OnCommit(seq)
 	}
-	return nil
 }
 
 func unavailable(what string, err error) error {

@@ -32,6 +32,12 @@ type Options struct {
 	// fails as if the disk were full. For quotas, and for tests that need a
 	// store which really cannot write.
 	MaxPageCount int64
+
+	// OnCommit, when set, is called with the chain's new last seq after
+	// every commit of audit records by this handle, from the writing
+	// goroutine: it must not block. The witness checkpointer uses it to
+	// anchor the chain every N records.
+	OnCommit func(lastSeq int64)
 }
 
 const (

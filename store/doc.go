@@ -49,13 +49,16 @@
 //
 //   - Anyone who can write the file and rewrites the chain from some record
 //     on, recomputing every later hash and the head row, produces a chain
-//     that verifies. So does one who truncates the log and rewrites the
-//     head to match. Catching that needs an anchor outside the file: the
-//     head's seq and hash copied somewhere the attacker cannot write (a log
-//     shipper, a signed checkpoint, a printout). [DB.LastSeq] and [DB.Tail]
-//     give what to copy; comparing is up to the operator for now.
-//   - Deleting the whole file, or replacing it with an older copy, is not
-//     detected from inside it, for the same reason.
+//     that verifies on its own. So does one who truncates the log and
+//     rewrites the head to match, deletes every record, or puts back an
+//     older copy of the file. Catching that needs an anchor outside the
+//     file: package witness appends signed checkpoints of [DB.Head] to a
+//     file of its own, and [DB.Head] and [DB.HashAt] make *DB the chain it
+//     checks against (through the witness.Chain interface).
+//   - The kill_switch setting is a mirror: the switch itself is a file
+//     (package killswitch), so it trips without this file's write lock and
+//     a restored copy cannot release it. [DB.RecordKillSwitch] records each
+//     change once, however many processes notice it.
 //   - Keys are stored in the same file as the audit trail; whoever can read
 //     the file can forge HMACs and attributions.
 //   - Verify holds one read transaction and reads every record; it is

@@ -223,6 +223,7 @@ const (
 	sqlScanAfter  = `SELECT ` + auditColumns + ` FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`
 	sqlTail       = `SELECT ` + auditColumns + ` FROM audit_log ORDER BY seq DESC LIMIT $1`
 	sqlVerifyAll  = `SELECT ` + auditColumns + ` FROM audit_log ORDER BY seq`
+	sqlHashAt     = `SELECT hash FROM audit_log WHERE seq = $1`
 )
 
 const (
@@ -233,6 +234,7 @@ const (
 
 const (
 	sqlGetSetting    = `SELECT value FROM settings WHERE name = $1`
+	sqlGetSettingAt  = `SELECT value, updated_at FROM settings WHERE name = $1`
 	sqlUpsertSetting = `INSERT INTO settings (name, value, updated_by, reason, updated_at)
 	VALUES ($1, $2, $3, $4, $5)
 	ON CONFLICT (name) DO UPDATE SET value = excluded.value,
@@ -245,6 +247,10 @@ const (
 
 // settingKillSwitch is the settings row of the kill switch.
 const settingKillSwitch = "kill_switch"
+
+// settingKillChange holds the id of the last kill switch change recorded in
+// the chain (see DB.RecordKillSwitch).
+const settingKillChange = "kill_switch_change"
 
 // declColumns is the column list shared by the insert and the selects; its
 // order is the order of [declArgs] and [scanDeclaration].
