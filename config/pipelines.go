@@ -13,7 +13,7 @@ import (
 type Pipeline struct {
 	Name        string            `json:"name" jsonschema:"pattern=^[a-z0-9][a-z0-9_.-]{0\\,63}$,description=Name the agent passes to run_pipeline; the capability is pipeline.run:<name>."`
 	Description string            `json:"description" jsonschema:"maxLength=4096,description=What the pipeline does; shown to the agent."`
-	Argv        []string          `json:"argv" jsonschema:"minItems=1,description=The command as an argument vector (never a shell string). Tokens {pool.ID} {out} {tmp} {param.NAME} are replaced inside elements."`
+	Argv        []string          `json:"argv" jsonschema:"minItems=1,description=The command as an argument vector (never a shell string). Tokens {pool.ID} {out} {tmp} {param.NAME} are replaced inside elements by the stable sandbox paths /pools/ID /out /tmp and the parameter's value."`
 	Inputs      []string          `json:"inputs,omitempty" jsonschema:"description=Pool ids the pipeline reads; each must be bound to the calling session."`
 	Outputs     []string          `json:"outputs" jsonschema:"minItems=1,description=Output files (relative to the run's out dir) the pipeline may produce; anything else it writes is discarded as a WRITE_ATTEMPT."`
 	Files       []string          `json:"files,omitempty" jsonschema:"description=Extra files the pipeline needs to read (scripts); relative to the config file."`
@@ -41,6 +41,7 @@ type PipelineLimits struct {
 	MemoryBytes int64 `json:"memory_bytes,omitempty" jsonschema:"minimum=0,description=Memory of the whole run (default 536870912)."`
 	Procs       int   `json:"procs,omitempty" jsonschema:"minimum=0,description=Processes and threads of the run (default 64)."`
 	OutputBytes int64 `json:"output_bytes,omitempty" jsonschema:"minimum=0,description=Captured stdout and stderr, each (default 1048576)."`
+	DiskBytes   int64 `json:"disk_bytes,omitempty" jsonschema:"minimum=0,description=Quota of everything the run writes to /out and /tmp together, a size-limited tmpfs; writes past it fail with ENOSPC (default 134217728)."`
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)

@@ -28,11 +28,9 @@ import (
 //
 // syscall.Setresuid and friends apply to every thread of the trampoline
 // (AllThreadsSyscall), which is why the trampoline must be built without cgo.
-func dropPrivileges(uid, gid int) error {
-	last, err := capLastCap()
-	if err != nil {
-		return err
-	}
+//
+// last is capLastCap(), read by the caller before the new root hides /proc.
+func dropPrivileges(uid, gid, last int) error {
 	for c := 0; c <= last; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
 			return fmt.Errorf("PR_CAPBSET_DROP(%d): %w", c, err)

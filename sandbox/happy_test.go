@@ -3,6 +3,7 @@
 package sandbox_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -23,7 +24,7 @@ func TestReport(t *testing.T) {
 	if !rep.Ready() {
 		t.Fatalf("not ready: %v", rep.Missing())
 	}
-	for _, name := range []string{sandbox.MechNamespaces, sandbox.MechLandlock, sandbox.MechSeccomp,
+	for _, name := range []string{sandbox.MechNamespaces, sandbox.MechRootFS, sandbox.MechLandlock, sandbox.MechSeccomp,
 		sandbox.MechUIDDrop, sandbox.MechCgroupMemory, sandbox.MechCgroupPids, sandbox.MechSelfTest} {
 		if m, ok := rep.Get(name); !ok || !m.Active {
 			t.Errorf("%s not active: %+v", name, m)
@@ -35,11 +36,9 @@ func TestReport(t *testing.T) {
 // no supplementary groups, and sees exactly the environment it was given.
 func TestIdentity(t *testing.T) {
 	s := newSandbox(t)
-	d := newRunDirs(t)
 	res, err := s.Run(context.Background(), sandbox.Spec{
 		Argv:     []string{hostilePath, "ids"},
 		ReadOnly: []string{fixtureDir},
-		Writable: []string{d.out},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -47,16 +46,15 @@ func TestIdentity(t *testing.T) {
 	if want := "uid=65534 euid=65534 gid=65534 groups=[] pid=1 host=airlock"; !strings.Contains(string(res.Stdout), want) {
 		t.Errorf("stdout %q, want %q", res.Stdout, want)
 	}
-	for _, m := range []string{"namespaces:net,pid,ipc,uts", "no_new_privs", "landlock:abi", "seccomp:"} {
+	for _, m := range []string{"namespaces:net,pid,ipc,uts,mnt", "mount_ns:private_root", "no_new_privs", "landlock:abi", "seccomp:"} {
 		if !strings.Contains(strings.Join(res.Mechanisms, " "), m) {
 			t.Errorf("mechanisms %v lack %q", res.Mechanisms, m)
 		}
 	}
 
 	res, err = s.Run(context.Background(), sandbox.Spec{
-		Argv:     []string{"/usr/bin/env"},
-		Env:      []string{"LANG=C", "AIRLOCK_RUN=1"},
-		Writable: []string{d.out},
+		Argv: []string{"/usr/bin/env"},
+		Env:  []string{"LANG=C", "AIRLOCK_RUN=1"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -74,9 +72,10 @@ func TestAwkCSV(t *testing.T) {
 	d := newRunDirs(t)
 	out := filepath.Join(d.out, "summary.txt")
 	res, err := s.Run(context.Background(), sandbox.Spec{
-		Argv:     []string{"/bin/sh", filepath.Join(fixtureDir, "csv_summary.sh"), filepath.Join(d.pool, "data.csv"), out},
-		ReadOnly: []string{fixtureDir, d.pool},
-		Writable: []string{d.out},
+		Argv:     []string{"/bin/sh", filepath.Join(fixtureDir, "csv_summary.sh"), "/pools/p/data.csv", "/out/summary.txt"},
+		ReadOnly: []string{fixtureDir},
+		Pools:    d.pools(),
+		Collect:  collectInto(d.out),
 		Limits:   sandbox.Limits{Wall: 10 * time.Second},
 	})
 	if err != nil {
@@ -101,10 +100,12 @@ func TestPython(t *testing.T) {
 	d := newRunDirs(t)
 	out := filepath.Join(d.out, "summary.json")
 	res, err := s.Run(context.Background(), sandbox.Spec{
-		Argv:     []string{"python3", filepath.Join(fixtureDir, "csv_summary.py"), filepath.Join(d.pool, "data.csv"), out},
-		ReadOnly: []string{fixtureDir, d.pool},
-		Writable: []string{d.out, d.tmp},
-		Env:      []string{"TMPDIR=" + d.tmp, "PYTHONDONTWRITEBYTECODE=1"},
+		Argv:     []string{"python3", filepath.Join(fixtureDir, "csv_summary.py"), "/pools/p/data.csv", "/out/summary.json"},
+		ReadOnly: []string{fixtureDir},
+		Pools:    d.pools(),
+		Temp:     true,
+		Collect:  collectInto(d.out),
+		Env:      []string{"TMPDIR=/tmp", "PYTHONDONTWRITEBYTECODE=1"},
 		Limits:   sandbox.Limits{Wall: 20 * time.Second},
 	})
 	if err != nil {
@@ -121,23 +122,21 @@ func TestPython(t *testing.T) {
 // TestStdinAndExitCode: stdin is delivered, exit codes come back.
 func TestStdinAndExitCode(t *testing.T) {
 	s := newSandbox(t)
-	d := newRunDirs(t)
 	res, err := s.Run(context.Background(), sandbox.Spec{
-		Argv:     []string{"/usr/bin/wc", "-l"},
-		Stdin:    []byte("a\nb\nc\n"),
-		Writable: []string{d.out},
+		Argv:  []string{"/usr/bin/wc", "-l"},
+		Stdin: []byte("a\nb\nc\n"),
 	})
 	if err != nil || strings.TrimSpace(string(res.Stdout)) != "3" {
 		t.Fatalf("wc: %v %+v", err, res)
 	}
-	res, err = s.Run(context.Background(), sandbox.Spec{Argv: []string{"/bin/false"}, Writable: []string{d.out}})
+	res, err = s.Run(context.Background(), sandbox.Spec{Argv: []string{"/bin/false"}})
 	if err != nil || res.ExitCode != 1 || res.Killed || res.Signal != "" {
 		t.Fatalf("false: %v %+v", err, res)
 	}
 	// The floors (8 tasks, 16 MiB) leave the trampoline room to start.
 	res, err = s.Run(context.Background(), sandbox.Spec{
-		Argv: []string{"/bin/true"}, Writable: []string{d.out},
-		Limits: sandbox.Limits{Procs: 1, MemoryBytes: 1, OpenFiles: 1, CPU: time.Millisecond},
+		Argv:   []string{"/bin/true"},
+		Limits: sandbox.Limits{Procs: 1, MemoryBytes: 1, OpenFiles: 1, CPU: time.Millisecond, DiskBytes: 1},
 	})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("tiny limits: %v %+v", err, res)
@@ -149,23 +148,27 @@ func TestSetupErrors(t *testing.T) {
 	s := newSandbox(t)
 	d := newRunDirs(t)
 	ctx := context.Background()
-	link := filepath.Join(d.root, "link-to-out")
-	if err := os.Symlink(d.out, link); err != nil {
-		t.Fatal(err)
+	pool := func(id string, files ...string) []sandbox.Pool {
+		return []sandbox.Pool{{ID: id, Dir: d.pool, Files: files}}
 	}
 	invalid := map[string]sandbox.Spec{
 		"empty argv":        {},
 		"relative ro":       {Argv: []string{"/bin/true"}, ReadOnly: []string{"pool"}},
 		"missing ro":        {Argv: []string{"/bin/true"}, ReadOnly: []string{"/nonexistent-airlock"}},
-		"writable symlink":  {Argv: []string{"/bin/true"}, Writable: []string{link}},
-		"writable file":     {Argv: []string{"/bin/true"}, Writable: []string{filepath.Join(d.pool, "data.csv")}},
+		"ro root":           {Argv: []string{"/bin/true"}, ReadOnly: []string{"/"}},
+		"ro /tmp whole":     {Argv: []string{"/bin/true"}, ReadOnly: []string{"/tmp"}},
+		"ro device":         {Argv: []string{"/bin/true"}, ReadOnly: []string{"/dev/sda"}},
+		"ro proc":           {Argv: []string{"/bin/true"}, ReadOnly: []string{"/proc/self"}},
 		"negative limit":    {Argv: []string{"/bin/true"}, Limits: sandbox.Limits{Wall: -1}},
+		"negative disk":     {Argv: []string{"/bin/true"}, Limits: sandbox.Limits{DiskBytes: -1}},
 		"env without equal": {Argv: []string{"/bin/true"}, Env: []string{"PATH"}},
 		"relative dir":      {Argv: []string{"/bin/true"}, Dir: "out"},
-		"writable root":     {Argv: []string{"/bin/true"}, Writable: []string{"/"}},
-		"writable top":      {Argv: []string{"/bin/true"}, Writable: []string{"/tmp"}},
-		"writable system":   {Argv: []string{"/bin/true"}, Writable: []string{"/usr/local/bin"}},
-		"writable etc":      {Argv: []string{"/bin/true"}, Writable: []string{"/etc/ssl"}},
+		"pool id dots":      {Argv: []string{"/bin/true"}, Pools: pool("..", "data.csv")},
+		"pool id slash":     {Argv: []string{"/bin/true"}, Pools: pool("a/b", "data.csv")},
+		"pool file dotdot":  {Argv: []string{"/bin/true"}, Pools: pool("p", "../secret-pool/secret.txt")},
+		"pool file abs":     {Argv: []string{"/bin/true"}, Pools: pool("p", "/etc/passwd")},
+		"pool dir missing":  {Argv: []string{"/bin/true"}, Pools: []sandbox.Pool{{ID: "p", Dir: "/nonexistent-airlock"}}},
+		"pool dir relative": {Argv: []string{"/bin/true"}, Pools: []sandbox.Pool{{ID: "p", Dir: "pool"}}},
 	}
 	for name, spec := range invalid {
 		t.Run(name, func(t *testing.T) {
@@ -175,23 +178,21 @@ func TestSetupErrors(t *testing.T) {
 		})
 	}
 	t.Run("not found", func(t *testing.T) {
-		_, err := s.Run(ctx, sandbox.Spec{Argv: []string{"no-such-program-airlock"}, Writable: []string{d.out}})
+		_, err := s.Run(ctx, sandbox.Spec{Argv: []string{"no-such-program-airlock"}})
 		var se *sandbox.SetupError
 		if !errors.As(err, &se) || se.Stage != "exec" || !errors.Is(err, sandbox.ErrSetup) {
 			t.Fatalf("got %v", err)
 		}
 	})
 	t.Run("not executable (W^X)", func(t *testing.T) {
-		// A binary the pipeline could have written into its writable dir
-		// cannot be executed: Landlock grants no EXECUTE there.
-		copied := filepath.Join(d.tmp, "true")
-		if err := copyFile("/bin/true", copied, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		_, err := s.Run(ctx, sandbox.Spec{Argv: []string{copied}, Writable: []string{d.out, d.tmp}})
-		var se *sandbox.SetupError
-		if !errors.As(err, &se) || se.Stage != "exec" {
-			t.Fatalf("got %v", err)
+		// A binary the pipeline writes into /out or /tmp cannot be
+		// executed: the tmpfs is noexec and Landlock grants no EXECUTE.
+		for _, dir := range []string{"/out", "/tmp"} {
+			res, err := s.Run(ctx, sandbox.Spec{Temp: true, Argv: []string{"/bin/sh", "-c",
+				"cp /bin/true " + dir + "/t && chmod 755 " + dir + "/t && exec " + dir + "/t"}})
+			if err != nil || res.ExitCode != 126 || !bytes.Contains(res.Stderr, []byte("Permission denied")) {
+				t.Fatalf("%s: got %v %+v", dir, err, res)
+			}
 		}
 	})
 }
@@ -236,9 +237,8 @@ func TestConcurrentRuns(t *testing.T) {
 	errs := make(chan error, 4)
 	for i := 0; i < 4; i++ {
 		go func() {
-			d := newRunDirs(t)
 			res, err := s.Run(context.Background(), sandbox.Spec{
-				Argv: []string{hostilePath, "ids"}, ReadOnly: []string{fixtureDir}, Writable: []string{d.out},
+				Argv: []string{hostilePath, "ids"}, ReadOnly: []string{fixtureDir},
 			})
 			if err == nil && !strings.Contains(string(res.Stdout), "pid=1") {
 				err = errors.New(string(res.Stdout))
@@ -257,11 +257,9 @@ func TestConcurrentRuns(t *testing.T) {
 // NOFILE in files, CPU in seconds, FSIZE in 512-byte blocks).
 func TestRlimits(t *testing.T) {
 	s := newSandbox(t)
-	d := newRunDirs(t)
 	res, err := s.Run(context.Background(), sandbox.Spec{
 		Argv:     []string{"/bin/sh", filepath.Join(fixtureDir, "limits.sh")},
 		ReadOnly: []string{fixtureDir},
-		Writable: []string{d.out},
 		Limits:   sandbox.Limits{OpenFiles: 64, CPU: 3 * time.Second, FileSizeBytes: 1 << 20, Procs: 16},
 	})
 	if err != nil {

@@ -57,8 +57,10 @@ func expectBlocked(t *testing.T, res *sandbox.Result, errnos ...string) {
 func hostileSpec(d runDirs, args ...string) sandbox.Spec {
 	return sandbox.Spec{
 		Argv:     append([]string{hostilePath}, args...),
-		ReadOnly: []string{fixtureDir, d.pool},
-		Writable: []string{d.out, d.tmp},
+		ReadOnly: []string{fixtureDir},
+		Pools:    d.pools(),
+		Temp:     true,
+		Collect:  collectInto(d.out),
 		Limits:   sandbox.Limits{Wall: 10 * time.Second},
 	}
 }
@@ -167,20 +169,25 @@ func TestHostileKillHost(t *testing.T) {
 	expectBlocked(t, res, "ESRCH", "EPERM")
 }
 
-// TestHostileReadUnboundPool: a pool directory that was not given is
-// unreadable (Landlock), even though its files are world-readable.
+// TestHostileReadUnboundPool: a pool directory that was not given does not
+// exist in the pipeline's root (and Landlock would refuse it), even though
+// its files are world-readable; nor does the bound pool's host path.
 func TestHostileReadUnboundPool(t *testing.T) {
 	d := newRunDirs(t)
 	t.Run("read", func(t *testing.T) {
-		expectBlocked(t, runHostile(t, hostileSpec(d, "read", filepath.Join(d.secret, "secret.txt"))), "EACCES")
+		expectBlocked(t, runHostile(t, hostileSpec(d, "read", filepath.Join(d.secret, "secret.txt"))), "ENOENT", "EACCES")
 	})
 	t.Run("list", func(t *testing.T) {
-		expectBlocked(t, runHostile(t, hostileSpec(d, "list", d.secret)), "EACCES")
+		expectBlocked(t, runHostile(t, hostileSpec(d, "list", d.secret)), "ENOENT", "EACCES")
+	})
+	t.Run("bound pool by host path", func(t *testing.T) {
+		expectBlocked(t, runHostile(t, hostileSpec(d, "read", filepath.Join(d.pool, "data.csv"))), "ENOENT")
 	})
 }
 
-// TestHostileShadow: /etc/shadow is refused (uid drop and no groups for DAC,
-// and Landlock does not grant /etc wholesale).
+// TestHostileShadow: /etc/shadow is refused (it is not in the run's root;
+// uid drop and no groups for DAC, and Landlock does not grant /etc
+// wholesale).
 func TestHostileShadow(t *testing.T) {
 	d := newRunDirs(t)
 	for _, p := range []string{"/etc/shadow", "/etc/hostname", "/proc/1/environ", "/root"} {
@@ -189,29 +196,46 @@ func TestHostileShadow(t *testing.T) {
 			if p == "/root" {
 				c = "list"
 			}
-			expectBlocked(t, runHostile(t, hostileSpec(d, c, p)), "EACCES")
+			expectBlocked(t, runHostile(t, hostileSpec(d, c, p)), "EACCES", "ENOENT")
 		})
 	}
 }
 
 // TestHostileWritePool: the bound pool is read-only even when its
-// directory is world-writable (only Landlock stands in the way).
+// directory and files are world-writable: /pools/p is a root-owned
+// directory of the run's root, each file a read-only bind, and Landlock
+// grants no write there.
 func TestHostileWritePool(t *testing.T) {
 	d := newRunDirs(t)
 	if err := os.Chmod(d.pool, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	res := runHostile(t, hostileSpec(d, "write", filepath.Join(d.pool, "planted.csv")))
-	expectBlocked(t, res, "EACCES")
+	if err := os.Chmod(filepath.Join(d.pool, "data.csv"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(d.pool, "data.csv"))
+	res := runHostile(t, hostileSpec(d, "write", "/pools/p/planted.csv"))
+	expectBlocked(t, res, "EACCES", "EROFS")
+	res = runHostile(t, hostileSpec(d, "write", "/pools/p/data.csv"))
+	expectBlocked(t, res, "EACCES", "EROFS")
 	if _, err := os.Stat(filepath.Join(d.pool, "planted.csv")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("file planted in pool: %v", err)
 	}
+	if after, _ := os.ReadFile(filepath.Join(d.pool, "data.csv")); !bytes.Equal(before, after) {
+		t.Fatalf("pool file changed: %q", after)
+	}
 }
 
-// TestHostileWriteOutside: /tmp and /dev/shm are world-writable, yet only
-// the run's writable directories can be written.
+// TestHostileWriteOutside: the host's /tmp and /dev/shm are world-writable,
+// yet nothing outside the run's /out can be written (here without Spec.Temp:
+// the sandbox's /tmp is then a read-only directory holding the fixtures).
 func TestHostileWriteOutside(t *testing.T) {
 	d := newRunDirs(t)
+	spec := func(args ...string) sandbox.Spec {
+		s := hostileSpec(d, args...)
+		s.Temp = false
+		return s
+	}
 	for _, p := range []string{
 		filepath.Join(os.TempDir(), "airlock-escape-"+filepath.Base(d.root)),
 		"/dev/shm/airlock-escape",
@@ -221,7 +245,7 @@ func TestHostileWriteOutside(t *testing.T) {
 	} {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			before, existed := os.ReadFile(p)
-			expectBlocked(t, runHostile(t, hostileSpec(d, "write", p)), "EACCES")
+			expectBlocked(t, runHostile(t, spec("write", p)), "EACCES", "ENOENT", "EROFS")
 			after, err := os.ReadFile(p)
 			if existed != nil && !errors.Is(err, os.ErrNotExist) {
 				os.Remove(p)
@@ -236,22 +260,24 @@ func TestHostileWriteOutside(t *testing.T) {
 		})
 	}
 	t.Run("declared", func(t *testing.T) { // control: the out dir works
-		res := runHostile(t, hostileSpec(d, "write", filepath.Join(d.out, "ok.txt")))
+		res := runHostile(t, spec("write", "/out/ok.txt"))
 		if res.ExitCode != 1 || !strings.HasPrefix(string(res.Stdout), "ESCAPED") {
 			t.Fatalf("writing the out dir failed: %s", res.Stdout)
+		}
+		if _, err := os.Stat(filepath.Join(d.out, "ok.txt")); err != nil {
+			t.Fatalf("not collected: %v", err)
 		}
 	})
 }
 
 // TestHostileSymlinkSecret: a symlink to /etc/shadow planted in the output
-// directory does not make the secret readable inside the sandbox (Landlock
-// checks the target). The workspace refuses to collect it (workspace tests).
+// directory does not make the secret readable inside the sandbox (it is not
+// in the run's root; Landlock checks the target too). The workspace refuses
+// to collect it (workspace tests).
 func TestHostileSymlinkSecret(t *testing.T) {
-	d := newRunDirs(t)
 	res := runHostile(t, sandbox.Spec{
-		Argv:     []string{"/bin/sh", filepath.Join(fixtureDir, "symlink_secret.sh"), d.out},
+		Argv:     []string{"/bin/sh", filepath.Join(fixtureDir, "symlink_secret.sh"), sandbox.OutDir},
 		ReadOnly: []string{fixtureDir},
-		Writable: []string{d.out},
 	})
 	if res.ExitCode != 0 || !bytes.Contains(res.Stdout, []byte("BLOCKED symlink")) ||
 		bytes.Contains(res.Stdout, []byte("root:")) {
@@ -264,22 +290,26 @@ func TestHostileSymlinkSecret(t *testing.T) {
 func TestHostileSetsid(t *testing.T) {
 	d := newRunDirs(t)
 	marker := "airlock-setsid-" + d.root // unique: other test processes may run this test concurrently
+	var before, after []byte
 	res := runHostile(t, sandbox.Spec{
-		Argv:     []string{"/bin/sh", filepath.Join(fixtureDir, "setsid_escape.sh"), d.out, marker},
+		Argv:     []string{"/bin/sh", filepath.Join(fixtureDir, "setsid_escape.sh"), sandbox.OutDir, marker},
 		ReadOnly: []string{fixtureDir},
-		Writable: []string{d.out},
 		Limits:   sandbox.Limits{Wall: 3 * time.Second},
+		// The run's tmpfs is still alive while Collect runs: a surviving
+		// daemon would keep growing the heartbeat.
+		Collect: func(out *os.Root) error {
+			before, _ = out.ReadFile("heartbeat")
+			time.Sleep(300 * time.Millisecond)
+			after, _ = out.ReadFile("heartbeat")
+			return nil
+		},
 	})
 	if !res.Killed || res.KillReason != sandbox.KillWallTime {
 		t.Fatalf("want wall_time kill, got %+v", res)
 	}
-	hb := filepath.Join(d.out, "heartbeat")
-	before, err := os.ReadFile(hb)
-	if err != nil || len(before) == 0 {
-		t.Fatalf("daemon never ran (test is void): %v", err)
+	if len(before) == 0 {
+		t.Fatal("daemon never ran (test is void)")
 	}
-	time.Sleep(300 * time.Millisecond)
-	after, _ := os.ReadFile(hb)
 	if len(after) != len(before) {
 		t.Fatalf("heartbeat grew from %d to %d bytes after the kill", len(before), len(after))
 	}
@@ -305,11 +335,9 @@ func processesWith(marker string) []string {
 // TestHostileForkBomb: the pids cgroup refuses forks past Limits.Procs
 // (LimitsHit "procs"), the wall clock ends the run, and nothing survives.
 func TestHostileForkBomb(t *testing.T) {
-	d := newRunDirs(t)
 	res := runHostile(t, sandbox.Spec{
 		Argv:     []string{"/bin/sh", filepath.Join(fixtureDir, "forkbomb.sh")},
 		ReadOnly: []string{fixtureDir},
-		Writable: []string{d.out},
 		Limits:   sandbox.Limits{Wall: 3 * time.Second, Procs: 32},
 	})
 	// Either the wall clock ends it, or the bomb starves its own PID 1 of
@@ -387,11 +415,9 @@ func TestHostileSpin(t *testing.T) {
 // TestHostileSleep: a process that neither computes nor exits is ended by
 // the wall clock.
 func TestHostileSleep(t *testing.T) {
-	d := newRunDirs(t)
 	res := runHostile(t, sandbox.Spec{
-		Argv:     []string{"/bin/sleep", "1000"},
-		Writable: []string{d.out},
-		Limits:   sandbox.Limits{Wall: 300 * time.Millisecond},
+		Argv:   []string{"/bin/sleep", "1000"},
+		Limits: sandbox.Limits{Wall: 300 * time.Millisecond},
 	})
 	if !res.Killed || res.KillReason != sandbox.KillWallTime || res.Duration > 3*time.Second {
 		t.Fatalf("want prompt wall_time kill, got %+v", res)
@@ -405,9 +431,9 @@ func TestHostileSleep(t *testing.T) {
 func TestHostileFileSize(t *testing.T) {
 	d := newRunDirs(t)
 	res := runHostile(t, sandbox.Spec{
-		Argv:     []string{"/bin/dd", "if=/dev/zero", "of=" + filepath.Join(d.out, "big"), "bs=1M", "count=4"},
-		Writable: []string{d.out},
-		Limits:   sandbox.Limits{FileSizeBytes: 1 << 20},
+		Argv:    []string{"/bin/dd", "if=/dev/zero", "of=/out/big", "bs=1M", "count=4"},
+		Collect: collectInto(d.out),
+		Limits:  sandbox.Limits{FileSizeBytes: 1 << 20},
 	})
 	if res.ExitCode == 0 || !bytes.Contains(res.Stderr, []byte("File too large")) {
 		t.Fatalf("dd was not stopped: %+v", res)
@@ -482,7 +508,7 @@ func TestHostile32BitELF(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 42 {
 		t.Skipf("kernel cannot run i386 binaries (%v)", err)
 	}
-	res := runHostile(t, sandbox.Spec{Argv: []string{prog}, ReadOnly: []string{bin}, Writable: []string{d.out}})
+	res := runHostile(t, sandbox.Spec{Argv: []string{prog}, ReadOnly: []string{bin}})
 	if res.Signal != "SIGSYS" || res.KillReason != sandbox.KillSeccomp {
 		t.Fatalf("want SIGSYS, got %+v", res)
 	}
@@ -512,15 +538,14 @@ func elf32Exit42() []byte {
 // whether it fires during setup or while the pipeline runs.
 func TestHostileCancel(t *testing.T) {
 	s := newSandbox(t)
-	d := newRunDirs(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if res, err := s.Run(ctx, sandbox.Spec{Argv: []string{"/bin/true"}, Writable: []string{d.out}}); res != nil || !errors.Is(err, context.Canceled) {
+	if res, err := s.Run(ctx, sandbox.Spec{Argv: []string{"/bin/true"}}); res != nil || !errors.Is(err, context.Canceled) {
 		t.Fatalf("done context: got %v, %+v", err, res)
 	}
 	for _, after := range []time.Duration{time.Millisecond, 5 * time.Millisecond, 200 * time.Millisecond} {
 		ctx, cancel := context.WithTimeout(context.Background(), after)
-		res, err := s.Run(ctx, sandbox.Spec{Argv: []string{"/bin/sleep", "1000"}, Writable: []string{d.out}})
+		res, err := s.Run(ctx, sandbox.Spec{Argv: []string{"/bin/sleep", "1000"}})
 		cancel()
 		if res == nil && errors.Is(err, context.DeadlineExceeded) && after < 100*time.Millisecond {
 			continue // the deadline passed before Run started anything: also correct

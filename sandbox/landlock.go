@@ -160,25 +160,25 @@ func addLandlockRule(rfd int, r fsRule, handled uint64) error {
 }
 
 // systemRules are granted to every pipeline: what is needed to run ordinary
-// programs, and nothing that holds secrets. /etc is not granted wholesale —
-// only the files the dynamic loader and libc read — so /etc/shadow, SSH host
-// keys and Airlock's own configuration stay unreadable even to a pipeline
-// that somehow held the right uid (TestHostileShadow). /proc and /sys are
-// not granted: they would show the host's processes and kernel state.
+// programs, and nothing that holds secrets. They name the paths mounts.go
+// binds into the run's root; /etc is not granted wholesale — only the files
+// the dynamic loader and libc read — so /etc/shadow, SSH host keys and
+// Airlock's own configuration stay unreadable (TestHostileShadow). /proc and
+// /sys are neither mounted nor granted.
 func systemRules() []fsRule {
 	var rules []fsRule
-	for _, d := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
+	for _, d := range systemDirs {
 		rules = append(rules, fsRule{Path: d, Access: accessReadExec, Optional: true})
 	}
-	for _, f := range []string{
-		"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
-		"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/locale.alias",
-		"/dev/zero", "/dev/random", "/dev/urandom",
-	} {
+	for _, f := range systemFiles {
 		rules = append(rules, fsRule{Path: f, Access: accessRead, Optional: true})
 	}
-	for _, f := range []string{"/dev/null", "/dev/full"} {
-		rules = append(rules, fsRule{Path: f, Access: accessDevRW, Optional: true})
+	for i, f := range devFiles {
+		a := accessRead
+		if i < 2 {
+			a = accessDevRW // /dev/null and /dev/full
+		}
+		rules = append(rules, fsRule{Path: f, Access: a, Optional: true})
 	}
 	return rules
 }

@@ -8,7 +8,7 @@ import (
 // validLimits refuses negative limits and fills zero ones from DefaultLimits.
 func validLimits(l Limits) (Limits, error) {
 	if l.Wall < 0 || l.CPU < 0 || l.MemoryBytes < 0 || l.Procs < 0 ||
-		l.OutputBytes < 0 || l.FileSizeBytes < 0 || l.OpenFiles < 0 {
+		l.OutputBytes < 0 || l.FileSizeBytes < 0 || l.OpenFiles < 0 || l.DiskBytes < 0 {
 		return l, fmt.Errorf("%w: negative limit in %+v", ErrInvalidSpec, l)
 	}
 	return effectiveLimits(l), nil
@@ -43,12 +43,17 @@ func effectiveLimits(l Limits) Limits {
 		l.OpenFiles = d.OpenFiles
 	}
 	l.OpenFiles = max(l.OpenFiles, minOpenFiles)
+	if l.DiskBytes == 0 {
+		l.DiskBytes = d.DiskBytes
+	}
+	l.DiskBytes = max(l.DiskBytes, minDiskBytes)
 	return l
 }
 
 const (
 	minMemoryBytes = 16 << 20
 	minOpenFiles   = 16
+	minDiskBytes   = 64 << 10 // a few pages: the directories themselves
 )
 
 // cpuSeconds rounds a CPU limit up to RLIMIT_CPU's whole seconds.

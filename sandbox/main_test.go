@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -177,6 +178,35 @@ func newRunDirs(t testing.TB) runDirs {
 	writeFile(t, filepath.Join(d.pool, "data.csv"), "name,amount\nalpha,3\nbeta,4\ngamma,5\n")
 	writeFile(t, filepath.Join(d.secret, "secret.txt"), "TOP-SECRET\n")
 	return d
+}
+
+// pools is the test pool as the sandbox mounts it: /pools/p/data.csv.
+func (d runDirs) pools() []sandbox.Pool {
+	return []sandbox.Pool{{ID: "p", Dir: d.pool, Files: []string{"data.csv"}}}
+}
+
+// collectInto copies the regular files of the run's /out (top level) into
+// dir on the host, so tests can inspect what the pipeline wrote.
+func collectInto(dir string) func(*os.Root) error {
+	return func(out *os.Root) error {
+		ents, err := fs.ReadDir(out.FS(), ".")
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if !e.Type().IsRegular() {
+				continue
+			}
+			b, err := out.ReadFile(e.Name())
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 func writeFile(t testing.TB, path, content string) {

@@ -23,14 +23,15 @@ import (
 //     namespace — a `setsid` daemon cannot outlive the run (TestHostileSetsid).
 //   - IPC: no System V IPC or POSIX message queues shared with the host.
 //   - UTS: the hostname is the sandbox's own ("airlock").
+//   - mount: the trampoline builds the run's own root filesystem in it
+//     (mounts.go): the manifest's pool files, a quota tmpfs for /out and
+//     /tmp, stable paths. Nothing mounted there is visible on the host.
 //
-// The mount namespace is shared on purpose: Landlock already decides what
-// the pipeline may touch, and a private mount tree would cost start-up time
-// without adding a wall. No user namespace is used: the parent is root and
-// the trampoline drops to an unprivileged uid instead (creds.go).
-const cloneFlags = unix.CLONE_NEWNET | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS
+// No user namespace is used: the parent is root and the trampoline drops to
+// an unprivileged uid instead (creds.go).
+const cloneFlags = unix.CLONE_NEWNET | unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNS
 
-var namespaceNames = []string{"net", "pid", "ipc", "uts"}
+var namespaceNames = []string{"net", "pid", "ipc", "uts", "mnt"}
 
 // namespacesAvailable checks that the kernel has the namespaces and that
 // this process may create them.

@@ -28,7 +28,7 @@ type Sandbox struct{}
 // Probe reports every mechanism missing: they are Linux kernel features.
 func Probe() Report {
 	var rep Report
-	for _, n := range []string{MechNamespaces, MechLandlock, MechSeccomp, MechUIDDrop, MechCgroupMemory, MechCgroupPids} {
+	for _, n := range []string{MechNamespaces, MechRootFS, MechLandlock, MechSeccomp, MechUIDDrop, MechCgroupMemory, MechCgroupPids} {
 		rep.Mechanisms = append(rep.Mechanisms, Mechanism{Name: n, Required: true, Detail: "requires Linux"})
 	}
 	return rep

@@ -29,7 +29,8 @@ func probe(cgroupParent string) (Report, *cgroupSetup) {
 		rep.Mechanisms = append(rep.Mechanisms, m)
 	}
 
-	add(MechNamespaces, namespacesAvailable(), "net, pid, ipc, uts (empty network: no route anywhere)")
+	add(MechNamespaces, namespacesAvailable(), "net, pid, ipc, uts, mnt (empty network: no route anywhere)")
+	add(MechRootFS, rootFSAvailable(), "private root per run: pools by manifest at /pools, tmpfs quota for /out and /tmp")
 
 	abi, err := landlockABI()
 	if err == nil && abi < 1 {
@@ -67,6 +68,21 @@ func probe(cgroupParent string) (Report, *cgroupSetup) {
 	add(MechCgroupMemory, memErr, memDetail)
 	add(MechCgroupPids, pidsErr, pidsDetail)
 	return rep, setup
+}
+
+// rootFSAvailable creates (and drops) a tiny detached tmpfs: the new mount
+// API the per-run root needs (Linux 5.12+ for mount_setattr, which the
+// self-test then exercises).
+func rootFSAvailable() error {
+	f, err := newScratch(minDiskBytes, 16)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	if _, err := ensureStage(); err != nil {
+		return err
+	}
+	return nil
 }
 
 func checkController(c *cgController, name string) (string, error) {

@@ -7,7 +7,8 @@ import (
 
 // Mechanism names used in a Report.
 const (
-	MechNamespaces   = "namespaces"    // new net, PID, IPC, UTS namespaces
+	MechNamespaces   = "namespaces"    // new net, PID, IPC, UTS, mount namespaces
+	MechRootFS       = "root_fs"       // per-run root: manifest-only pools, tmpfs quota, stable paths
 	MechLandlock     = "landlock"      // filesystem (and TCP) confinement
 	MechSeccomp      = "seccomp"       // syscall filter with arch check
 	MechUIDDrop      = "uid_drop"      // unprivileged uid/gid, no capabilities

@@ -23,6 +23,7 @@ import (
 // gets its own namespaces and cgroup.
 type Sandbox struct {
 	trampoline string
+	stage      string // mounts.go: where each trampoline mounts its new root
 	uid, gid   int
 	cgroups    *cgroupSetup
 	log        *slog.Logger
@@ -74,6 +75,11 @@ func New(opts *Options) (*Sandbox, error) {
 	if !rep.Ready() {
 		return nil, fmt.Errorf("%w: %s", ErrUnavailable, strings.Join(rep.Missing(), "; "))
 	}
+	stage, err := ensureStage()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	s.stage = stage
 	st := s.selfTest()
 	s.report.Mechanisms = append(s.report.Mechanisms, st)
 	if !st.Active {
@@ -89,9 +95,9 @@ func New(opts *Options) (*Sandbox, error) {
 // (TestNewFailsClosed).
 func (s *Sandbox) selfTest() Mechanism {
 	res, err := s.execute(context.Background(), &wireSpec{
-		Version: wireVersion, Dir: "/", UID: s.uid, GID: s.gid,
+		Version: wireVersion, Dir: "/", UID: s.uid, GID: s.gid, Stage: s.stage,
 		Rules: systemRules(), DryRun: true,
-	}, effectiveLimits(Limits{Wall: 10 * time.Second}), nil)
+	}, effectiveLimits(Limits{Wall: 10 * time.Second}), nil, nil)
 	st := Mechanism{Name: MechSelfTest, Required: true, Active: err == nil && res.ExitCode == 0}
 	switch {
 	case err != nil:
@@ -112,9 +118,10 @@ func (s *Sandbox) Report() Report {
 // Run executes spec in a fresh sandbox and waits for it to end. A Result is
 // returned for every run that started, whatever the pipeline did (limits
 // hit, killed, non-zero exit); the error is non-nil only when the sandbox
-// could not be set up (ErrInvalidSpec, ErrUnavailable, *SetupError) or ctx
-// ended the run (then the Result is returned too, with KillReason
-// "canceled", and the error is ctx.Err()).
+// could not be set up (ErrInvalidSpec, ErrUnavailable, *SetupError), when
+// Spec.Collect failed (the Result is returned too), or when ctx ended the
+// run (then the Result is returned too, with KillReason "canceled", and
+// the error is ctx.Err()).
 func (s *Sandbox) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err // nothing is started for a context that is already done
@@ -123,7 +130,7 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.execute(ctx, ws, lim, spec.Stdin)
+	res, err := s.execute(ctx, ws, lim, spec.Stdin, spec.Collect)
 	if err == nil && res.KillReason == KillCanceled {
 		err = ctx.Err()
 	}
@@ -131,6 +138,8 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (*Result, error) {
 }
 
 // prepare validates spec, applies defaults and builds the trampoline's spec.
+// Host paths (pool directories, extra read-only paths) are checked here;
+// the pipeline itself only ever sees sandbox paths (mounts.go).
 func (s *Sandbox) prepare(spec Spec) (*wireSpec, Limits, error) {
 	lim, err := validLimits(spec.Limits)
 	if err != nil {
@@ -141,7 +150,7 @@ func (s *Sandbox) prepare(spec Spec) (*wireSpec, Limits, error) {
 	}
 	ws := &wireSpec{
 		Version: wireVersion, Argv: spec.Argv, Dir: spec.Dir, UID: s.uid, GID: s.gid,
-		Hostname: "airlock", Rules: systemRules(),
+		Hostname: "airlock", Rules: systemRules(), Stage: s.stage, Temp: spec.Temp,
 		Rlimits: rlimits{
 			CPUSeconds: cpuSeconds(lim.CPU),
 			NoFile:     uint64(lim.OpenFiles),
@@ -157,80 +166,59 @@ func (s *Sandbox) prepare(spec Spec) (*wireSpec, Limits, error) {
 	if !hasPath {
 		ws.Env = append(ws.Env, "PATH="+DefaultPath)
 	}
+	for _, p := range spec.Pools {
+		if st, err := os.Stat(p.Dir); err != nil || !st.IsDir() || !filepath.IsAbs(p.Dir) {
+			return nil, lim, fmt.Errorf("%w: pool %q: %q is not an absolute path to a directory", ErrInvalidSpec, p.ID, p.Dir)
+		}
+		ws.Pools = append(ws.Pools, wirePool{ID: p.ID, Dir: filepath.Clean(p.Dir), Files: p.Files})
+	}
+	if len(ws.Pools) > 0 {
+		ws.Rules = append(ws.Rules, fsRule{Path: PoolMountDir, Access: accessReadExec})
+	}
 	for _, p := range spec.ReadOnly {
-		if err := checkSpecPath(p, false); err != nil {
+		if err := checkSpecPath(p); err != nil {
 			return nil, lim, err
 		}
+		ws.Binds = append(ws.Binds, filepath.Clean(p))
 		ws.Rules = append(ws.Rules, fsRule{Path: filepath.Clean(p), Access: accessReadExec})
 	}
-	for _, p := range spec.Writable {
-		if err := checkSpecPath(p, true); err != nil {
-			return nil, lim, err
-		}
-		if err := checkWritableLocation(filepath.Clean(p)); err != nil {
-			return nil, lim, err
-		}
-		ws.Rules = append(ws.Rules, fsRule{Path: filepath.Clean(p), Access: accessWrite})
+	ws.Rules = append(ws.Rules, fsRule{Path: OutDir, Access: accessWrite})
+	if spec.Temp {
+		ws.Rules = append(ws.Rules, fsRule{Path: TempDir, Access: accessWrite})
 	}
 	if ws.Dir == "" {
-		ws.Dir = "/"
-		if len(spec.Writable) > 0 {
-			ws.Dir = filepath.Clean(spec.Writable[0])
-		}
+		ws.Dir = OutDir
 	}
 	if err := ws.validate(); err != nil {
 		return nil, lim, fmt.Errorf("%w: %v", ErrInvalidSpec, err)
 	}
-	// Only once everything is valid: the pipeline's uid must own its
-	// writable directories for DAC; Landlock then keeps it inside them.
-	// Lchown never follows a link (checkSpecPath refused links anyway).
-	for _, p := range spec.Writable {
-		if err := os.Lchown(p, s.uid, s.gid); err != nil {
-			return nil, lim, fmt.Errorf("%w: handing %q to the sandbox uid: %v", ErrInvalidSpec, p, err)
-		}
-	}
 	return ws, lim, nil
 }
 
-func checkSpecPath(p string, mustBeDir bool) error {
+// checkSpecPath: an extra read-only path must be absolute and exist on the
+// host (a symlink is followed when bound).
+func checkSpecPath(p string) error {
 	if !filepath.IsAbs(p) || strings.IndexByte(p, 0) >= 0 {
 		return fmt.Errorf("%w: path %q is not absolute", ErrInvalidSpec, p)
 	}
-	st, err := os.Lstat(p)
-	if err == nil && st.Mode()&os.ModeSymlink != 0 && !mustBeDir {
-		st, err = os.Stat(p)
-	}
-	switch {
-	case err != nil:
+	if _, err := os.Stat(p); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidSpec, err)
-	case mustBeDir && !st.IsDir():
-		return fmt.Errorf("%w: writable path %q is not a directory (or is a symlink)", ErrInvalidSpec, p)
 	}
 	return nil
 }
 
-// checkWritableLocation refuses to hand a top-level or system directory to
-// the sandbox uid: a misconfigured Writable of "/" or "/etc" would
-// otherwise be chowned to nobody (TestSetupErrors).
-func checkWritableLocation(p string) error {
-	if filepath.Dir(p) == "/" {
-		return fmt.Errorf("%w: writable path %q is a top-level directory", ErrInvalidSpec, p)
+// mountPoints is how many inodes the run's root needs besides the
+// pipeline's own files.
+func mountPoints(ws *wireSpec) int {
+	n := 64 + len(systemDirs) + len(systemFiles) + len(devFiles) + 4*len(ws.Binds)
+	for _, p := range ws.Pools {
+		n += 1 + 2*len(p.Files) // the file and, at most, one new directory each
 	}
-	for _, r := range systemRules() {
-		if p == r.Path || strings.HasPrefix(p, r.Path+"/") {
-			return fmt.Errorf("%w: writable path %q is inside system path %s", ErrInvalidSpec, p, r.Path)
-		}
-	}
-	for _, sys := range []string{"/etc", "/dev", "/proc", "/sys", "/boot", "/root", "/run"} {
-		if p == sys || strings.HasPrefix(p, sys+"/") {
-			return fmt.Errorf("%w: writable path %q is inside %s", ErrInvalidSpec, p, sys)
-		}
-	}
-	return nil
+	return n
 }
 
 // execute runs ws in a fresh sandbox and waits for everything to end.
-func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin []byte) (*Result, error) {
+func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin []byte, collect func(*os.Root) error) (*Result, error) {
 	runID := randomID()
 	cg, err := s.cgroups.create("airlock-"+runID, lim.MemoryBytes, lim.Procs)
 	if err != nil {
@@ -242,8 +230,15 @@ func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin [
 			s.log.Warn("sandbox: cgroup cleanup", "run", runID, "err", err)
 		}
 	}()
+	scratch, err := newScratch(lim.DiskBytes, scratchInodes+mountPoints(ws))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	// Closed after Collect, before the cgroup goes: the tmpfs's pages are
+	// charged to the run's cgroup and are freed with the last reference.
+	defer scratch.Close()
 	start := time.Now()
-	l, err := s.start(lim, stdin)
+	l, err := s.start(lim, stdin, scratch)
 	if err != nil {
 		return nil, err
 	}
@@ -272,9 +267,36 @@ func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin [
 		res.LimitsHit = appendOnce(res.LimitsHit, "output")
 	}
 	res.Mechanisms = mech
+	if used, full, err := scratchUsage(scratch); err == nil {
+		res.DiskBytes = used
+		if full {
+			res.LimitsHit = appendOnce(res.LimitsHit, LimitDisk)
+		}
+	}
 	s.log.Debug("sandbox: run ended", "run", runID, "exit", res.ExitCode, "signal", res.Signal,
-		"kill_reason", res.KillReason, "duration", dur)
+		"kill_reason", res.KillReason, "duration", dur, "disk_bytes", res.DiskBytes)
+	if collect != nil {
+		if err := collectOut(scratch, collect); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
+}
+
+// collectOut hands /out to collect through the parent's own descriptor to
+// the run's tmpfs: the pipeline's PID namespace is gone (cmd.Wait returned
+// after PID 1 died, and the kernel ends every other process of the
+// namespace before that), so nothing writes while collect reads.
+func collectOut(scratch *os.File, collect func(*os.Root) error) error {
+	root, err := os.OpenRoot(fmt.Sprintf("/proc/self/fd/%d%s", scratch.Fd(), OutDir))
+	if err != nil {
+		return fmt.Errorf("sandbox: opening the run's %s: %w", OutDir, err)
+	}
+	defer root.Close()
+	if err := collect(root); err != nil {
+		return fmt.Errorf("sandbox: collecting %s: %w", OutDir, err)
+	}
+	return nil
 }
 
 // launch is one started trampoline and the parent's ends of its pipes.
@@ -287,7 +309,7 @@ type launch struct {
 
 // start execs the trampoline (argv only, no shell) in new namespaces. It
 // blocks in the trampoline until handshake sends the spec.
-func (s *Sandbox) start(lim Limits, stdin []byte) (*launch, error) {
+func (s *Sandbox) start(lim Limits, stdin []byte, scratch *os.File) (*launch, error) {
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
@@ -311,7 +333,7 @@ func (s *Sandbox) start(lim Limits, stdin []byte) (*launch, error) {
 		Dir:         "/",
 		Stdout:      l.stdout,
 		Stderr:      l.stderr,
-		ExtraFiles:  []*os.File{specR, statusW},
+		ExtraFiles:  []*os.File{specR, statusW, scratch}, // fds 3, 4, 5
 		SysProcAttr: sysProcAttr(),
 		WaitDelay:   5 * time.Second,
 	}

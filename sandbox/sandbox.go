@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 )
 
@@ -24,7 +25,7 @@ var (
 
 // SetupError is a failure inside the trampoline, before or at execve.
 type SetupError struct {
-	Stage string // "spec", "rlimits", "uid_drop", "chdir", "landlock", "seccomp", "exec", ...
+	Stage string // "spec", "mounts", "rlimits", "uid_drop", "chdir", "landlock", "seccomp", "exec", ...
 	Msg   string
 	Errno int // the errno when the failure was a system call, else 0
 }
@@ -39,30 +40,61 @@ func (e *SetupError) Is(target error) bool { return target == ErrSetup }
 // Spec is one pipeline run. Argv is executed directly (never through a
 // shell); a pipeline that is itself a shell script is run as
 // {"/bin/sh", "/path/to/script"}.
+//
+// The pipeline runs in its own root filesystem (mounts.go), so every path it
+// sees is a stable sandbox path, never a host path of the run: its pools are
+// at /pools/<ID> ([PoolMountDir]), its outputs go to /out ([OutDir]) and its
+// scratch space is /tmp ([TempDir]). Argv, Env and Dir use those paths.
 type Spec struct {
 	// Argv[0] is an absolute path, a path relative to Dir, or a bare name
 	// looked up in the PATH of Env (after confinement).
 	Argv []string
 	// Env is the pipeline's entire environment, KEY=value. Nothing of the
 	// server's environment is inherited; PATH defaults to DefaultPath.
-	// /tmp is not writable in the sandbox, so callers set TMPDIR (and HOME
-	// if the program needs one) to a Writable directory.
 	Env []string
-	// Dir is the working directory (absolute); default: the first Writable
-	// directory, else "/".
+	// Dir is the working directory inside the sandbox (absolute); default
+	// OutDir.
 	Dir string
-	// ReadOnly are directories or files the pipeline may read and execute
-	// (the bound pools, the pipeline's own scripts).
+	// Pools are mounted read-only at /pools/<ID>, each holding exactly the
+	// listed files and nothing else of its host directory.
+	Pools []Pool
+	// ReadOnly are extra host files or directories (the pipeline's own
+	// scripts) bound read-only, and executable, at the same path inside the
+	// sandbox. They may not lie under /out, /pools, /proc, /sys or /dev.
 	ReadOnly []string
-	// Writable are directories the pipeline may create, write and remove
-	// files in (the run's output and temp directories). Each is handed to
-	// the sandbox's UID/GID (chown) for the run; it must be a real
-	// directory, not a symlink.
-	Writable []string
+	// Temp makes /tmp a writable scratch directory; without it /tmp is not
+	// writable. /out and /tmp share the run's disk quota (Limits.DiskBytes).
+	Temp bool
+	// Collect, when set, is called after the pipeline has ended (its PID
+	// namespace is gone, nothing can write any more) and before the run's
+	// filesystem is released, with /out opened as a root. It is the only
+	// way to read what the pipeline wrote; an error from it is returned by
+	// Run, wrapped, together with the Result.
+	Collect func(out *os.Root) error
 	// Stdin is fed to the pipeline; nil means /dev/null.
 	Stdin  []byte
 	Limits Limits
 }
+
+// Pool is one directory of data files given to a pipeline.
+type Pool struct {
+	// ID names the mount point /pools/<ID>: 1-64 of [a-z0-9_.-], starting
+	// with a letter or digit.
+	ID string
+	// Dir is the pool's host directory (absolute).
+	Dir string
+	// Files are the names, relative slash paths, that the pipeline may
+	// see: the pool's manifest. A name that is missing on disk, is not a
+	// regular file, or resolves outside Dir refuses the run.
+	Files []string
+}
+
+// Stable paths inside the sandbox.
+const (
+	OutDir       = "/out"   // the run's outputs (writable; what Collect reads)
+	TempDir      = "/tmp"   // scratch (writable when Spec.Temp)
+	PoolMountDir = "/pools" // parent of the pools, /pools/<ID>
+)
 
 // Limits bound one run. A zero field takes the default in DefaultLimits.
 type Limits struct {
@@ -73,6 +105,12 @@ type Limits struct {
 	OutputBytes   int64         // cap on captured stdout and on captured stderr, each
 	FileSizeBytes int64         // largest file the pipeline may write (RLIMIT_FSIZE)
 	OpenFiles     int           // descriptors per process (RLIMIT_NOFILE)
+	// DiskBytes bounds everything the run writes to /out and /tmp
+	// together: they live on one size-limited tmpfs (the quota), so a
+	// pipeline cannot fill the disk that holds the audit store. Writes past
+	// it fail with ENOSPC and the Result lists the limit "disk". The pages
+	// are memory charged to the run's cgroup, so MemoryBytes bounds it too.
+	DiskBytes int64
 }
 
 // DefaultLimits are used for zero fields of Spec.Limits.
@@ -84,6 +122,7 @@ var DefaultLimits = Limits{
 	OutputBytes:   1 << 20,
 	FileSizeBytes: 256 << 20,
 	OpenFiles:     256,
+	DiskBytes:     128 << 20,
 }
 
 // DefaultPath is the PATH a pipeline gets when Spec.Env sets none.
@@ -107,6 +146,9 @@ const (
 	KillCanceled = "canceled"  // the caller's context was done
 	KillSeccomp  = "seccomp"   // killed by the seccomp filter (foreign-arch syscall)
 	KillFileSize = "file_size" // RLIMIT_FSIZE (SIGXFSZ)
+	// LimitDisk is listed in Result.LimitsHit (not a kill reason) when the
+	// run's /out + /tmp quota filled up.
+	LimitDisk = "disk"
 )
 
 // Result is what a run did. Run returns a Result for every run that
@@ -122,8 +164,11 @@ type Result struct {
 	KillReason string
 	// LimitsHit lists every limit that refused or ended something, even
 	// without killing the main process: "procs" (fork refused by the pids
-	// cgroup), "memory", "output", "wall_time", "cpu_time".
+	// cgroup), "memory", "output", "wall_time", "cpu_time", "disk" (the
+	// quota of /out and /tmp is full: writes failed with ENOSPC).
 	LimitsHit []string
+	// DiskBytes is what /out and /tmp held when the run ended.
+	DiskBytes int64
 
 	Duration        time.Duration
 	UserCPU, SysCPU time.Duration

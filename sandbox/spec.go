@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -25,9 +26,24 @@ type wireSpec struct {
 	Hostname string   `json:"hostname,omitempty"`
 	Rules    []fsRule `json:"rules"`
 	Rlimits  rlimits  `json:"rlimits"`
+	// Stage is the empty, root-owned host directory on which the
+	// trampoline mounts the run's new root before pivot_root (mounts.go).
+	Stage string `json:"stage"`
+	// Pools are bound file by file under /pools/<id>; Binds are extra host
+	// paths bound read-only at the same path; Temp makes /tmp writable.
+	Pools []wirePool `json:"pools,omitempty"`
+	Binds []string   `json:"binds,omitempty"`
+	Temp  bool       `json:"temp,omitempty"`
 	// DryRun applies every mechanism and then exits 0 instead of exec'ing:
 	// [New] uses it to prove the whole chain works before accepting runs.
 	DryRun bool `json:"dryRun,omitempty"`
+}
+
+// wirePool is one pool: the host directory and the manifest names to bind.
+type wirePool struct {
+	ID    string   `json:"id"`
+	Dir   string   `json:"dir"`
+	Files []string `json:"files"`
 }
 
 // fsRule is one Landlock grant: a path and what may be done beneath it.
@@ -71,10 +87,16 @@ type statusMsg struct {
 
 const (
 	wireVersion  = 1
-	maxSpecBytes = 1 << 20
+	maxSpecBytes = 16 << 20
 	maxArgs      = 4096
 	maxEnv       = 1024
 	maxRules     = 256
+	maxPools     = 64
+	maxBinds     = 64
+	// maxPoolFiles bounds the bind mounts of one run (one per pool file):
+	// each costs a few system calls at start-up and a mount-table entry.
+	// A larger pool refuses the run rather than starting slowly.
+	maxPoolFiles = 20000
 	maxStrLen    = 64 << 10
 	maxPathLen   = 4096
 )
@@ -127,13 +149,17 @@ func exactKeys(data []byte) error {
 			return err
 		}
 	}
-	if raw, ok := top["rules"]; ok {
-		var rules []map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &rules); err != nil {
-			return fmt.Errorf("decoding rules: %w", err)
+	for key, t := range map[string]reflect.Type{"rules": reflect.TypeFor[fsRule](), "pools": reflect.TypeFor[wirePool]()} {
+		raw, ok := top[key]
+		if !ok {
+			continue
 		}
-		for _, m := range rules {
-			if err := keysIn(m, reflect.TypeFor[fsRule]()); err != nil {
+		var list []map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return fmt.Errorf("decoding %s: %w", key, err)
+		}
+		for _, m := range list {
+			if err := keysIn(m, t); err != nil {
 				return err
 			}
 		}
@@ -191,6 +217,12 @@ func (ws *wireSpec) validate() error {
 	if len(ws.Hostname) > 64 || strings.ContainsRune(ws.Hostname, 0) {
 		return fmt.Errorf("bad hostname")
 	}
+	if err := checkAbsPath(ws.Stage); err != nil {
+		return fmt.Errorf("stage: %w", err)
+	}
+	if err := ws.validateMounts(); err != nil {
+		return err
+	}
 	for i, r := range ws.Rules {
 		if err := checkAbsPath(r.Path); err != nil {
 			return fmt.Errorf("rule[%d]: %w", i, err)
@@ -202,6 +234,77 @@ func (ws *wireSpec) validate() error {
 		}
 	}
 	return nil
+}
+
+// validateMounts checks what the trampoline will bind: pool ids that make
+// one path element, manifest names that stay inside their pool
+// (fs.ValidPath: no "..", no absolute path, no empty element), and extra
+// paths that cannot shadow the sandbox's own directories.
+func (ws *wireSpec) validateMounts() error {
+	if len(ws.Pools) > maxPools || len(ws.Binds) > maxBinds {
+		return fmt.Errorf("too many pools or binds")
+	}
+	seen := map[string]bool{}
+	files := 0
+	for i, p := range ws.Pools {
+		if !validPoolID(p.ID) || seen[p.ID] {
+			return fmt.Errorf("pool[%d]: id %q invalid or repeated", i, p.ID)
+		}
+		seen[p.ID] = true
+		if err := checkAbsPath(p.Dir); err != nil {
+			return fmt.Errorf("pool[%d]: %w", i, err)
+		}
+		if files += len(p.Files); files > maxPoolFiles {
+			return fmt.Errorf("more than %d pool files", maxPoolFiles)
+		}
+		for j, f := range p.Files {
+			if len(f) > maxPathLen || !fs.ValidPath(f) || f == "." || strings.ContainsAny(f, "\x00\\") {
+				return fmt.Errorf("pool[%d].files[%d]: %q is not a canonical relative path", i, j, f)
+			}
+		}
+	}
+	for i, b := range ws.Binds {
+		if err := checkBindPath(b); err != nil {
+			return fmt.Errorf("bind[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// reservedDirs may not receive (or contain) an extra read-only bind: the
+// sandbox builds them itself, and a bind there would shadow a pool, the
+// outputs or a device.
+var reservedDirs = []string{OutDir, PoolMountDir, "/proc", "/sys", "/dev"}
+
+func checkBindPath(p string) error {
+	if err := checkAbsPath(p); err != nil {
+		return err
+	}
+	if p == "/" || p == "/etc" || p == TempDir {
+		return fmt.Errorf("%q cannot be bound whole", p)
+	}
+	for _, r := range reservedDirs {
+		if p == r || strings.HasPrefix(p, r+"/") {
+			return fmt.Errorf("%q is inside %s, which the sandbox builds itself", p, r)
+		}
+	}
+	return nil
+}
+
+// validPoolID: 1-64 of [a-z0-9_.-], starting with a letter or digit, so the
+// id is one path element and never "." or "..".
+func validPoolID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || (i > 0 && (c == '_' || c == '.' || c == '-'))
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func checkString(s string) error {

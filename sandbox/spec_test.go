@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"strings"
 	"testing"
 )
@@ -10,8 +11,10 @@ import (
 func validWireSpec() wireSpec {
 	return wireSpec{
 		Version: wireVersion, Argv: []string{"/bin/true"}, Env: []string{"PATH=/usr/bin"},
-		Dir: "/", UID: 65534, GID: 65534,
+		Dir: "/", UID: 65534, GID: 65534, Stage: "/tmp/.airlock-sandbox-root",
 		Rules: []fsRule{{Path: "/usr", Access: accessReadExec}},
+		Pools: []wirePool{{ID: "sales", Dir: "/srv/pools/sales", Files: []string{"data.csv", "q1/regions.csv"}}},
+		Binds: []string{"/etc/airlock/scripts"},
 	}
 }
 
@@ -27,27 +30,48 @@ func TestDecodeWireSpec(t *testing.T) {
 		return string(b)
 	}
 	bad := map[string]string{
-		"unknown field":   strings.Replace(string(good), `"v":1`, `"v":1,"extra":true`, 1),
-		"trailing data":   string(good) + `{}`,
-		"not json":        "argv",
-		"empty":           "",
-		"oversized":       strings.Repeat(" ", maxSpecBytes+1),
-		"version":         mutate(func(w *wireSpec) { w.Version = 2 }),
-		"no argv":         mutate(func(w *wireSpec) { w.Argv = nil }),
-		"empty argv0":     mutate(func(w *wireSpec) { w.Argv = []string{""} }),
-		"NUL in argv":     mutate(func(w *wireSpec) { w.Argv = []string{"/bin/sh\x00x"} }),
-		"env no equals":   mutate(func(w *wireSpec) { w.Env = []string{"PATH"} }),
-		"env empty key":   mutate(func(w *wireSpec) { w.Env = []string{"=x"} }),
-		"relative dir":    mutate(func(w *wireSpec) { w.Dir = "tmp" }),
-		"unclean dir":     mutate(func(w *wireSpec) { w.Dir = "/tmp/../etc" }),
-		"root uid":        mutate(func(w *wireSpec) { w.UID = 0 }),
-		"root gid":        mutate(func(w *wireSpec) { w.GID = 0 }),
-		"negative uid":    mutate(func(w *wireSpec) { w.UID = -1 }),
-		"relative rule":   mutate(func(w *wireSpec) { w.Rules = []fsRule{{Path: "usr", Access: accessRead}} }),
-		"unknown access":  mutate(func(w *wireSpec) { w.Rules = []fsRule{{Path: "/usr", Access: "rwx"}} }),
-		"too many rules":  mutate(func(w *wireSpec) { w.Rules = make([]fsRule, maxRules+1) }),
-		"long hostname":   mutate(func(w *wireSpec) { w.Hostname = strings.Repeat("h", 65) }),
-		"case-folded key": strings.Replace(string(good), `"argv"`, `"ARGV"`, 1),
+		"unknown field":        strings.Replace(string(good), `"v":1`, `"v":1,"extra":true`, 1),
+		"trailing data":        string(good) + `{}`,
+		"not json":             "argv",
+		"empty":                "",
+		"oversized":            strings.Repeat(" ", maxSpecBytes+1),
+		"version":              mutate(func(w *wireSpec) { w.Version = 2 }),
+		"no argv":              mutate(func(w *wireSpec) { w.Argv = nil }),
+		"empty argv0":          mutate(func(w *wireSpec) { w.Argv = []string{""} }),
+		"NUL in argv":          mutate(func(w *wireSpec) { w.Argv = []string{"/bin/sh\x00x"} }),
+		"env no equals":        mutate(func(w *wireSpec) { w.Env = []string{"PATH"} }),
+		"env empty key":        mutate(func(w *wireSpec) { w.Env = []string{"=x"} }),
+		"relative dir":         mutate(func(w *wireSpec) { w.Dir = "tmp" }),
+		"unclean dir":          mutate(func(w *wireSpec) { w.Dir = "/tmp/../etc" }),
+		"root uid":             mutate(func(w *wireSpec) { w.UID = 0 }),
+		"root gid":             mutate(func(w *wireSpec) { w.GID = 0 }),
+		"negative uid":         mutate(func(w *wireSpec) { w.UID = -1 }),
+		"relative rule":        mutate(func(w *wireSpec) { w.Rules = []fsRule{{Path: "usr", Access: accessRead}} }),
+		"unknown access":       mutate(func(w *wireSpec) { w.Rules = []fsRule{{Path: "/usr", Access: "rwx"}} }),
+		"too many rules":       mutate(func(w *wireSpec) { w.Rules = make([]fsRule, maxRules+1) }),
+		"long hostname":        mutate(func(w *wireSpec) { w.Hostname = strings.Repeat("h", 65) }),
+		"case-folded key":      strings.Replace(string(good), `"argv"`, `"ARGV"`, 1),
+		"case-folded pool key": strings.Replace(string(good), `"files"`, `"Files"`, 1),
+		"no stage":             mutate(func(w *wireSpec) { w.Stage = "" }),
+		"relative stage":       mutate(func(w *wireSpec) { w.Stage = "stage" }),
+		"pool id dotdot":       mutate(func(w *wireSpec) { w.Pools[0].ID = ".." }),
+		"pool id slash":        mutate(func(w *wireSpec) { w.Pools[0].ID = "a/b" }),
+		"pool id empty":        mutate(func(w *wireSpec) { w.Pools[0].ID = "" }),
+		"pool id twice":        mutate(func(w *wireSpec) { w.Pools = append(w.Pools, w.Pools[0]) }),
+		"pool dir rel":         mutate(func(w *wireSpec) { w.Pools[0].Dir = "pools" }),
+		"pool file up":         mutate(func(w *wireSpec) { w.Pools[0].Files = []string{"../../etc/shadow"} }),
+		"pool file abs":        mutate(func(w *wireSpec) { w.Pools[0].Files = []string{"/etc/shadow"} }),
+		"pool file dot":        mutate(func(w *wireSpec) { w.Pools[0].Files = []string{"."} }),
+		"pool file empty":      mutate(func(w *wireSpec) { w.Pools[0].Files = []string{""} }),
+		"pool file unclean":    mutate(func(w *wireSpec) { w.Pools[0].Files = []string{"a//b"} }),
+		"pool file bslash":     mutate(func(w *wireSpec) { w.Pools[0].Files = []string{"a\\b"} }),
+		"too many files":       mutate(func(w *wireSpec) { w.Pools[0].Files = make([]string, maxPoolFiles+1) }),
+		"bind root":            mutate(func(w *wireSpec) { w.Binds = []string{"/"} }),
+		"bind out":             mutate(func(w *wireSpec) { w.Binds = []string{"/out/x"} }),
+		"bind pools":           mutate(func(w *wireSpec) { w.Binds = []string{"/pools"} }),
+		"bind dev":             mutate(func(w *wireSpec) { w.Binds = []string{"/dev/sda"} }),
+		"bind proc":            mutate(func(w *wireSpec) { w.Binds = []string{"/proc/1/root"} }),
+		"bind relative":        mutate(func(w *wireSpec) { w.Binds = []string{"scripts"} }),
 	}
 	for name, in := range bad {
 		t.Run(name, func(t *testing.T) {
@@ -67,6 +91,8 @@ func FuzzDecodeWireSpec(f *testing.F) {
 	f.Add([]byte(`{"v":1,"dryRun":true,"dir":"/","uid":1,"gid":1,"rules":[]}`))
 	f.Add([]byte(`{"v":1,"argv":["sh"],"dir":"/a/../b","uid":1,"gid":1}`))
 	f.Add([]byte(`{"v":1,"argv":["\u0000"],"dir":"/","uid":0,"gid":1}`))
+	f.Add([]byte(`{"v":1,"argv":["sh"],"dir":"/","uid":1,"gid":1,"stage":"/s","pools":[{"id":"p","dir":"/d","files":["a/../b"]}]}`))
+	f.Add([]byte(`{"v":1,"argv":["sh"],"dir":"/","uid":1,"gid":1,"stage":"/s","binds":["/out"],"temp":true}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ws, err := decodeWireSpec(bytes.NewReader(data))
 		if err != nil {
@@ -84,6 +110,21 @@ func FuzzDecodeWireSpec(f *testing.F) {
 		for _, r := range ws.Rules {
 			if checkAbsPath(r.Path) != nil || !knownAccess[r.Access] {
 				t.Fatalf("bad rule accepted: %+v", r)
+			}
+		}
+		for _, p := range ws.Pools {
+			if !validPoolID(p.ID) || strings.Contains(p.ID, "/") || checkAbsPath(p.Dir) != nil {
+				t.Fatalf("bad pool accepted: %+v", p)
+			}
+			for _, f := range p.Files {
+				if !fs.ValidPath(f) || f == "." {
+					t.Fatalf("bad pool file accepted: %q", f)
+				}
+			}
+		}
+		for _, b := range ws.Binds {
+			if checkBindPath(b) != nil || b == "/out" || strings.HasPrefix(b, "/pools") {
+				t.Fatalf("bad bind accepted: %q", b)
 			}
 		}
 		for _, s := range append(append([]string(nil), ws.Argv...), ws.Env...) {

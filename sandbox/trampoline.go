@@ -25,6 +25,7 @@ const TrampolineArg = "__airlock-sandbox-trampoline"
 const (
 	specFD   = 3 // read: the JSON wireSpec, then EOF
 	statusFD = 4 // write: statusMsg lines; close-on-exec
+	// scratchFD (5, mounts.go): the run's quota tmpfs, a detached mount.
 )
 
 // exitSetupFailed is the trampoline's exit status when it refused to start
@@ -67,7 +68,9 @@ func MaybeRunTrampoline() {
 // The order matters:
 //   - the spec is read first: the parent writes it only after moving this
 //     process into the run's cgroups, so nothing below runs outside them;
-//   - rlimits and the hostname need root, so they precede the uid drop;
+//   - the new root (mounts.go), rlimits and the hostname need root, so they
+//     precede the uid drop; cap_last_cap is read before the new root hides
+//     /proc;
 //   - chdir follows the drop, so the working directory is checked with the
 //     pipeline's own permissions;
 //   - no_new_privs precedes Landlock and seccomp, which require it;
@@ -94,11 +97,20 @@ func runTrampoline(status *os.File) (stage string, err error) {
 			return "hostname", err
 		}
 	}
+	lastCap, err := capLastCap()
+	if err != nil {
+		return "uid_drop", err
+	}
+	unix.CloseOnExec(scratchFD)
+	if err := buildRoot(ws, scratchFD); err != nil {
+		return "mounts", err
+	}
+	mech = append(mech, "mount_ns:private_root,pools_by_manifest,tmpfs_quota")
 	if err := applyRlimits(ws.Rlimits); err != nil {
 		return "rlimits", err
 	}
 	mech = append(mech, "rlimits:cpu,nofile,fsize,nproc,core=0")
-	if err := dropPrivileges(ws.UID, ws.GID); err != nil {
+	if err := dropPrivileges(ws.UID, ws.GID, lastCap); err != nil {
 		return "uid_drop", err
 	}
 	mech = append(mech, fmt.Sprintf("uid_drop:%d:%d,no_groups,no_caps", ws.UID, ws.GID))

@@ -171,6 +171,16 @@ pipelines:
     argv: [/bin/sh, -c, 'setsid sleep 300 & sleep 300']
     outputs: [x.txt]
     limits: {wall_ms: 1000}
+  - name: fill_disk
+    description: Writes 200 undeclared files of 1 MB.
+    argv: [/bin/sh, -c, 'i=0; while [ $i -lt 200 ]; do i=$((i+1)); dd if=/dev/zero of={out}/f$i bs=1M count=1 2>/dev/null || exit 3; done']
+    outputs: [x.txt]
+    limits: {disk_bytes: 16777216, wall_ms: 30000}
+  - name: where
+    description: Prints the paths it sees and tries the .env beside its pool's files.
+    argv: [/bin/sh, -c, 'pwd; echo {out} {pool.delta}; ls -A {pool.delta}; cat {pool.delta}/.env']
+    inputs: [delta]
+    outputs: [x.txt]
   - name: greet
     description: Writes a greeting for a name.
     argv: [/bin/sh, -c, 'printf "hello %%s" "$1" > {out}/greeting.txt', sh, '{param.name}']
@@ -241,6 +251,7 @@ func newFixtureConfig(t *testing.T, configText string) *fixture {
 	})
 	writePool(t, filepath.Join(f.dir, "pools", "gamma"), map[string]string{"g.txt": "gamma-secret-content\n"})
 	writePool(t, filepath.Join(f.dir, "pools", "delta"), map[string]string{"rows.csv": "a,b\n1,2\n3,4\n"})
+	writeFile(t, filepath.Join(f.dir, "pools", "delta"), ".env", "DELTA_KEY=delta-secret-env\n") // not in the manifest
 	// The pipeline user (uid 65534) must be able to traverse to the pools.
 	must(t, os.Chmod(filepath.Dir(f.dir), 0o711))
 	must(t, os.Chmod(f.dir, 0o711))

@@ -31,6 +31,29 @@ func TestHostilePipelinesEndToEnd(t *testing.T) {
 		{"endless loop", "spin", nil, killedBy("cpu_time")},
 		{"output flood", "flood", nil, limitHit("output")},
 		{"setsid escape", "escape_kill", nil, killedBy("wall_time")},
+		// Issue 10 items 8-10: the pool holds exactly its manifest's files
+		// (no .env, no SHA256SUMS), paths are the stable sandbox paths, and
+		// 200 MB stop at the 16 MiB quota with a LIMIT_EXCEEDED record.
+		{"manifest only, stable paths", "where", nil, func(ev map[string]any, text string) string {
+			switch {
+			case !strings.Contains(text, "/out\n/out /pools/delta\nrows.csv\n"):
+				return "paths or pool listing not the stable ones"
+			case strings.Contains(text, "delta-secret-env") || strings.Contains(text, "SHA256SUMS"):
+				return "a file beside the manifest reached the pipeline"
+			case strings.Contains(text, f.dir):
+				return "a host path reached the agent"
+			}
+			return exitNonZeroWithout("")(ev, text)
+		}},
+		{"fill the disk", "fill_disk", nil, func(ev map[string]any, text string) string {
+			if msg := limitHit("disk")(ev, text); msg != "" {
+				return msg
+			}
+			if !strings.Contains(text, "LIMIT_EXCEEDED: disk quota of 16777216 bytes") || ev["disk_bytes"].(float64) > 16<<20 {
+				return "quota not reported as LIMIT_EXCEEDED"
+			}
+			return ""
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -50,8 +50,10 @@
 //   - MIME types come from the file extension only ([mime.TypeByExtension]),
 //     falling back to text/plain or application/octet-stream.
 //   - Pipelines that read pools inside the sandbox bypass this package's
-//     access log and hash checks; [Context.PoolPath] gives the sandbox the
-//     directory to mount read-only.
+//     access log and per-read hash checks; [Context.VerifyPool] re-hashes
+//     the pool first and lists the manifest's names ([VerifyReport].Names),
+//     which are the only files the sandbox binds, from the directory that
+//     [Context.PoolPath] names.
 //
 // Refusals are *violation.Error values whose message is safe for the agent:
 // it names the pool id but never a host path or an OS error, which ride in

@@ -209,8 +209,11 @@ func (p *pool) info(integrity string) PoolInfo {
 
 // VerifyReport is the integrity check of one pool.
 type VerifyReport struct {
-	PoolID   string
-	Files    int // manifest entries checked
+	PoolID string
+	Files  int // manifest entries checked
+	// Names are the manifest's file names, sorted: exactly what a sandboxed
+	// pipeline is given of the pool (no file beside them).
+	Names    []string
 	OK       bool
 	Problems []Problem
 }
@@ -238,6 +241,7 @@ func (r *Registry) Verify() []VerifyReport {
 func (p *pool) verify(maxBytes int64, closed bool) VerifyReport {
 	rep := VerifyReport{PoolID: p.cfg.ID, Files: p.manifest.Len()}
 	for _, e := range p.manifest.entries {
+		rep.Names = append(rep.Names, e.Path)
 		if closed {
 			rep.Problems = append(rep.Problems, Problem{Path: e.Path, Kind: ProblemUnreadable, Detail: ErrClosed.Error()})
 			continue

@@ -7,6 +7,7 @@ import (
 
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/toolkit"
+	"github.com/airlock-dev/airlock/violation"
 	"github.com/airlock-dev/airlock/workspace"
 )
 
@@ -27,6 +28,7 @@ type Evidence struct {
 	UserCPUMS    int64                 `json:"user_cpu_ms"`
 	SysCPUMS     int64                 `json:"sys_cpu_ms"`
 	MaxRSSBytes  int64                 `json:"max_rss_bytes"`
+	DiskBytes    int64                 `json:"disk_bytes"` // what /out and /tmp held at the end
 	Outputs      []workspace.Output    `json:"outputs"`
 	Missing      []string              `json:"missing_outputs,omitempty"`
 	SnapshotHash string                `json:"snapshot_hash"`
@@ -54,7 +56,7 @@ type SourceUsage struct {
 func (ev *Evidence) fill(res *sandbox.Result, col *workspace.Collected) {
 	ev.ExitCode, ev.Signal, ev.Killed, ev.KillReason, ev.LimitsHit = res.ExitCode, res.Signal, res.Killed, res.KillReason, res.LimitsHit
 	ev.DurationMS, ev.UserCPUMS, ev.SysCPUMS = res.Duration.Milliseconds(), res.UserCPU.Milliseconds(), res.SysCPU.Milliseconds()
-	ev.MaxRSSBytes, ev.Mechanisms = res.MaxRSSBytes, res.Mechanisms
+	ev.MaxRSSBytes, ev.DiskBytes, ev.Mechanisms = res.MaxRSSBytes, res.DiskBytes, res.Mechanisms
 	ev.Outputs, ev.Missing, ev.SnapshotHash, ev.Violations = col.Outputs, col.Missing, col.SnapshotHash, col.Violations
 	ev.StdoutBytes, ev.StderrBytes, ev.StdoutCut, ev.StderrCut = len(res.Stdout), len(res.Stderr), res.StdoutTruncated, res.StderrTruncated
 	ev.Sources.Violations = len(col.Violations)
@@ -82,7 +84,11 @@ func (ev *Evidence) result(res *sandbox.Result) *toolkit.Result {
 		fmt.Fprintf(&b, "- output %s: not produced\n", m)
 	}
 	for _, v := range ev.Violations {
-		fmt.Fprintf(&b, "- %s: %s (%s) — discarded\n", v.Code, v.Path, v.Detail)
+		if v.Code == violation.WriteAttempt {
+			fmt.Fprintf(&b, "- %s: %s (%s) — discarded\n", v.Code, v.Path, v.Detail)
+		} else {
+			fmt.Fprintf(&b, "- %s: %s\n", v.Code, v.Detail)
+		}
 	}
 	fmt.Fprintf(&b, "Snapshot hash: %s\n", ev.SnapshotHash)
 	s := ev.Sources

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -100,52 +101,70 @@ func pipelineHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*too
 	}
 	ev.Sources.PoolsUsed = slices.Clone(p.Inputs)
 	ev.Sources.IntegrityVerified = true
-	poolPaths := map[string]string{}
+	var pools []sandbox.Pool
 	for _, in := range p.Inputs {
 		rep, err := env.Sources.VerifyPool(in)
 		if err != nil {
 			return nil, err
 		}
 		ev.Sources.FilesAccessed += rep.Files
-		poolPaths[in], _ = env.Sources.PoolPath(in)
+		dir, _ := env.Sources.PoolPath(in)
+		// Exactly the manifest's names: a .env beside them is not in the
+		// sandbox at all (sandbox.TestHostilePoolOnlyManifest).
+		pools = append(pools, sandbox.Pool{ID: in, Dir: dir, Files: rep.Names})
 	}
-	ws, err := workspace.Create(env.Pipelines.RunsDir, ev.RunID, p.Outputs, p.AllowTemp)
+	// The workspace holds only what is published; the pipeline writes to
+	// its own tmpfs (sandbox.Spec.Collect hands it over), never to disk.
+	ws, err := workspace.Create(env.Pipelines.RunsDir, ev.RunID, p.Outputs, false)
 	if err != nil {
 		return nil, fmt.Errorf("creating workspace: %w", err)
 	}
-	spec, err := buildSpec(p, params, poolPaths, ws)
-	if err == nil {
-		capLimits(&spec.Limits, env.Policy.Limits())
-	}
+	defer ws.Remove() // keeps published/
+	spec, err := buildSpec(p, params, pools)
 	if err != nil {
-		ws.Remove()
 		return nil, err
+	}
+	capLimits(&spec.Limits, env.Policy.Limits())
+	var col *workspace.Collected
+	spec.Collect = func(out *os.Root) (err error) {
+		col, err = ws.CollectFrom(out)
+		return err
 	}
 	stop := tickProgress(env, spec.Limits.Wall)
 	res, err := env.Pipelines.Sandbox.Run(ctx, spec)
 	stop()
 	if err != nil {
-		ws.Remove()
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	col, err := ws.Collect()
-	if err != nil {
-		return nil, fmt.Errorf("collecting outputs: %w", err)
+	if col == nil {
+		return nil, fmt.Errorf("sandbox: the run's outputs were not collected")
 	}
 	ev.fill(res, col)
+	if slices.Contains(res.LimitsHit, sandbox.LimitDisk) {
+		quota := spec.Limits.DiskBytes
+		if quota == 0 {
+			quota = sandbox.DefaultLimits.DiskBytes
+		}
+		ev.Violations = append(ev.Violations, workspace.Violation{Code: violation.LimitExceeded, Path: ".",
+			Detail: fmt.Sprintf("disk quota of %d bytes for /out and /tmp reached; writes past it failed (ENOSPC)", quota)})
+		ev.Sources.Violations++
+	}
 	return ev.result(res), nil
 }
 
 // buildSpec turns a pipeline declaration into a sandbox spec: argv tokens
-// replaced inside elements (never through a shell), a minimal environment,
-// pools read-only, only out/ (and tmp/) writable.
-func buildSpec(p config.Pipeline, params map[string]string, pools map[string]string, ws *workspace.Workspace) (sandbox.Spec, error) {
-	repl := map[string]string{"{out}": ws.OutDir()}
+// replaced inside elements (never through a shell) by the stable sandbox
+// paths (/out, /tmp, /pools/<id>: no host path of the run reaches the
+// pipeline, and two runs see the same strings), a minimal environment,
+// pools read-only with exactly their manifest's files, only /out (and
+// /tmp) writable.
+func buildSpec(p config.Pipeline, params map[string]string, pools []sandbox.Pool) (sandbox.Spec, error) {
+	repl := map[string]string{"{out}": sandbox.OutDir}
 	if p.AllowTemp {
-		repl["{tmp}"] = ws.TempDir()
+		repl["{tmp}"] = sandbox.TempDir
 	}
-	for id, dir := range pools {
-		repl["{pool."+id+"}"] = dir
+	for _, pl := range pools {
+		repl["{pool."+pl.ID+"}"] = sandbox.PoolMountDir + "/" + pl.ID
 	}
 	for name, v := range params {
 		repl["{param."+name+"}"] = v
@@ -154,26 +173,19 @@ func buildSpec(p config.Pipeline, params map[string]string, pools map[string]str
 	for i, arg := range p.Argv {
 		argv[i] = config.ArgvToken.ReplaceAllStringFunc(arg, func(tok string) string { return repl[tok] })
 	}
-	env := []string{"AIRLOCK_OUT=" + ws.OutDir(), "LANG=C.UTF-8", "HOME=" + ws.OutDir()}
+	env := []string{"AIRLOCK_OUT=" + sandbox.OutDir, "LANG=C.UTF-8", "HOME=" + sandbox.OutDir}
 	if p.AllowTemp {
-		env = append(env, "TMPDIR="+ws.TempDir(), "AIRLOCK_TMP="+ws.TempDir())
+		env = append(env, "TMPDIR="+sandbox.TempDir, "AIRLOCK_TMP="+sandbox.TempDir)
 	}
-	for id, dir := range pools {
-		env = append(env, "AIRLOCK_POOL_"+envName(id)+"="+dir)
+	for _, pl := range pools {
+		env = append(env, "AIRLOCK_POOL_"+envName(pl.ID)+"="+sandbox.PoolMountDir+"/"+pl.ID)
 	}
 	for k, v := range p.Env {
 		env = append(env, k+"="+v)
 	}
 	slices.Sort(env)
-	spec := sandbox.Spec{Argv: argv, Env: env, Dir: ws.OutDir(), Writable: []string{ws.OutDir()}}
-	if p.AllowTemp {
-		spec.Writable = append(spec.Writable, ws.TempDir())
-	}
-	for _, dir := range pools {
-		spec.ReadOnly = append(spec.ReadOnly, dir)
-	}
-	slices.Sort(spec.ReadOnly)
-	spec.ReadOnly = append(spec.ReadOnly, p.Files...)
+	spec := sandbox.Spec{Argv: argv, Env: env, Dir: sandbox.OutDir, Pools: pools, Temp: p.AllowTemp,
+		ReadOnly: slices.Clone(p.Files)}
 	if p.Stdin == "params_json" {
 		b, err := json.Marshal(params)
 		if err != nil {
@@ -183,7 +195,7 @@ func buildSpec(p config.Pipeline, params map[string]string, pools map[string]str
 	}
 	spec.Limits = sandbox.Limits{
 		Wall: ms(p.Limits.WallMS), CPU: ms(p.Limits.CPUMS), MemoryBytes: p.Limits.MemoryBytes,
-		Procs: p.Limits.Procs, OutputBytes: p.Limits.OutputBytes,
+		Procs: p.Limits.Procs, OutputBytes: p.Limits.OutputBytes, DiskBytes: p.Limits.DiskBytes,
 	}
 	if spec.Limits.Wall == 0 {
 		spec.Limits.Wall = sandbox.DefaultLimits.Wall

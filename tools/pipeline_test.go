@@ -2,6 +2,8 @@ package tools
 
 import (
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,5 +70,42 @@ func TestCheckParams(t *testing.T) {
 				t.Fatalf("err = %v, want INVALID_ARGUMENTS", err)
 			}
 		})
+	}
+}
+
+// TestBuildSpecStablePaths (issue #10 item 10): every token and environment
+// variable names a stable sandbox path, never a host path of the run or of
+// a pool; the pools carry exactly the manifest's names (item 8) and the
+// disk quota is passed on (item 9).
+func TestBuildSpecStablePaths(t *testing.T) {
+	p := config.Pipeline{
+		Name: "p", AllowTemp: true, Stdin: "none",
+		Argv:   []string{"/bin/sh", "/opt/p.sh", "{pool.sales}/regions.csv", "out={out}/r.md", "{tmp}", "{param.region}"},
+		Files:  []string{"/opt/p.sh"},
+		Limits: config.PipelineLimits{DiskBytes: 1 << 20},
+	}
+	pools := []sandbox.Pool{{ID: "sales", Dir: "/srv/host/pools/sales", Files: []string{"regions.csv"}}}
+	spec, err := buildSpec(p, map[string]string{"region": "north"}, pools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantArgv := []string{"/bin/sh", "/opt/p.sh", "/pools/sales/regions.csv", "out=/out/r.md", "/tmp", "north"}
+	wantEnv := []string{"AIRLOCK_OUT=/out", "AIRLOCK_POOL_SALES=/pools/sales", "AIRLOCK_TMP=/tmp", "HOME=/out", "LANG=C.UTF-8", "TMPDIR=/tmp"}
+	switch {
+	case !slices.Equal(spec.Argv, wantArgv):
+		t.Errorf("argv %q, want %q", spec.Argv, wantArgv)
+	case !slices.Equal(spec.Env, wantEnv):
+		t.Errorf("env %q, want %q", spec.Env, wantEnv)
+	case spec.Dir != "/out" || !spec.Temp || spec.Limits.DiskBytes != 1<<20:
+		t.Errorf("dir %q temp %v disk %d", spec.Dir, spec.Temp, spec.Limits.DiskBytes)
+	case len(spec.Pools) != 1 || !slices.Equal(spec.Pools[0].Files, []string{"regions.csv"}):
+		t.Errorf("pools %+v", spec.Pools)
+	case !slices.Equal(spec.ReadOnly, []string{"/opt/p.sh"}):
+		t.Errorf("read-only %q", spec.ReadOnly)
+	}
+	for _, s := range append(spec.Argv, spec.Env...) {
+		if strings.Contains(s, "/srv/host") {
+			t.Errorf("host path in %q", s)
+		}
 	}
 }

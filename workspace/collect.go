@@ -53,8 +53,9 @@ const (
 // published and Collect may be retried.
 func (w *Workspace) Collect() (*Collected, error) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.collected {
+	done := w.collected
+	w.mu.Unlock()
+	if done {
 		return nil, ErrCollected
 	}
 	root, err := os.OpenRoot(w.outDir)
@@ -62,6 +63,26 @@ func (w *Workspace) Collect() (*Collected, error) {
 		return nil, fmt.Errorf("opening outputs: %w", err)
 	}
 	defer root.Close()
+	c, err := w.CollectFrom(root)
+	if err != nil {
+		return c, err
+	}
+	if err := os.RemoveAll(w.outDir); err != nil {
+		return c, fmt.Errorf("discarding out/ after publishing: %w", err)
+	}
+	return c, nil
+}
+
+// CollectFrom is Collect for outputs that live elsewhere than out/: the
+// sandbox's per-run tmpfs, handed over as the root of the pipeline's /out
+// (sandbox.Spec.Collect). The same checks apply; nothing is removed from
+// root, whose owner discards it.
+func (w *Workspace) CollectFrom(root *os.Root) (*Collected, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.collected {
+		return nil, ErrCollected
+	}
 	found, viols, err := w.scan(root)
 	if err != nil {
 		return nil, err
@@ -86,9 +107,6 @@ func (w *Workspace) Collect() (*Collected, error) {
 	c.SnapshotHash = SnapshotHash(c.Outputs)
 	c.Violations = capViolations(viols)
 	w.collected = true
-	if err := os.RemoveAll(w.outDir); err != nil {
-		return c, fmt.Errorf("discarding out/ after publishing: %w", err)
-	}
 	return c, nil
 }
 

@@ -5,9 +5,11 @@
 //
 // Only declared outputs leave a run. [Create] fixes the set of output names
 // up front (canonical relative paths, checked by [ValidOutputName]); the
-// sandbox lets the pipeline write only in [Workspace.OutDir] and
-// [Workspace.TempDir]. [Workspace.Collect] then reads out/ back through an
-// [os.Root] and:
+// sandbox lets the pipeline write only in its /out and /tmp (a per-run
+// tmpfs; or, without the sandbox, [Workspace.OutDir] and
+// [Workspace.TempDir]). [Workspace.CollectFrom] then reads /out back
+// through the [os.Root] the sandbox hands over ([Workspace.Collect] does the
+// same for out/) and:
 //
 //   - publishes each declared output that is a regular file reached through
 //     real directories, copying it from the very descriptor it hashes, into
@@ -20,8 +22,10 @@
 //   - computes a deterministic snapshot hash over the sorted (name, SHA-256)
 //     pairs ([SnapshotHash]).
 //
-// The layout under baseDir/runID is out/ (the pipeline's), tmp/ (when
-// temp files are allowed), published/ (after Collect; root-owned copies).
+// The layout under baseDir/runID is out/ (for Collect), tmp/ (when temp
+// files are allowed), published/ (after collection; root-owned copies).
+// run_pipeline uses CollectFrom, so its pipelines never write under
+// baseDir: only published/ remains.
 //
 // # Limits, honestly
 //
@@ -34,5 +38,6 @@
 //   - The pipeline must be able to traverse baseDir (the run directory is
 //     created 0711); out/ and tmp/ are handed to the sandbox uid by the
 //     sandbox, not here.
-//   - Output sizes are bounded by the sandbox's RLIMIT_FSIZE, not here.
+//   - Output sizes are bounded by the sandbox's disk quota and RLIMIT_FSIZE,
+//     not here.
 package workspace
