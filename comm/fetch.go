@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/urlnorm"
 )
 
 // HostRules is the policy's host allow/deny decision. The fetcher calls
@@ -245,9 +247,10 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Document, error) {
 	}, nil
 }
 
-// target parses and checks a URL: absolute, no user info, https (or http
-// for AllowHTTPHosts), accepted by the host rules. It runs for the first
-// URL and for every redirect target.
+// target parses, normalises (package urlnorm) and checks a URL: absolute,
+// no user info, https (or http for AllowHTTPHosts), accepted by the host
+// rules. It runs for the first URL and for every redirect target, and the
+// URL it returns is the one requested.
 func (f *Fetcher) target(raw, op string) (*url.URL, error) {
 	if len(raw) > maxURLBytes {
 		return nil, newErr(op, ErrInvalidURL, fmt.Sprintf("URL longer than %d bytes", maxURLBytes), nil)
@@ -262,8 +265,16 @@ func (f *Fetcher) target(raw, op string) (*url.URL, error) {
 	if u.User != nil {
 		return nil, newErr(op, ErrInvalidURL, "URLs carrying user info are refused", nil)
 	}
-	u.Scheme = strings.ToLower(u.Scheme)
-	u.Fragment, u.RawFragment = "", ""
+	// What the rules judge and what is requested is the normal form, and
+	// only it: "/x/../gated" and "//gated" are /gated to the server, so
+	// they must be /gated to the rules too (TestFetchRequestsTheNormalForm).
+	norm, err := urlnorm.Normalize(raw)
+	if err != nil {
+		return nil, newErr(op, ErrInvalidURL, err.Error(), err)
+	}
+	if u, err = url.Parse(norm); err != nil {
+		return nil, newErr(op, ErrInvalidURL, "the URL does not parse", err)
+	}
 	switch u.Scheme {
 	case "https":
 	case "http":

@@ -27,7 +27,8 @@ type DeclareNeedArgs struct {
 	Phase         string                      `json:"phase,omitempty" jsonschema:"maxLength=32,description=Optional: the phase you believe the session is in. The phase is server-owned; a claim that differs is refused."`
 }
 
-// Validate implements toolkit.Args.
+// Validate implements toolkit.Args. A valid comm.fetch need leaves with its
+// URL in normal form ([declarations.Need.Normalize]).
 func (a *DeclareNeedArgs) Validate() error {
 	hasNeed := a.Operation != "" || a.Parameters != nil || a.Justification != nil
 	switch {
@@ -39,12 +40,22 @@ func (a *DeclareNeedArgs) Validate() error {
 		return nil
 	}
 	n := a.need()
-	if err := n.Validate(); err != nil {
+	err := n.Validate()
+	if err == nil {
+		// From here on the need's URL is its normal form: the policy, the
+		// approver, the declarations table and the fetcher all see one URL
+		// (issue 10, item 1; TestDeclareNeedNormalisedURL).
+		err = n.Normalize()
+	}
+	if err != nil {
 		var fe *declarations.FieldError
 		if errors.As(err, &fe) {
 			return violation.Wrap(violation.InvalidArguments, err, "argument %q: %s", fe.Field, fe.Reason)
 		}
 		return violation.Wrap(violation.InvalidArguments, err, "the need is not valid")
+	}
+	if a.Parameters != nil {
+		a.Parameters.URL = n.Parameters.URL
 	}
 	return nil
 }
