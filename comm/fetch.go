@@ -28,6 +28,41 @@ type HostRules interface {
 	CheckURL(u *url.URL) error
 }
 
+// HopRules is optionally implemented by a [HostRules]. When present, every
+// redirect target gets the caller's full policy decision through CheckHop
+// before anything else judges or requests it, not only the host rules: a
+// 302 from an allowed path into a path a rule gates or denies is not
+// followed (issue 10, item 2; TestFetchHopRules). To refuse, CheckHop
+// returns a *[RuleError]; any other error refuses too, as denied. The
+// first URL is not passed to CheckHop: the caller decided it (and a person
+// may have approved it) before calling Fetch.
+type HopRules interface {
+	CheckHop(u *url.URL) error
+}
+
+// RuleError is how a [HopRules] refuses a redirect target: RuleID names the
+// policy rule (or section) that decided, and Approval says the policy asks
+// for approval rather than denies. RuleID is operator-written text and is
+// shown to the agent; Err is the private reason.
+type RuleError struct {
+	RuleID   string
+	Approval bool
+	Err      error
+}
+
+func (e *RuleError) Error() string {
+	s := "denied by rule " + e.RuleID
+	if e.Approval {
+		s = "needs approval by rule " + e.RuleID
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *RuleError) Unwrap() error { return e.Err }
+
 // Defaults for [FetchOptions].
 const (
 	DefaultMaxBodyBytes = 2 << 20
@@ -103,6 +138,7 @@ type Fetcher struct {
 	allowTruncate bool
 	timeout       time.Duration
 	maxRedirects  int
+	hops          HopRules     // nil: redirect targets get the host rules only
 	robots        *robotsCache // nil: robots.txt ignored
 	ua, uaToken   string
 	now           func() time.Time
@@ -158,6 +194,7 @@ func NewFetcher(opts FetchOptions) (*Fetcher, error) {
 		g.allow = append(g.allow, p.Masked())
 	}
 	g.rules, _ = opts.Rules.(IPRules)
+	f.hops, _ = opts.Rules.(HopRules)
 	var res Resolver = net.DefaultResolver
 	if opts.Resolver != nil {
 		res = opts.Resolver
@@ -212,7 +249,7 @@ func (f *Fetcher) CloseIdleConnections() { f.client.CloseIdleConnections() }
 func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Document, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	u, err := f.target(rawURL, "fetch")
+	u, err := f.target(rawURL, "fetch", 0)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +288,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Document, error) {
 // no user info, https (or http for AllowHTTPHosts), accepted by the host
 // rules. It runs for the first URL and for every redirect target, and the
 // URL it returns is the one requested.
-func (f *Fetcher) target(raw, op string) (*url.URL, error) {
+func (f *Fetcher) target(raw, op string, hop int) (*url.URL, error) {
 	if len(raw) > maxURLBytes {
 		return nil, newErr(op, ErrInvalidURL, fmt.Sprintf("URL longer than %d bytes", maxURLBytes), nil)
 	}
@@ -275,6 +312,13 @@ func (f *Fetcher) target(raw, op string) (*url.URL, error) {
 	if u, err = url.Parse(norm); err != nil {
 		return nil, newErr(op, ErrInvalidURL, "the URL does not parse", err)
 	}
+	// A hop is judged by the caller's policy first, as a direct request
+	// for it was before Fetch: same decision, same code.
+	if hop > 0 {
+		if err := f.checkHop(u, op, hop); err != nil {
+			return nil, err
+		}
+	}
 	switch u.Scheme {
 	case "https":
 	case "http":
@@ -288,6 +332,43 @@ func (f *Fetcher) target(raw, op string) (*url.URL, error) {
 		return nil, newErr(op, ErrHostDenied, fmt.Sprintf("%q is not allowed by the policy", u.Hostname()), err)
 	}
 	return u, nil
+}
+
+// checkHop asks the caller's full policy about redirect target number hop,
+// so a hop is refused with the code a direct request for it would get:
+// POLICY_DENIED for a rule's or the network section's deny,
+// APPROVAL_REQUIRED for a rule asking for approval (TestFetchHopRules).
+func (f *Fetcher) checkHop(u *url.URL, op string, hop int) error {
+	if f.hops == nil {
+		return nil
+	}
+	err := f.hops.CheckHop(u)
+	if err == nil {
+		return nil
+	}
+	var re *RuleError
+	if !errors.As(err, &re) {
+		return newErr(op, ErrRedirectDenied, fmt.Sprintf("redirect %d: the policy refused its target", hop), err)
+	}
+	rule := boundRule(re.RuleID)
+	if re.Approval {
+		return newErr(op, ErrRedirectNeedsApproval, fmt.Sprintf("redirect %d: its target needs approval (rule %s); declare it as a need of its own", hop, rule), err)
+	}
+	return newErr(op, ErrRedirectDenied, fmt.Sprintf("redirect %d: its target is denied by policy (rule %s)", hop, rule), err)
+}
+
+// boundRule keeps a rule id printable and short; rule ids come from the
+// operator's policy, but the detail is shown to the agent.
+func boundRule(id string) string {
+	if len(id) > 64 {
+		id = id[:64]
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+			return '?'
+		}
+		return r
+	}, id)
 }
 
 // response is a retrieved 2xx response with its body read.
@@ -370,7 +451,7 @@ func (f *Fetcher) follow(ctx context.Context, u *url.URL, robots bool, op string
 			return nil, hops, &Error{Op: op, Kind: ErrStatus, Status: resp.StatusCode,
 				Detail: fmt.Sprintf("HTTP %d from %q without a usable Location", resp.StatusCode, u.Hostname()), Err: err}
 		}
-		if u, err = f.target(next.String(), op); err != nil {
+		if u, err = f.target(next.String(), op, len(hops)+1); err != nil {
 			return nil, hops, err
 		}
 		hops = append(hops, u.String())

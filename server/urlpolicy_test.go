@@ -2,7 +2,11 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/airlock-dev/airlock/runner"
@@ -52,5 +56,80 @@ func TestDeclareNeedNormalisedURL(t *testing.T) {
 	}
 	if o.hits.Load() != 0 {
 		t.Fatalf("origin hit %d times", o.hits.Load())
+	}
+}
+
+// redirectOrigin answers /to/<path> with a 302 to <path> (an absolute URL
+// after "/to/abs/"), and counts every other request by path.
+type redirectOrigin struct {
+	*httptest.Server
+	mu   sync.Mutex
+	hits map[string]int
+}
+
+func newRedirectOrigin(t *testing.T) *redirectOrigin {
+	o := &redirectOrigin{hits: map[string]int{}}
+	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		if abs, ok := strings.CutPrefix(r.URL.Path, "/to/abs/"); ok {
+			w.Header().Set("Location", "http://"+abs)
+			w.WriteHeader(http.StatusFound)
+			return
+		}
+		if to, ok := strings.CutPrefix(r.URL.Path, "/to"); ok {
+			w.Header().Set("Location", to)
+			w.WriteHeader(http.StatusFound)
+			return
+		}
+		o.mu.Lock()
+		o.hits[r.URL.Path]++
+		o.mu.Unlock()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintf(w, "content of %s\n", r.URL.Path)
+	}))
+	t.Cleanup(o.Close)
+	return o
+}
+
+func (o *redirectOrigin) served(path string) int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.hits[path]
+}
+
+// TestDeclareNeedRedirectJudgedByPolicy: every redirect hop gets the
+// policy's full decision. A 302 from an allowed path into the gated path
+// stops with APPROVAL_REQUIRED (it was followed before: issue 10, item 2),
+// and a hop to a host the network section refuses is POLICY_DENIED, the
+// code a direct request for it gets (it was NETWORK_ACCESS_ATTEMPT).
+func TestDeclareNeedRedirectJudgedByPolicy(t *testing.T) {
+	o := newRedirectOrigin(t)
+	f := newFixture(t, "fetcher")
+	c := f.connect(t)
+	tests := []struct {
+		name, path, code, text string
+	}{
+		{"to an allowed path", "/to/open/doc", "", "content of /open/doc"},
+		{"to the gated path", "/to/gated/secret.txt", "APPROVAL_REQUIRED", "rule gated-needs-ok"},
+		{"to the gated path, spelt around the rule", "/to/x/..//gated/secret.txt", "APPROVAL_REQUIRED", "rule gated-needs-ok"},
+		{"to a denied host", "/to/abs/example.com/", "POLICY_DENIED", "rule network"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := call(t, c, "declare_need", need(o.URL+tc.path))
+			if code(res) != tc.code || !strings.Contains(text(res), tc.text) {
+				t.Fatalf("code %q: %s", code(res), text(res))
+			}
+		})
+	}
+	if n := o.served("/gated/secret.txt"); n != 0 {
+		t.Fatalf("the gated path was served %d times through a redirect", n)
+	}
+	// The same host asked for directly: the same code.
+	if res := call(t, c, "declare_need", need("http://example.com/")); code(res) != "POLICY_DENIED" {
+		t.Fatalf("direct request: %q %s", code(res), text(res))
 	}
 }
