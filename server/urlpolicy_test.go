@@ -1,10 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -60,7 +64,8 @@ func TestDeclareNeedNormalisedURL(t *testing.T) {
 }
 
 // redirectOrigin answers /to/<path> with a 302 to <path> (an absolute URL
-// after "/to/abs/"), and counts every other request by path.
+// after "/to/abs/"), /presign with a 302 to a URL carrying a signature,
+// and counts every other request by path.
 type redirectOrigin struct {
 	*httptest.Server
 	mu   sync.Mutex
@@ -72,6 +77,12 @@ func newRedirectOrigin(t *testing.T) *redirectOrigin {
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			http.NotFound(w, r)
+			return
+		}
+		if r.URL.Path == "/presign" {
+			// A download link with a credential the origin adds.
+			w.Header().Set("Location", "/download?X-Amz-Signature=SIG-from-the-origin")
+			w.WriteHeader(http.StatusFound)
 			return
 		}
 		if abs, ok := strings.CutPrefix(r.URL.Path, "/to/abs/"); ok {
@@ -131,5 +142,78 @@ func TestDeclareNeedRedirectJudgedByPolicy(t *testing.T) {
 	// The same host asked for directly: the same code.
 	if res := call(t, c, "declare_need", need("http://example.com/")); code(res) != "POLICY_DENIED" {
 		t.Fatalf("direct request: %q %s", code(res), text(res))
+	}
+}
+
+// stateHolds reports whether any file of the state directory (the SQLite
+// database, its WAL, keys) holds s.
+func stateHolds(t *testing.T, dir, s string) []string {
+	t.Helper()
+	var found []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, []byte(s)) {
+			found = append(found, filepath.Base(p))
+		}
+		return nil
+	})
+	must(t, err)
+	return found
+}
+
+// TestQueryCredentialsNeverStored: a need whose URL carries a credential in
+// its query is refused before anything stores it, and the refused call's
+// audit record holds the value only as a keyed hash; a credential that a
+// redirect adds (a presigned download URL) is hashed in the fetch's audit
+// record too. Before, the value sat verbatim in the audit trail, the
+// declarations table and `approvals list` (issue 10, item 3).
+func TestQueryCredentialsNeverStored(t *testing.T) {
+	o := newRedirectOrigin(t)
+	f := newFixture(t, "fetcher")
+	c := f.connect(t)
+	const secret = "s3cr3t-AGENT-value"
+	for _, u := range []string{
+		o.URL + "/api?q=go&access_token=" + secret,
+		o.URL + "/gated/api?api_key=" + secret,
+		o.URL + "/api?Access%5FToken=" + secret,
+	} {
+		res := call(t, c, "declare_need", need(u))
+		if code(res) != "INVALID_ARGUMENTS" || !strings.Contains(text(res), "credential") || strings.Contains(text(res), secret) {
+			t.Fatalf("%s: code %q: %s", u, code(res), text(res))
+		}
+	}
+	const presigned = "SIG-from-the-origin"
+	res := call(t, c, "declare_need", need(o.URL+"/presign"))
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	if o.served("/download") != 1 {
+		t.Fatalf("the redirect was not followed: %v", o.hits)
+	}
+	op, err := runner.OpenOperator(f.state, true)
+	must(t, err)
+	list, err := op.Approvals(context.Background(), true)
+	op.Close()
+	must(t, err)
+	if len(list) != 1 {
+		t.Fatalf("%d declarations stored, want only the presigned fetch", len(list))
+	}
+	var hashed bool
+	for _, r := range f.auditRecords(t) {
+		hashed = hashed || strings.Contains(string(r.Args), "access_token=hmac-sha256:")
+	}
+	if !hashed {
+		t.Fatal("the refused call's URL is not in the audit trail with its credential hashed")
+	}
+	for _, s := range []string{secret, presigned} {
+		if files := stateHolds(t, f.state, s); len(files) > 0 {
+			t.Errorf("%q is stored in %v", s, files)
+		}
 	}
 }

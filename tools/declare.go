@@ -12,6 +12,7 @@ import (
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/policy"
+	"github.com/airlock-dev/airlock/redact"
 	"github.com/airlock-dev/airlock/schemas"
 	"github.com/airlock-dev/airlock/toolkit"
 	"github.com/airlock-dev/airlock/violation"
@@ -323,7 +324,9 @@ func pending(d *declarations.Declaration) *toolkit.Result {
 // state is a server-minted challenge for this declaration.
 func askApproval(ctx context.Context, env *toolkit.Env, d *declarations.Declaration) (*toolkit.Result, error) {
 	n := d.Need
-	where := n.Parameters.URL
+	// A need stored before query credentials were refused is shown
+	// without their values (issue 10, item 3).
+	where := redact.Query(n.Parameters.URL, redact.Masked)
 	if where == "" {
 		where = strings.TrimSpace(n.Parameters.Source + " " + n.Parameters.Query)
 	}
