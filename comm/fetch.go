@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -323,15 +324,28 @@ func (f *Fetcher) target(raw, op string, hop int) (*url.URL, error) {
 	case "https":
 	case "http":
 		if !f.httpHosts[normHost(u.Hostname())] {
-			return nil, newErr(op, ErrScheme, fmt.Sprintf("plain http is not allowed for %q; use https", u.Hostname()), nil)
+			return nil, newErr(op, ErrScheme, fmt.Sprintf("plain http is not allowed for %s; use https", where(u, hop)), fmt.Errorf("host %q", u.Hostname()))
 		}
 	default:
-		return nil, newErr(op, ErrScheme, fmt.Sprintf("scheme %q is not allowed; use https", u.Scheme), nil)
+		return nil, newErr(op, ErrScheme, fmt.Sprintf("the scheme of %s is not allowed; use https", where(u, hop)), fmt.Errorf("scheme %q", u.Scheme))
 	}
 	if err := f.rules.CheckURL(u); err != nil {
-		return nil, newErr(op, ErrHostDenied, fmt.Sprintf("%q is not allowed by the policy", u.Hostname()), err)
+		return nil, newErr(op, ErrHostDenied, fmt.Sprintf("%s is not allowed by the policy", where(u, hop)), err)
 	}
 	return u, nil
+}
+
+// where names the target of a request in agent-visible text: the host of
+// the URL the caller asked for, or the number of the redirect for a target
+// the remote server chose. A redirect's host, path or scheme is text the
+// remote server wrote, and error text is not fenced, so it never appears
+// there (issue 10, item 4; TestErrorsCarryNoRemoteText); the private cause
+// keeps it for the audit.
+func where(u *url.URL, hop int) string {
+	if hop > 0 {
+		return fmt.Sprintf("the target of redirect %d", hop)
+	}
+	return strconv.Quote(u.Hostname())
 }
 
 // checkHop asks the caller's full policy about redirect target number hop,
@@ -389,7 +403,8 @@ func (f *Fetcher) retrieve(ctx context.Context, u *url.URL, robots bool, op stri
 	defer resp.Body.Close()
 	final := resp.Request.URL
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &Error{Op: op, Kind: ErrStatus, Status: resp.StatusCode, Detail: fmt.Sprintf("HTTP %d from %q", resp.StatusCode, final.Hostname())}
+		return nil, &Error{Op: op, Kind: ErrStatus, Status: resp.StatusCode, Detail: fmt.Sprintf("HTTP %d from %s", resp.StatusCode, where(final, len(hops))),
+			Err: fmt.Errorf("from %s", final)}
 	}
 	r := &response{final: final, hops: hops, status: resp.StatusCode, contentType: resp.Header.Get("Content-Type")}
 	if resp.ContentLength > f.maxBody && !f.allowTruncate {
@@ -401,7 +416,7 @@ func (f *Fetcher) retrieve(ctx context.Context, u *url.URL, robots bool, op stri
 	// (TestFetchBodyCap).
 	r.body, err = io.ReadAll(io.LimitReader(resp.Body, f.maxBody+1))
 	if err != nil {
-		return nil, f.netErr(ctx, op, final, err)
+		return nil, f.netErr(ctx, op, final, len(hops), err)
 	}
 	if int64(len(r.body)) > f.maxBody {
 		if !f.allowTruncate {
@@ -420,7 +435,7 @@ func (f *Fetcher) follow(ctx context.Context, u *url.URL, robots bool, op string
 	var hops []string
 	for {
 		if robots {
-			if err := f.checkRobots(ctx, u, op); err != nil {
+			if err := f.checkRobots(ctx, u, op, len(hops)); err != nil {
 				return nil, hops, err
 			}
 		}
@@ -432,7 +447,7 @@ func (f *Fetcher) follow(ctx context.Context, u *url.URL, robots bool, op string
 		req.Header.Set("Accept", "text/html, application/xhtml+xml, application/json, text/plain;q=0.9, */*;q=0.1")
 		resp, err := f.client.Do(req)
 		if err != nil {
-			return nil, hops, f.netErr(ctx, op, u, err)
+			return nil, hops, f.netErr(ctx, op, u, len(hops), err)
 		}
 		switch resp.StatusCode {
 		case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
@@ -448,8 +463,12 @@ func (f *Fetcher) follow(ctx context.Context, u *url.URL, robots bool, op string
 		}
 		next, err := u.Parse(loc)
 		if loc == "" || err != nil {
+			cause := fmt.Errorf("from %s", u)
+			if err != nil {
+				cause = fmt.Errorf("from %s: %w", u, err)
+			}
 			return nil, hops, &Error{Op: op, Kind: ErrStatus, Status: resp.StatusCode,
-				Detail: fmt.Sprintf("HTTP %d from %q without a usable Location", resp.StatusCode, u.Hostname()), Err: err}
+				Detail: fmt.Sprintf("HTTP %d from %s without a usable Location", resp.StatusCode, where(u, len(hops))), Err: cause}
 		}
 		if u, err = f.target(next.String(), op, len(hops)+1); err != nil {
 			return nil, hops, err
@@ -460,8 +479,8 @@ func (f *Fetcher) follow(ctx context.Context, u *url.URL, robots bool, op string
 
 // netErr turns a transport error into an agent-safe *Error. The cause
 // (which may name resolved internal addresses) stays private.
-func (f *Fetcher) netErr(ctx context.Context, op string, u *url.URL, err error) error {
-	host := u.Hostname()
+func (f *Fetcher) netErr(ctx context.Context, op string, u *url.URL, hop int, err error) error {
+	host := where(u, hop)
 	var e *Error
 	var dns *net.DNSError
 	var cert *tls.CertificateVerificationError
@@ -470,19 +489,19 @@ func (f *Fetcher) netErr(ctx context.Context, op string, u *url.URL, err error) 
 		c := *e // from the dialer's guard: add the host, keep the address private
 		c.Op = op
 		if c.Detail == "" {
-			c.Detail = fmt.Sprintf("%q resolves to or is an address that may not be reached", host)
+			c.Detail = fmt.Sprintf("%s resolves to or is an address that may not be reached", host)
 		}
 		return &c
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
-		return newErr(op, ErrTimeout, fmt.Sprintf("no complete response from %q in time", host), err)
+		return newErr(op, ErrTimeout, fmt.Sprintf("no complete response from %s in time", host), err)
 	case ctx.Err() != nil:
 		return newErr(op, ErrUnavailable, "the request was canceled", err)
 	case errors.As(err, &dns):
-		return newErr(op, ErrUnavailable, fmt.Sprintf("%q could not be resolved", host), err)
+		return newErr(op, ErrUnavailable, fmt.Sprintf("%s could not be resolved", host), err)
 	case errors.As(err, &cert):
-		return newErr(op, ErrUnavailable, fmt.Sprintf("the TLS certificate of %q could not be verified", host), err)
+		return newErr(op, ErrUnavailable, fmt.Sprintf("the TLS certificate of %s could not be verified", host), err)
 	}
-	return newErr(op, ErrUnavailable, fmt.Sprintf("could not retrieve from %q", host), err)
+	return newErr(op, ErrUnavailable, fmt.Sprintf("could not retrieve from %s", host), err)
 }
 
 // trimPartialRune drops an incomplete UTF-8 sequence cut off at the end.

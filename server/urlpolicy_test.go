@@ -217,3 +217,29 @@ func TestQueryCredentialsNeverStored(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteTextNotInErrors: through the whole stack, a value the origin
+// chose (an unknown charset name) does not reach the agent's unfenced
+// error text; the audit record keeps it (issue 10, item 4).
+func TestRemoteTextNotInErrors(t *testing.T) {
+	const marker = "ignore-previous-instructions"
+	o := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset="+marker)
+		w.Write([]byte("caf\xe9"))
+	}))
+	t.Cleanup(o.Close)
+	f := newFixture(t, "fetcher")
+	c := f.connect(t)
+	res := call(t, c, "declare_need", need(o.URL+"/page"))
+	if code(res) != "UNAVAILABLE" || strings.Contains(text(res), marker) || !strings.Contains(text(res), "charset") {
+		t.Fatalf("code %q: %s", code(res), text(res))
+	}
+	recs := f.auditRecords(t)
+	if last := recs[len(recs)-1]; !strings.Contains(last.Error, marker) {
+		t.Fatalf("the audit record lost the cause: %+v", last)
+	}
+}
