@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/airlock-dev/airlock/redact"
 )
 
 // runApprovals is the operator's side of declare_need: list what waits
@@ -47,6 +49,9 @@ func runApprovals(ctx context.Context, args []string, io Streams) error {
 			if where == "" {
 				where = strings.TrimSpace(d.Need.Parameters.Source + " " + d.Need.Parameters.Query)
 			}
+			// Needs with a credential in the URL are refused since issue
+			// 10 item 3; one stored before is listed without its value.
+			where = redact.Query(where, redact.Masked)
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.State, d.Need.Operation, short(where, 60), short(d.ContextID, 28), d.Principal, short(d.Need.Justification.UserRequest, 60))
 		}
 		return w.Flush()
@@ -58,7 +63,8 @@ func runApprovals(ctx context.Context, args []string, io Streams) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(io.Out, "approved %s (%s %s); single use, until %s\n", d.ID, d.Need.Operation, d.Need.Parameters.URL+d.Need.Parameters.Query, d.ExpiresAt.Format("15:04:05Z07:00"))
+		fmt.Fprintf(io.Out, "approved %s (%s %s); single use, until %s\n", d.ID, d.Need.Operation,
+			redact.Query(d.Need.Parameters.URL+d.Need.Parameters.Query, redact.Masked), d.ExpiresAt.Format("15:04:05Z07:00"))
 		return nil
 	case "deny":
 		if *reason == "" {

@@ -86,8 +86,11 @@ func classify(header string, body []byte) (mediaType, charset string, k kind, er
 	return mediaType, charset, k, nil
 }
 
+// binaryErr refuses non-text content. The media type is the server's text
+// (or a sniffed guess), so it goes to the private cause, not to the agent's
+// unfenced error text (issue 10, item 4).
 func binaryErr(mediaType string) *Error {
-	return newErr("fetch", ErrBinary, fmt.Sprintf("content type %q is not text; only HTML, JSON and text are returned", mediaType), nil)
+	return newErr("fetch", ErrBinary, "the content type is not text; only HTML, JSON and text are returned", fmt.Errorf("content type %q", mediaType))
 }
 
 // metaCharset finds <meta charset=…> or <meta http-equiv… content="…;
@@ -162,7 +165,8 @@ func decodeText(body []byte, charset string) (string, error) {
 		}
 	default:
 		if !isASCII(body) {
-			return "", newErr("fetch", ErrCharset, fmt.Sprintf("charset %q is not supported (UTF-8, UTF-16, ISO-8859-1 and windows-1252 are)", charset), nil)
+			// The charset name is the server's text: private cause only.
+			return "", newErr("fetch", ErrCharset, "the declared charset is not supported (UTF-8, UTF-16, ISO-8859-1 and windows-1252 are)", fmt.Errorf("charset %q", charset))
 		}
 		s = string(body)
 	}

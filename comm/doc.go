@@ -15,7 +15,9 @@
 //
 // In order, for [Fetcher.Fetch]:
 //
-//  1. The URL is absolute, at most 8 KiB, carries no user info, and is
+//  1. The URL is absolute, at most 8 KiB, carries no user info, has a
+//     normal form (package urlnorm) — which is what is judged and
+//     requested from here on — and is
 //     https — or http for a host listed in FetchOptions.AllowHTTPHosts.
 //     Anything else is refused before any I/O (ErrInvalidURL, ErrScheme).
 //  2. FetchOptions.Rules.CheckURL accepts it (ErrHostDenied, wrapping the
@@ -41,7 +43,12 @@
 //  5. Redirects (301, 302, 303, 307, 308) are followed by hand, at most
 //     FetchOptions.MaxRedirects (default 5; ErrTooManyRedirects); each
 //     target goes through steps 1–4 before anything is sent to it, and no
-//     Referer, cookie or credential is ever sent.
+//     Referer, cookie or credential is ever sent. When the HostRules also
+//     implements [HopRules] (the runner's does), each target first gets
+//     the caller's full policy decision, rules included: a target the
+//     policy denies is ErrRedirectDenied (POLICY_DENIED, as a direct
+//     request for it), one it gates is ErrRedirectNeedsApproval
+//     (APPROVAL_REQUIRED); either stops the fetch.
 //  6. The whole fetch, robots.txt and body included, ends within
 //     FetchOptions.Timeout (default 30 s; ErrTimeout).
 //  7. A non-2xx final status is ErrStatus (Error.Status holds it).

@@ -21,6 +21,13 @@ var (
 	// ErrHostDenied: HostRules refused the URL (first URL or a redirect
 	// target); the rules' own error is the private cause.
 	ErrHostDenied = errors.New("host not allowed by policy")
+	// ErrRedirectDenied: the caller's [HopRules] denied a redirect target
+	// (a rule, or the policy's network section): the code is the one a
+	// direct request for the target gets, POLICY_DENIED.
+	ErrRedirectDenied = errors.New("redirect target denied by policy")
+	// ErrRedirectNeedsApproval: the caller's [HopRules] asks for approval
+	// of a redirect target; the fetch stops (APPROVAL_REQUIRED).
+	ErrRedirectNeedsApproval = errors.New("redirect target needs approval")
 	// ErrPrivateAddress: the connection would reach a loopback, private,
 	// link-local, metadata, CGNAT, multicast or otherwise reserved
 	// address outside FetchOptions.AllowPrivate. Checked at connect time.
@@ -109,6 +116,8 @@ var codes = []struct {
 	{ErrPrivateAddress, violation.NetworkAccessAttempt},
 	{ErrHostDenied, violation.NetworkAccessAttempt},
 	{ErrScheme, violation.NetworkAccessAttempt},
+	{ErrRedirectDenied, violation.PolicyDenied},
+	{ErrRedirectNeedsApproval, violation.ApprovalRequired},
 	{ErrNotReadOnly, violation.WriteAttempt},
 	{ErrInvalidURL, violation.InvalidArguments},
 	{ErrInvalidQuery, violation.InvalidArguments},
@@ -129,6 +138,8 @@ var codes = []struct {
 // reports to the agent:
 //
 //	ErrPrivateAddress, ErrHostDenied, ErrScheme           NETWORK_ACCESS_ATTEMPT
+//	ErrRedirectDenied                                     POLICY_DENIED
+//	ErrRedirectNeedsApproval                              APPROVAL_REQUIRED
 //	ErrNotReadOnly                                        WRITE_ATTEMPT
 //	ErrInvalidURL, ErrInvalidQuery, ErrMultipleStatements INVALID_ARGUMENTS
 //	ErrRobots                                             POLICY_DENIED

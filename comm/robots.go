@@ -245,12 +245,12 @@ func (c *robotsCache) put(key string, r *robotsRules, now time.Time) {
 //
 // The robots.txt request passes the same scheme, host-rule and
 // connect-time address checks as the page (TestFetchRobots).
-func (f *Fetcher) checkRobots(ctx context.Context, u *url.URL, op string) error {
+func (f *Fetcher) checkRobots(ctx context.Context, u *url.URL, op string, hop int) error {
 	key := u.Scheme + "://" + strings.ToLower(u.Host)
 	rules := f.robots.get(key, f.now())
 	if rules == nil {
 		var err error
-		if rules, err = f.fetchRobots(ctx, u, op); err != nil {
+		if rules, err = f.fetchRobots(ctx, u, op, hop); err != nil {
 			return err
 		}
 		f.robots.put(key, rules, f.now())
@@ -263,12 +263,19 @@ func (f *Fetcher) checkRobots(ctx context.Context, u *url.URL, op string) error 
 		path += "?" + u.RawQuery
 	}
 	if !rules.allowed(path) {
+		if hop > 0 {
+			return newErr(op, ErrRobots, fmt.Sprintf("the robots.txt of %s disallows it for %s", where(u, hop), f.uaToken), fmt.Errorf("%s disallows %q", u.Host, path))
+		}
 		return newErr(op, ErrRobots, fmt.Sprintf("%s's robots.txt disallows %q for %s", u.Host, path, f.uaToken), nil)
 	}
 	return nil
 }
 
-func (f *Fetcher) fetchRobots(ctx context.Context, u *url.URL, op string) (*robotsRules, error) {
+func (f *Fetcher) fetchRobots(ctx context.Context, u *url.URL, op string, hop int) (*robotsRules, error) {
+	site := u.Host + "'s"
+	if hop > 0 {
+		site = "the site of " + where(u, hop) + ": its"
+	}
 	rctx, cancel := context.WithTimeout(ctx, min(maxRobotsTimeout, f.timeout/2))
 	defer cancel()
 	ru := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/robots.txt"}
@@ -277,12 +284,18 @@ func (f *Fetcher) fetchRobots(ctx context.Context, u *url.URL, op string) (*robo
 		var e *Error
 		switch {
 		case ctx.Err() != nil:
-			return nil, f.netErr(ctx, op, u, ctx.Err())
+			return nil, f.netErr(ctx, op, u, hop, ctx.Err())
 		case errors.Is(err, ErrTimeout):
-			return nil, newErr(op, ErrRobots, fmt.Sprintf("%s's robots.txt did not arrive in time, so the site is treated as disallowing all", u.Host), err)
+			return nil, newErr(op, ErrRobots, fmt.Sprintf("%s robots.txt did not arrive in time, so the site is treated as disallowing all", site), err)
 		case errors.As(err, &e) && (e.Kind == ErrHostDenied || e.Kind == ErrScheme || e.Kind == ErrTooManyRedirects ||
 			e.Kind == ErrInvalidURL || e.Kind == ErrStatus):
 			return allowAll, nil
+		}
+		if hop > 0 && errors.As(err, &e) {
+			// Its details name the remote-chosen host: keep them private.
+			c := *e
+			c.Detail, c.Err = fmt.Sprintf("the robots.txt of %s could not be fetched", where(u, hop)), err
+			return nil, &c
 		}
 		return nil, err
 	}
@@ -290,16 +303,16 @@ func (f *Fetcher) fetchRobots(ctx context.Context, u *url.URL, op string) (*robo
 	switch s := resp.StatusCode; {
 	case s >= 500:
 		return nil, &Error{Op: op, Kind: ErrRobots, Status: s,
-			Detail: fmt.Sprintf("%s's robots.txt answered HTTP %d, so the site is treated as disallowing all", u.Host, s)}
+			Detail: fmt.Sprintf("%s robots.txt answered HTTP %d, so the site is treated as disallowing all", site, s)}
 	case s < 200 || s > 299:
 		return allowAll, nil
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxRobotsBytes))
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, f.netErr(ctx, op, u, ctx.Err())
+			return nil, f.netErr(ctx, op, u, hop, ctx.Err())
 		}
-		return nil, newErr(op, ErrRobots, fmt.Sprintf("%s's robots.txt could not be read, so the site is treated as disallowing all", u.Host), err)
+		return nil, newErr(op, ErrRobots, fmt.Sprintf("%s robots.txt could not be read, so the site is treated as disallowing all", site), err)
 	}
 	return parseRobots(string(body), f.uaToken), nil
 }

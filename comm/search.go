@@ -87,7 +87,7 @@ func NewSearcher(endpoint string, fetchOpts FetchOptions, maxResults int) (*Sear
 	if err != nil {
 		return nil, err
 	}
-	if _, err := f.target(u.String(), "search"); err != nil {
+	if _, err := f.target(u.String(), "search", 0); err != nil {
 		return nil, fmt.Errorf("comm: search endpoint %q is not reachable under these options: %w", endpoint, err)
 	}
 	if maxResults <= 0 {
@@ -113,7 +113,7 @@ func (s *Searcher) Search(ctx context.Context, query string) (*SearchResults, er
 	u.Path = strings.TrimSuffix(u.Path, "/") + "/search"
 	u.RawPath = ""
 	u.RawQuery = url.Values{"q": {q}, "format": {"json"}}.Encode()
-	target, err := s.f.target(u.String(), "search")
+	target, err := s.f.target(u.String(), "search", 0)
 	if err != nil {
 		return nil, err
 	}

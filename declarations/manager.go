@@ -72,13 +72,17 @@ func (m *Manager) now() time.Time { return m.clock().UTC().Truncate(time.Microse
 // the caller then expires the declaration in a Transition of its own.
 var errDue = errors.New("deadline passed")
 
-// Declare validates need and records it with the policy's decision:
+// Declare validates need, puts it in normal form ([Need.Normalize]) and
+// records it with the policy's decision:
 // DecisionRequireApproval leaves it declared, waiting for Approve or Deny;
 // DecisionAllow approves it at once (auto-approval for low risk) and
 // DecisionDeny denies it, each by "policy:<ruleID>". ruleID is required:
 // every decision names the rule that made it.
 func (m *Manager) Declare(ctx context.Context, contextID, principal string, need Need, decision, ruleID, reason string) (*Declaration, error) {
 	if err := need.Validate(); err != nil {
+		return nil, err
+	}
+	if err := need.Normalize(); err != nil {
 		return nil, err
 	}
 	if contextID == "" {

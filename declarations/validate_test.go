@@ -281,3 +281,25 @@ func TestFieldErrorText(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateQueryCredentials: a need whose URL carries a credential in
+// its query is refused, so the secret never reaches the declarations
+// table, the approver or the fetch (issue 10, item 3). Parameters that only
+// look alike stay valid.
+func TestValidateQueryCredentials(t *testing.T) {
+	runValidate(t, []validateCase{
+		{"access_token", withURL("https://api.test/v1?access_token=abc123"), "parameters.url"},
+		{"api_key second", withURL("https://api.test/v1?q=go&api_key=k3y"), "parameters.url"},
+		{"encoded name", withURL("https://api.test/v1?access%5Ftoken=abc"), "parameters.url"},
+		{"upper case", withURL("https://api.test/v1?API_KEY=abc"), "parameters.url"},
+		{"presigned", withURL("https://b.test/o?X-Amz-Signature=f00"), "parameters.url"},
+		{"bearer as a value", withURL("https://api.test/v1?q=Bearer%20abcdefgh"), "parameters.url"},
+		{"look-alikes", withURL("https://a.test/?author=ann&keyword=go&sort_key=date&code=py"), ""},
+		{"empty token", withURL("https://a.test/?token="), "parameters.url"},
+	})
+	n := withURL("https://api.test/v1?q=go&access_token=abc123")
+	err := n.Validate()
+	if err == nil || !strings.Contains(err.Error(), `"access_token"`) || strings.Contains(err.Error(), "abc123") {
+		t.Fatalf("message: %v", err)
+	}
+}

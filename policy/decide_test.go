@@ -147,7 +147,7 @@ func TestEnvironment(t *testing.T) {
 		`url.scheme == "https"`,
 		`url.port == 8443`,
 		`url.path == "/a/b"`,
-		`url.raw startsWith "https://Docs"`,
+		`url.raw == "https://docs.example.org.:8443/a/b?q=1"`, // the normal form
 		`pool == "sales"`,
 		`path == "x/y.csv"`,
 		`query == "weather"`,
@@ -266,5 +266,40 @@ func TestNowMethods(t *testing.T) {
 	}
 	if _, err := Compile(Spec{Rules: []RuleSpec{{ID: "r", Capability: "*", When: `now.Hour(1) == 9`, Effect: Allow}}}); err == nil {
 		t.Error("now.Hour(1) compiled")
+	}
+}
+
+// TestDecideNormalisesURL: a path rule sees the URL's normal form, so dot
+// segments, doubled slashes and escaped unreserved characters cannot read
+// as another path (issue 10, item 1), and a URL that hides a dot segment
+// behind an escape has no normal form and is denied.
+func TestDecideNormalisesURL(t *testing.T) {
+	p := mustCompile(t, Spec{
+		Allow:   []string{"comm.fetch"},
+		Rules:   []RuleSpec{{ID: "gated", Capability: "comm.fetch", When: `url.path startsWith "/gated/"`, Effect: RequireApproval}},
+		Network: NetworkSpec{AllowHosts: []string{"docs.test"}},
+	})
+	tests := []struct {
+		url    string
+		effect Effect
+		rule   string
+	}{
+		{"https://docs.test/open/page.txt", Allow, "allow:comm.fetch"},
+		{"https://docs.test/gated/secret.txt", RequireApproval, "gated"},
+		{"https://docs.test/x/../gated/secret.txt", RequireApproval, "gated"},
+		{"https://docs.test//gated/secret.txt", RequireApproval, "gated"},
+		{"https://docs.test/./gated/secret.txt", RequireApproval, "gated"},
+		{"https://docs.test/x/%2e%2e/gated/secret.txt", RequireApproval, "gated"},
+		{"https://docs.test/%67ated/secret.txt", RequireApproval, "gated"},
+		{"https://docs.test/x/..%2Fgated/secret.txt", Deny, "network"},
+		{"https://docs.test/x/..;/gated/secret.txt", Deny, "network"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.url, func(t *testing.T) {
+			d := p.Decide(&Input{Tool: "declare_need", Capability: "comm.fetch", URL: tc.url})
+			if d.Effect != tc.effect || d.RuleID != tc.rule {
+				t.Fatalf("got %+v, want %s by %s", d, tc.effect, tc.rule)
+			}
+		})
 	}
 }

@@ -26,7 +26,7 @@
 //	tier        string           read, external or act
 //	session, principal, role, phase  string
 //	now         time.Time        the call's time (now() is disabled)
-//	url         {raw, scheme, host, port, path}   parsed from args.url
+//	url         {raw, scheme, host, port, path}   args.url in normal form (package urlnorm)
 //	pool, path, query  string    from args.pool, args.path, args.query
 //
 // A syntax error, an unknown identifier (url.hots) or a condition that is
@@ -101,8 +101,12 @@
 // covers it, deny_hosts before allow_hosts, and a host that must match
 // allow_hosts, where an empty allow_hosts allows no host. Host patterns are
 // exact names or addresses, "*.domain" (subdomains, not the domain itself)
-// or "*". The fetch executor re-checks each redirect with CheckURL and each
-// dialled address with [Policy.CheckIP]. Pipelines' paths are checked with
+// or "*". The URL is judged in its normal form (package urlnorm: dot
+// segments, repeated slashes and unreserved escapes cannot make a path read
+// as another), which is the form the fetcher requests; a URL without one is
+// denied by the network step. The runner's fetch judges each redirect
+// target with Decide for the same call (the target as url), and the fetcher
+// re-checks it with CheckURL and each dialled address with [Policy.CheckIP]. Pipelines' paths are checked with
 // [Policy.CheckRead] and [Policy.CheckWrite]: a path is allowed if it is a
 // listed path or lies beneath one, by whole path elements.
 //

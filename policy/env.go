@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/airlock-dev/airlock/urlnorm"
 )
 
 // Input is what a decision is made over. The runner fills it from the call
@@ -50,14 +52,18 @@ type Env struct {
 	Query      string         `expr:"query"`
 }
 
-// URL is the call's target URL, parsed. Every field is empty (Port 0) when
-// the call has no URL; Raw is set and the rest empty when it does not parse.
+// URL is the call's target URL in its normal form (package urlnorm: dot
+// segments and repeated slashes removed, unreserved escapes decoded), the
+// form the fetcher requests; Raw is that form too, so no condition reads
+// the agent's spelling. Every field is empty (Port 0) when the call has no
+// URL; Raw is the URL as given and the rest empty when it has no normal
+// form (it does not parse, or hides a dot segment behind an escape).
 type URL struct {
 	Raw    string `expr:"raw"`
 	Scheme string `expr:"scheme"` // lower case
 	Host   string `expr:"host"`   // lower case, no port, no brackets, no trailing dot
 	Port   int    `expr:"port"`   // explicit port, else 443 for https and 80 for http, else 0
-	Path   string `expr:"path"`
+	Path   string `expr:"path"`   // decoded ("%2F" reads as "/")
 }
 
 // state is the per-call scratch space: the expr VM and the environment,
@@ -129,14 +135,23 @@ func (st *state) url() (*url.URL, error) {
 		return nil, nil
 	}
 	st.env.URL.Raw = st.rawURL
-	u, err := url.Parse(st.rawURL)
+	// Rules judge the normal form, the one the fetcher requests: a path
+	// rule cannot be dodged by "/x/../gated" or "//gated"
+	// (TestDecideNormalisesURL). A URL without one is refused like one that
+	// does not parse.
+	norm, err := urlnorm.Normalize(st.rawURL)
+	if err != nil {
+		st.urlErr = err
+		return nil, err
+	}
+	u, err := url.Parse(norm)
 	if err != nil {
 		st.urlErr = err
 		return nil, err
 	}
 	st.parsed = u
 	st.env.URL = URL{
-		Raw:    st.rawURL,
+		Raw:    norm,
 		Scheme: strings.ToLower(u.Scheme),
 		Host:   normalHost(u.Hostname()),
 		Path:   u.Path,

@@ -75,7 +75,7 @@ func Explain(p *Policy, in *Input) Explanation {
 		if err != nil {
 			add(Step{Kind: StepNetwork, ID: "network", Effect: Deny, Matched: true, Why: err.Error()})
 		} else {
-			add(Step{Kind: StepNetwork, ID: "network", Matched: false, Why: "URL " + st.rawURL + " is allowed by the network section"})
+			add(Step{Kind: StepNetwork, ID: "network", Matched: false, Why: "URL " + st.env.URL.Raw + " is allowed by the network section"})
 		}
 	}
 	for _, l := range p.layers {

@@ -7,8 +7,10 @@
 // that used it. Two things mark a value secret: its key looks like a
 // credential name (token, password, api_key, authorization, ...), or the
 // string itself looks like a credential (a bearer token, a private key block,
-// a well-known key prefix, a URL with a password). Redaction is applied to a
-// copy; the tool still receives the real arguments.
+// a well-known key prefix, a URL with a password). In any string, the value
+// of a credential-bearing URL query parameter ("?access_token=…") is hashed
+// too, the rest of the URL kept readable ([Query]). Redaction is applied to
+// a copy; the tool still receives the real arguments.
 package redact
 
 import (
@@ -86,7 +88,7 @@ func (r *Redactor) walk(v any, sensitive bool) any {
 		if sensitive || secretValue.MatchString(t) {
 			return r.Hash(t)
 		}
-		return r.stripURLPassword(t)
+		return Query(r.stripURLPassword(t), r.Hash)
 	case json.Number, float64, bool, nil:
 		if sensitive && t != nil {
 			return r.Hash(toString(t))

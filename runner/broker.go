@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -67,6 +68,38 @@ type sessionBroker struct {
 	cfg    *brokerConfig
 	s      *Session
 	policy *policy.Policy
+	input  *policy.Input // the call's policy input; redirect hops are judged as this call with their URL
+}
+
+// hopPolicy is the fetcher's rules for one call: the policy's host and
+// address checks, and for every redirect target the policy's full decision
+// for this call with the target as its URL (comm.HopRules). Rules see the
+// hop through url.*; args stay the call's. A hop a rule gates or denies, or
+// the network section refuses, stops the fetch with the code a direct
+// request gets (issue 10, item 2; TestDeclareNeedRedirectJudgedByPolicy).
+type hopPolicy struct {
+	*policy.Policy
+	in policy.Input
+}
+
+var (
+	_ comm.HostRules = (*hopPolicy)(nil)
+	_ comm.IPRules   = (*hopPolicy)(nil)
+	_ comm.HopRules  = (*hopPolicy)(nil)
+)
+
+// CheckHop implements comm.HopRules.
+func (h *hopPolicy) CheckHop(u *url.URL) error {
+	in := h.in
+	in.URL = u.String()
+	d := h.Decide(&in)
+	switch d.Effect {
+	case policy.Allow:
+		return nil
+	case policy.RequireApproval:
+		return &comm.RuleError{RuleID: d.RuleID, Approval: true, Err: errors.New(d.Reason)}
+	}
+	return &comm.RuleError{RuleID: d.RuleID, Err: errors.New(d.Reason)}
 }
 
 var _ toolkit.Broker = (*sessionBroker)(nil)
@@ -78,8 +111,11 @@ func (b *sessionBroker) Execute(ctx context.Context, need declarations.Need) (*t
 		if err := b.s.r.admitRate(ctx, "fetch-rate:"+b.s.principal, b.cfg.rate, "comm.fetch"); err != nil {
 			return nil, err
 		}
+		if b.input == nil {
+			return nil, fmt.Errorf("fetch without the call's policy input: redirects could not be judged")
+		}
 		opts := b.cfg.fetch
-		opts.Rules = b.policy
+		opts.Rules = &hopPolicy{Policy: b.policy, in: *b.input}
 		opts.Now = b.s.r.now
 		f, err := comm.NewFetcher(opts)
 		if err != nil {

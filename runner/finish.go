@@ -12,6 +12,7 @@ import (
 	"github.com/airlock-dev/airlock/attribution"
 	"github.com/airlock-dev/airlock/fence"
 	"github.com/airlock-dev/airlock/limits"
+	"github.com/airlock-dev/airlock/redact"
 	"github.com/airlock-dev/airlock/toolkit"
 	"github.com/airlock-dev/airlock/violation"
 )
@@ -49,7 +50,9 @@ func (c *call) boundError(err error) *Response {
 	c.rec.Violation = string(v.Code)
 	c.rec.Outcome = outcomeOf(v.Code)
 	if v.Err != nil {
-		c.rec.Error = truncateString(v.Err.Error(), 4096)
+		// A transport error quotes the URL it failed on; a credential in
+		// its query is hashed like one in the arguments (issue 10, item 3).
+		c.rec.Error = truncateString(redact.Query(v.Err.Error(), c.s.r.redactor.Hash), 4096)
 	}
 	if c.rec.Reason == "" {
 		c.rec.Reason = v.Message
@@ -124,7 +127,9 @@ func (c *call) render(res *toolkit.Result) *Response {
 	}
 	c.rec.Outcome, c.rec.OutputBytes, c.rec.Truncated = "ok", int64(out), resp.Truncated
 	if len(res.Audit) > 0 {
-		c.rec.Extra = mustJSON(res.Audit)
+		// A fetch's final URL may come from a redirect to a presigned or
+		// token-bearing URL: its query credentials are hashed.
+		c.rec.Extra = mustJSON(c.s.r.redactor.Strings(res.Audit))
 	}
 	return resp
 }

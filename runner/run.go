@@ -67,6 +67,7 @@ type call struct {
 	phase   string
 	policy  *policy.Policy
 	sources *sources.Context
+	input   *policy.Input // what step 5 decided over; nil before it
 }
 
 // Run executes one tool call through the fixed steps and returns what the
@@ -119,6 +120,7 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 	if t, ok := args.(toolkit.Targeted); ok {
 		in.URL, in.Query = t.Target()
 	}
+	c.input = in
 	dec := c.policy.Decide(in)
 	c.rec.Decision, c.rec.RuleID, c.rec.Reason = string(dec.Effect), dec.RuleID, dec.Reason
 	switch dec.Effect {
@@ -183,7 +185,7 @@ func (c *call) env(dec policy.Decision) *toolkit.Env {
 		Sources: c.sources, Decision: dec, Now: c.start, Progress: progress,
 		Policy: c.policy, Config: cfg, Pipelines: c.s.r.pipelines,
 		DryRun: c.mode == phasegate.DryRun, Declarations: c.s.r.decls, Elicitation: el,
-		Broker:    &sessionBroker{cfg: c.s.r.broker, s: c.s, policy: c.policy},
+		Broker:    &sessionBroker{cfg: c.s.r.broker, s: c.s, policy: c.policy, input: c.input},
 		Approvals: &approvals{c: c},
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/policy"
+	"github.com/airlock-dev/airlock/redact"
 	"github.com/airlock-dev/airlock/schemas"
 	"github.com/airlock-dev/airlock/toolkit"
 	"github.com/airlock-dev/airlock/violation"
@@ -27,7 +28,8 @@ type DeclareNeedArgs struct {
 	Phase         string                      `json:"phase,omitempty" jsonschema:"maxLength=32,description=Optional: the phase you believe the session is in. The phase is server-owned; a claim that differs is refused."`
 }
 
-// Validate implements toolkit.Args.
+// Validate implements toolkit.Args. A valid comm.fetch need leaves with its
+// URL in normal form ([declarations.Need.Normalize]).
 func (a *DeclareNeedArgs) Validate() error {
 	hasNeed := a.Operation != "" || a.Parameters != nil || a.Justification != nil
 	switch {
@@ -39,12 +41,22 @@ func (a *DeclareNeedArgs) Validate() error {
 		return nil
 	}
 	n := a.need()
-	if err := n.Validate(); err != nil {
+	err := n.Validate()
+	if err == nil {
+		// From here on the need's URL is its normal form: the policy, the
+		// approver, the declarations table and the fetcher all see one URL
+		// (issue 10, item 1; TestDeclareNeedNormalisedURL).
+		err = n.Normalize()
+	}
+	if err != nil {
 		var fe *declarations.FieldError
 		if errors.As(err, &fe) {
 			return violation.Wrap(violation.InvalidArguments, err, "argument %q: %s", fe.Field, fe.Reason)
 		}
 		return violation.Wrap(violation.InvalidArguments, err, "the need is not valid")
+	}
+	if a.Parameters != nil {
+		a.Parameters.URL = n.Parameters.URL
 	}
 	return nil
 }
@@ -312,7 +324,9 @@ func pending(d *declarations.Declaration) *toolkit.Result {
 // state is a server-minted challenge for this declaration.
 func askApproval(ctx context.Context, env *toolkit.Env, d *declarations.Declaration) (*toolkit.Result, error) {
 	n := d.Need
-	where := n.Parameters.URL
+	// A need stored before query credentials were refused is shown
+	// without their values (issue 10, item 3).
+	where := redact.Query(n.Parameters.URL, redact.Masked)
 	if where == "" {
 		where = strings.TrimSpace(n.Parameters.Source + " " + n.Parameters.Query)
 	}
