@@ -13,10 +13,14 @@ type Refusal struct {
 	Principal string // "anonymous" before authentication
 	Role      string
 	Code      string // a stable violation code
-	Reason    string
+	// Kind splits a code into a few fixed causes that are counted apart
+	// ("no token" / "token not recognised"); never peer-chosen text, or a
+	// peer could mint keys.
+	Kind   string
+	Reason string
 }
 
-type aggKey struct{ remote, principal, code string }
+type aggKey struct{ remote, principal, code, kind string }
 
 type aggEntry struct {
 	start   time.Time
@@ -25,7 +29,7 @@ type aggEntry struct {
 }
 
 // Aggregator turns refusals into audit records at a bounded rate: per
-// window, at most two records per (remote, principal, code) — the first at
+// window, at most two records per (remote, principal, code, kind) — the first at
 // once, the rest as one record with their count when the window closes —
 // and at most MaxKeys distinct keys (beyond that, refusals from addresses
 // not yet seen share one overflow key per code). 100,000 refusals from one
@@ -52,12 +56,13 @@ func NewAggregator(window time.Duration, maxKeys int, record func(r Refusal, cou
 // Refuse counts r; the first of its key in a window is recorded now.
 func (a *Aggregator) Refuse(r Refusal) {
 	now := a.now()
-	k := aggKey{r.Remote, r.Principal, r.Code}
+	k := aggKey{r.Remote, r.Principal, r.Code, r.Kind}
 	a.mu.Lock()
 	e := a.entries[k]
 	if e == nil && a.maxKeys > 0 && len(a.entries) >= a.maxKeys {
-		r.Remote = Overflow
-		k.remote = Overflow
+		// Beyond the bound every newcomer shares one key per code.
+		r.Remote, r.Principal, r.Kind = Overflow, Overflow, ""
+		k = aggKey{Overflow, Overflow, r.Code, ""}
 		e = a.entries[k]
 	}
 	var flushOld *aggEntry

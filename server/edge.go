@@ -49,6 +49,7 @@ func (s *Server) guard(transport string, next http.Handler) http.Handler {
 			if r.Header.Get("Authorization") != "" {
 				ref.Reason = "bearer token not recognised"
 			}
+			ref.Kind = ref.Reason
 			w.Header().Set("WWW-Authenticate", `Bearer realm="airlock"`)
 			s.refuseEdge(w, ref, http.StatusUnauthorized, mcp.INVALID_REQUEST, nil, "Unauthorized: a valid bearer token is required")
 			return
@@ -61,14 +62,14 @@ func (s *Server) guard(transport string, next http.Handler) http.Handler {
 		if r.Method == http.MethodPost {
 			body, status, code, why := readBody(w, r, cfg)
 			if status != 0 {
-				ref.Code, ref.Reason = string(code), r.Method+" "+r.URL.Path+" refused: "+why
+				ref.Code, ref.Kind, ref.Reason = string(code), http.StatusText(status), r.Method+" "+r.URL.Path+" refused: "+why
 				s.refuseEdge(w, ref, status, mcp.INVALID_REQUEST, nil, why)
 				return
 			}
 			if _, err := wire.Check(body); err != nil {
 				var we *wire.Error
 				errors.As(err, &we)
-				ref.Code, ref.Reason = string(violation.MalformedMessage), r.Method+" "+r.URL.Path+" refused: "+we.Message
+				ref.Code, ref.Kind, ref.Reason = string(violation.MalformedMessage), we.Err.Error(), r.Method+" "+r.URL.Path+" refused: "+we.Message
 				s.refuseEdge(w, ref, http.StatusBadRequest, we.Code, we.ID, we.Message)
 				return
 			}

@@ -93,10 +93,10 @@ func TestHTTPRefusesMissingOrWrongToken(t *testing.T) {
 			t.Fatal("token echoed")
 		}
 	}
-	// One peer, one cause: the first refusal is a record at once, the
-	// other three one record with their count.
-	if records, total := f.edgeRefusals(t, violation.Unauthenticated); records != 2 || total != 4 {
-		t.Fatalf("want 4 anonymous denials audited in 2 records, got %d in %d", total, records)
+	// One peer, two causes: "no bearer token" once (one record), "not
+	// recognised" three times (a record at once, then one with the count 2).
+	if records, total := f.edgeRefusals(t, violation.Unauthenticated); records != 3 || total != 4 {
+		t.Fatalf("want 4 anonymous denials audited in 3 records, got %d in %d", total, records)
 	}
 }
 

@@ -127,7 +127,7 @@ const instructions = "Airlock governs every tool call: reads come from read-only
 
 // maxRefusalKeys bounds the aggregator's memory: beyond this many remote
 // address/principal/cause keys per window, refusals share overflow keys.
-const maxRefusalKeys = 4096
+const maxRefusalKeys = 1024
 
 // Close records every refusal still counted by the edge. Idempotent.
 func (s *Server) Close() {

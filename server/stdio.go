@@ -80,13 +80,13 @@ func (s *Server) filterStdio(in io.Reader, toMCP io.Writer, out io.Writer) error
 			return err
 		}
 		if oversize {
-			s.refuseStdio(out, nil, violation.MessageTooLarge, wire.CodeInvalidRequest,
+			s.refuseStdio(out, nil, violation.MessageTooLarge, "", wire.CodeInvalidRequest,
 				fmt.Sprintf("Invalid request: the message is over transports.stdio.max_message_bytes (%d bytes); it was discarded unread", max))
 		} else if msg := bytes.TrimSpace(line); len(msg) > 0 {
 			if _, cerr := wire.Check(msg); cerr != nil {
 				var we *wire.Error
 				errors.As(cerr, &we)
-				s.refuseStdio(out, we.ID, violation.MalformedMessage, we.Code, we.Message)
+				s.refuseStdio(out, we.ID, violation.MalformedMessage, we.Err.Error(), we.Code, we.Message)
 			} else if _, werr := toMCP.Write(append(msg, '\n')); werr != nil {
 				return werr
 			}
@@ -98,10 +98,10 @@ func (s *Server) filterStdio(in io.Reader, toMCP io.Writer, out io.Writer) error
 	}
 }
 
-func (s *Server) refuseStdio(out io.Writer, id json.RawMessage, code violation.Code, rpcCode int, message string) {
+func (s *Server) refuseStdio(out io.Writer, id json.RawMessage, code violation.Code, kind string, rpcCode int, message string) {
 	idn := s.identityFrom(context.Background())
 	s.refusals.Refuse(edge.Refusal{Transport: "stdio", Remote: "stdio", Principal: idn.Principal, Role: idn.Role,
-		Code: string(code), Reason: "stdin message refused: " + message})
+		Code: string(code), Kind: kind, Reason: "stdin message refused: " + message})
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}

@@ -108,8 +108,8 @@ describe('TypeScript SDK over streamable HTTP', () => {
       { transport: 'streamable-http', principal, tool: 'read_pool_file', violation: 'PATH_OUTSIDE_POOLS' },
       { transport: 'streamable-http', principal, tool: 'read_pool_file', violation: 'UNKNOWN_POOL_ID' },
       { transport: 'streamable-http', principal, tool: 'read_pool_file', violation: 'POOL_NOT_SELECTED' },
-      { transport: 'streamable-http', principal: 'anonymous', capability: 'transport.connect', decision: 'deny', reason: 'no bearer token' },
-      { transport: 'streamable-http', principal: 'anonymous', capability: 'transport.connect', decision: 'deny', reason: 'bearer token not recognised' },
+      { transport: 'streamable-http', principal: 'anonymous', capability: 'transport.edge', violation: 'UNAUTHENTICATED', decision: 'deny', reason: 'no bearer token' },
+      { transport: 'streamable-http', principal: 'anonymous', capability: 'transport.edge', violation: 'UNAUTHENTICATED', decision: 'deny', reason: 'bearer token not recognised' },
     ]);
   });
 });

@@ -195,7 +195,7 @@ describe('protocol 2026-07-28 (SDK v2) beside 2025-11-25 (SDK v1) over streamabl
       { transport: 'streamable-http', principal, tool: 'read_pool_file', outcome: 'ok' },
       { transport: 'streamable-http', principal, tool: 'read_pool_file', violation: 'POOL_NOT_SELECTED' },
       { transport: 'streamable-http', principal, tool: 'read_pool_file', violation: 'PATH_OUTSIDE_POOLS' },
-      { transport: 'streamable-http', principal: 'anonymous', capability: 'transport.connect', decision: 'deny' },
+      { transport: 'streamable-http', principal: 'anonymous', capability: 'transport.edge', violation: 'UNAUTHENTICATED', decision: 'deny' },
     ]);
     // 3 SDK reads + 1 by hand, from both protocol revisions.
     const reads = recs.filter((r) => r.tool === 'read_pool_file' && r.outcome === 'ok');

@@ -79,7 +79,7 @@ describe('TypeScript SDK over SSE', () => {
       { transport: 'sse', principal, tool: 'read_pool_file', outcome: 'ok' },
       { transport: 'sse', principal, tool: 'read_pool_file', violation: 'PATH_OUTSIDE_POOLS' },
       { transport: 'sse', principal, tool: 'read_pool_file', violation: 'POOL_NOT_SELECTED' },
-      { transport: 'sse', principal: 'anonymous', capability: 'transport.connect', decision: 'deny' },
+      { transport: 'sse', principal: 'anonymous', capability: 'transport.edge', violation: 'UNAUTHENTICATED', decision: 'deny' },
     ]);
   });
 });
