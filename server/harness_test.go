@@ -189,7 +189,7 @@ pipelines:
 `
 
 // writeFile creates a file under dir with parents.
-func writeFile(t *testing.T, dir, name, content string) {
+func writeFile(t testing.TB, dir, name, content string) {
 	t.Helper()
 	p := filepath.Join(dir, filepath.FromSlash(name))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -201,7 +201,7 @@ func writeFile(t *testing.T, dir, name, content string) {
 }
 
 // writePool writes files and a sha256sum-format manifest listing them.
-func writePool(t *testing.T, dir string, files map[string]string) {
+func writePool(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	var m strings.Builder
 	for name, content := range files {
@@ -215,14 +215,14 @@ func writePool(t *testing.T, dir string, files map[string]string) {
 // bigText is larger than max_read_bytes, so reading it needs paging.
 var bigText = strings.Repeat("0123456789abcdef\n", 600)
 
-func newFixture(t *testing.T, stdioRole string) *fixture {
+func newFixture(t testing.TB, stdioRole string) *fixture {
 	t.Helper()
 	return newFixtureConfig(t, fmt.Sprintf(testConfig, stdioRole))
 }
 
 // newFixtureConfig is newFixture with the configuration text given whole
 // (testConfig with the stdio role filled in, possibly edited).
-func newFixtureConfig(t *testing.T, configText string) *fixture {
+func newFixtureConfig(t testing.TB, configText string) *fixture {
 	t.Helper()
 	f := &fixture{dir: t.TempDir()}
 	f.state = filepath.Join(f.dir, "state")
@@ -272,7 +272,7 @@ func newFixtureConfig(t *testing.T, configText string) *fixture {
 	return f
 }
 
-func appendManifest(t *testing.T, dir, name, content string) {
+func appendManifest(t testing.TB, dir, name, content string) {
 	t.Helper()
 	sum := sha256.Sum256([]byte(content))
 	fh, err := os.OpenFile(filepath.Join(dir, "SHA256SUMS"), os.O_APPEND|os.O_WRONLY, 0)
@@ -281,7 +281,7 @@ func appendManifest(t *testing.T, dir, name, content string) {
 	fmt.Fprintf(fh, "%s  %s\n", hex.EncodeToString(sum[:]), name)
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
