@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -57,11 +58,20 @@ func commands() map[string]command {
 // Run runs the airlock command line.
 func Run(ctx context.Context, args []string, io Streams) error {
 	cmds := commands()
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		usage(io.Err, cmds)
-		if len(args) == 0 {
-			return ErrUsage
+		return ErrUsage
+	}
+	if slices.Contains(helpFlags, args[0]) {
+		if len(args) > 1 && cmds[args[1]].run != nil { // airlock help CMD
+			printHelp(io.Out, args[1])
+			return nil
 		}
+		usage(io.Out, cmds)
+		return nil
+	}
+	if args[0] == "--version" || args[0] == "-version" || args[0] == "version" {
+		printVersion(io.Out)
 		return nil
 	}
 	cmd, ok := cmds[args[0]]
@@ -69,8 +79,25 @@ func Run(ctx context.Context, args []string, io Streams) error {
 		usage(io.Err, cmds)
 		return fmt.Errorf("unknown command %q: %w", args[0], ErrUsage)
 	}
-	return cmd.run(ctx, args[1:], io)
+	// Help is answered here, before any command looks at its arguments:
+	// -h anywhere never runs (or half-runs) the command.
+	if wantsHelp(args[1:]) {
+		printHelp(io.Out, args[0])
+		return nil
+	}
+	err := cmd.run(ctx, args[1:], io)
+	if errors.Is(err, ErrUsage) {
+		return usageError{fmt.Sprintf("%s (run 'airlock %s -h' for help)", strings.TrimSuffix(err.Error(), ": "+ErrUsage.Error()), args[0])}
+	}
+	return err
 }
+
+// usageError is a usage mistake with the hint where to find help; it
+// still matches ErrUsage.
+type usageError struct{ msg string }
+
+func (u usageError) Error() string { return u.msg }
+func (u usageError) Unwrap() error { return ErrUsage }
 
 func usage(w io.Writer, cmds map[string]command) {
 	names := make([]string, 0, len(cmds))
@@ -82,7 +109,7 @@ func usage(w io.Writer, cmds map[string]command) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-12s %s\n", n, cmds[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'airlock COMMAND -h' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'airlock COMMAND -h' for a command's help, 'airlock --version' for the version.")
 }
 
 // ExitCode maps an error from Run to a process exit status.
@@ -97,17 +124,26 @@ func ExitCode(err error) int {
 	}
 }
 
-func newFlags(name string, io Streams) *flag.FlagSet {
+func newFlags(name string, _ Streams) *flag.FlagSet {
 	fs := flag.NewFlagSet("airlock "+name, flag.ContinueOnError)
-	fs.SetOutput(io.Err)
+	// The parse error is returned (and printed once by main); the flag
+	// package's own dump of defaults would repeat the help badly.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	if flagSetHook != nil {
+		flagSetHook(fs)
+	}
 	return fs
 }
 
+// flagSetHook lets a test see every flag set a command defines (to check
+// the help names each flag); nil outside tests.
+var flagSetHook func(*flag.FlagSet)
+
+// parse parses flags; a parse error is a usage error. (Help never gets
+// here: Run answers it before the command runs.)
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
 		return fmt.Errorf("%v: %w", err, ErrUsage)
 	}
 	return nil

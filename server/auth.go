@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -73,6 +74,13 @@ func readToken(src config.TokenSource) (token, name string, err error) {
 		return "", name, ErrNoToken
 	}
 	return token, name, nil
+}
+
+// warn logs what is wrong with the configured tokens (never a token).
+func (a *authenticator) warn(log *slog.Logger) {
+	for _, w := range a.warnings {
+		log.Warn(w)
+	}
 }
 
 // identify returns the identity for r's bearer token, or false.

@@ -144,7 +144,24 @@ func TestTokenWarnings(t *testing.T) {
 	var logBuf syncBuffer
 	srv, err := New(f.r, &Options{Logger: newTestLogger(&logBuf)})
 	must(t, err)
-	srv.Close()
+	defer srv.Close()
+	if logBuf.String() != "" {
+		t.Fatalf("stdio takes no tokens, yet: %q", logBuf.String())
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeHTTP(ctx, ln) }()
+	for !strings.Contains(logBuf.String(), "is 5 characters") {
+		select {
+		case err := <-done:
+			t.Fatal(err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cancel()
+	<-done
 	if !strings.Contains(logBuf.String(), "is 5 characters") {
 		t.Fatalf("no warning for a short token: %q", logBuf.String())
 	}

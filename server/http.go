@@ -86,6 +86,8 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener) error {
 		s.log.Warn("ANONYMOUS ACCESS FROM THE NETWORK: every request without a token gets role "+cfg.AnonymousRole,
 			"addr", ln.Addr().String(), "setting", "transports.http.allow_anonymous_remote")
 	}
+	s.servingHTTP.Store(true)
+	s.auth.Load().warn(s.log)
 	tracker := edge.NewTracker(edge.ConnLimits{Max: cfg.MaxConnections, MaxUnauthenticatedPerAddr: cfg.MaxUnauthenticatedPerAddress},
 		func(remote, reason string) {
 			s.refusals.Refuse(edge.Refusal{Transport: "http", Remote: remote, Principal: "anonymous", Code: string(violation.ConnectionLimit), Reason: reason})

@@ -64,6 +64,8 @@ type Server struct {
 	// with the tokens, and the aggregator that audits refusals.
 	origins  atomic.Pointer[edge.Origins]
 	refusals *edge.Aggregator
+	// servingHTTP: token warnings matter (and are logged) only then.
+	servingHTTP atomic.Bool
 	stop     context.CancelFunc
 	stopped  chan struct{}
 }
@@ -139,7 +141,7 @@ func (s *Server) Close() {
 // configuration (environment variables and token files), and the origin
 // allow-list. A token that is gone is refused from the next request on; on
 // error the old set stays. Unset token variables and short tokens are
-// warned about.
+// warned about when HTTP is being served (stdio takes no tokens).
 func (s *Server) ReloadTokens() error {
 	cfg := s.r.Config()
 	auth, err := newAuthenticator(cfg)
@@ -150,8 +152,8 @@ func (s *Server) ReloadTokens() error {
 	if err != nil {
 		return err
 	}
-	for _, w := range auth.warnings {
-		s.log.Warn(w)
+	if s.servingHTTP.Load() {
+		auth.warn(s.log)
 	}
 	s.auth.Store(auth)
 	s.origins.Store(origins)

@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"runtime/debug"
+	"slices"
+	"strings"
+)
+
+// helpText is each command's help: what `airlock CMD -h` prints to stdout
+// before exiting 0 without running anything. TestHelpNamesEveryFlag keeps
+// it in step with the flags each command defines.
+var helpText = map[string]string{
+	"serve": `Usage: airlock serve [--config FILE] [--state DIR] [--http ADDR] [--context HANDLE] [--log-level LEVEL]
+
+Run the MCP server: stdio by default (one client, e.g. Claude Desktop), or
+streamable HTTP at /mcp and SSE at /sse with --http.
+
+  --config FILE      configuration file (default: the embedded demo configuration)
+  --state DIR        state directory (default $AIRLOCK_STATE, else $XDG_STATE_HOME/airlock,
+                     else ~/.local/state/airlock)
+  --http ADDR        serve HTTP on ADDR (e.g. 127.0.0.1:8080) instead of stdio
+  --context HANDLE   stdio: run in the child context with this handle (airlock context create)
+  --log-level LEVEL  debug, info (default), warn, error; logs go to stderr
+`,
+	"audit": `Usage: airlock audit verify [--witness FILE] [--state DIR]
+       airlock audit tail [-n N] [--follow] [--json] [--state DIR]
+       airlock audit export [--state DIR]
+
+verify   check the hash chain and the witness checkpoints (exit 1 and the first bad record)
+tail     print the last records as a table (or JSON lines), optionally following new ones
+export   print every record as JSON lines
+
+  --state DIR     state directory (as for serve)
+  -n N            tail: number of records (default 20)
+  --follow        tail: keep printing new records
+  --json          tail: JSON lines instead of a table
+  --witness FILE  verify: check against this witness file (e.g. a mirror)
+`,
+	"pools": `Usage: airlock pools manifest DIR
+       airlock pools verify [--config FILE] [--state DIR]
+
+manifest  print a SHA256SUMS manifest for DIR (save it as DIR/SHA256SUMS)
+verify    hash every configured pool against its manifest
+
+  --config FILE  configuration file (default: the embedded demo)
+  --state DIR    state directory (the demo pools are written there)
+`,
+	"kill": `Usage: airlock kill --reason TEXT [--wait DURATION] [--state DIR]
+       airlock kill --release [--reason TEXT] [--state DIR]
+       airlock kill --status [--state DIR]
+
+Engage the kill switch: every server on the state directory refuses every
+call at once. It trips even while another process holds the store's lock.
+
+  --reason TEXT     why (recorded in the audit trail; required to engage)
+  --release         release the kill switch instead
+  --status          only show whether it is engaged
+  --wait DURATION   how long to retry the audit record while the store is locked (default 1m)
+  --state DIR       state directory (as for serve)
+`,
+	"config": `Usage: airlock config check FILE
+       airlock config schema
+
+check   load and check a configuration file (errors name file:line)
+schema  print the configuration's JSON Schema
+`,
+	"policy": `Usage: airlock policy check FILE
+       airlock policy test FILE CASES.yaml
+       airlock policy explain FILE --call JSON [--policy NAME] [--json]
+       airlock policy schema
+
+check    compile the policies in FILE (a config or a policy file)
+test     run a case table against them
+explain  show the decision for one call and why
+schema   print the JSON Schema
+
+  --call JSON     explain: the call, e.g. {"capability":"pool.read","args":{"pool":"sales"}}; @FILE reads a file
+  --policy NAME   explain: the policy (default: the file's only one)
+  --json          explain: print JSON
+`,
+	"report": `Usage: airlock report SESSION [--state DIR]
+
+Print a session's Sources Used report (markdown): every pool file read, every
+external source, every pipeline run, with hashes.
+
+  --state DIR  state directory (as for serve)
+`,
+	"doctor": `Usage: airlock doctor
+
+Report which sandbox mechanisms this host provides, and so whether
+run_pipeline will run here.
+`,
+	"attribution": `Usage: airlock attribution verify FILE [--session ID] [--state DIR]
+
+Verify the signed attribution of a saved tool result (JSON).
+
+  --session ID  the session the result must belong to (default: the one it names)
+  --state DIR   state directory (holds the signing key)
+`,
+	"approvals": `Usage: airlock approvals list [--all] [--state DIR]
+       airlock approvals approve ID [--reason TEXT] [--state DIR]
+       airlock approvals deny ID --reason TEXT [--state DIR]
+
+list     declarations waiting for a decision (--all: every one)
+approve  approve one (single use, expires)
+deny     deny one; the reason is shown to the agent
+
+  --all          list: every declaration, not only those waiting
+  --reason TEXT  why (shown to the agent, recorded in the audit trail)
+  --state DIR    state directory (as for serve)
+`,
+	"phase": `Usage: airlock phase CONTEXT planning|execution --reason TEXT [--state DIR]
+
+Move a runtime context (an id from airlock context list, or a session onto
+it) between planning and execution; every server applies it on the
+context's next call.
+
+  --reason TEXT  why (recorded in the audit trail; required)
+  --state DIR    state directory (as for serve)
+`,
+	"context": `Usage: airlock context list [--principal P] [--state DIR]
+       airlock context show CONTEXT [--state DIR]
+       airlock context create --parent CONTEXT --reason TEXT [--pools a,b] [--policy NAME]
+                              [--phase planning|execution] [--config FILE] [--state DIR]
+
+list    every context: principal, policy, phase, pools
+show    one context, its usage and open sessions
+create  a child that restricts its parent; prints the handle a client presents
+
+  --principal P    list: only this principal's contexts
+  --parent ID      create: the context (or a session onto it) to restrict
+  --pools a,b      create: subset of the parent's pools (default: the parent's)
+  --policy NAME    create: the parent's policy or one that extends it
+  --phase PHASE    create: planning (default) or execution
+  --reason TEXT    create: why (recorded in the audit trail)
+  --config FILE    create: configuration whose policies apply (default: the embedded demo)
+  --state DIR      state directory (as for serve)
+`,
+}
+
+// helpFlags are the arguments that ask for help instead of running.
+var helpFlags = []string{"-h", "-help", "--help", "help"}
+
+// wantsHelp reports whether args ask for help (before any "--").
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if slices.Contains(helpFlags, a) {
+			return true
+		}
+	}
+	return false
+}
+
+func printHelp(w io.Writer, name string) {
+	if text, ok := helpText[name]; ok {
+		fmt.Fprint(w, text)
+		return
+	}
+	fmt.Fprintf(w, "Usage: airlock %s\n", name)
+}
+
+// Version is the version `airlock --version` prints; the build's module
+// version and VCS revision are added when the binary carries them.
+var Version = "0.1.0"
+
+func printVersion(w io.Writer) {
+	line := "airlock " + Version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var extra []string
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			extra = append(extra, v)
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				extra = append(extra, "commit "+s.Value[:12])
+			}
+		}
+		extra = append(extra, bi.GoVersion)
+		line += " (" + strings.Join(extra, ", ") + ")"
+	}
+	fmt.Fprintln(w, line)
+}
