@@ -66,8 +66,8 @@ type Server struct {
 	refusals *edge.Aggregator
 	// servingHTTP: token warnings matter (and are logged) only then.
 	servingHTTP atomic.Bool
-	stop     context.CancelFunc
-	stopped  chan struct{}
+	stop        context.CancelFunc
+	stopped     chan struct{}
 }
 
 // New builds the MCP server for r.
