@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/airlock-dev/airlock/runner"
@@ -73,9 +74,13 @@ func auditTail(ctx context.Context, op *runner.Operator, io Streams, n int, foll
 		if asJSON {
 			return json.NewEncoder(io.Out).Encode(r)
 		}
-		_, err := fmt.Fprintf(io.Out, "%6d %s %-22s %-16s %-22s %-8s %-9s %s\n", r.Seq, r.Time.Format(time.RFC3339),
-			short(r.Principal, 22), short(r.Tool, 16), short(r.Capability, 22), r.Decision, r.Outcome, r.Violation)
+		_, err := fmt.Fprintf(io.Out, tailFormat, r.Seq, r.Time.Format(time.RFC3339),
+			short(r.Principal, 22), short(r.Tool, 16), short(r.Capability, 22), r.Decision, r.Outcome, short(r.Violation, 22),
+			short(r.RuleID, 18), short(oneLine(r.Reason), 60))
 		return err
+	}
+	if !asJSON {
+		fmt.Fprintf(io.Out, tailFormat, "SEQ", "TIME", "PRINCIPAL", "TOOL", "CAPABILITY", "DECISION", "OUTCOME", "VIOLATION", "RULE", "REASON")
 	}
 	last := int64(0)
 	for i := range recs {
@@ -100,6 +105,12 @@ func auditTail(ctx context.Context, op *runner.Operator, io Streams, n int, foll
 	}
 	return nil
 }
+
+// tailFormat lays out one `audit tail` row (and the header).
+const tailFormat = "%6v %-20s %-22s %-16s %-22s %-8s %-9s %-22s %-18s %s\n"
+
+// oneLine keeps a reason on its row.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func short(s string, n int) string {
 	if len(s) <= n {

@@ -121,3 +121,28 @@ func TestUnknownCommand(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestAuditTailShowsHeaderRuleAndReason: the table names its columns and
+// carries the reason each record gives.
+func TestAuditTailShowsHeaderRuleAndReason(t *testing.T) {
+	state := t.TempDir()
+	if _, err := run(t, "kill", "--state", state, "--reason", "drill\nwith a newline"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, "audit", "tail", "--state", state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want a header and one row: %q", out)
+	}
+	for _, col := range []string{"SEQ", "TIME", "PRINCIPAL", "CAPABILITY", "DECISION", "OUTCOME", "VIOLATION", "RULE", "REASON"} {
+		if !strings.Contains(lines[0], col) {
+			t.Errorf("header lacks %s: %q", col, lines[0])
+		}
+	}
+	if !strings.Contains(lines[1], "drill with a newline") {
+		t.Errorf("row lacks the reason on one line: %q", lines[1])
+	}
+}

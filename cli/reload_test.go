@@ -108,7 +108,7 @@ func (f *reloadFixture) refusalAudited(t *testing.T, want string) bool {
 		t.Fatal(err)
 	}
 	for _, rec := range recs {
-		if rec.Capability == "operator.reload" && rec.Outcome == "error" && strings.Contains(rec.Error, want) {
+		if rec.Capability == "operator.reload" && rec.Outcome == "denied" && rec.Decision == "deny" && strings.Contains(rec.Error, want) {
 			return true
 		}
 	}

@@ -58,7 +58,7 @@ func (r *Runner) reload(cfg *config.Config) error {
 func (r *Runner) RecordReloadFailure(ctx context.Context, by string, err error) {
 	rec := &store.Record{
 		Time: r.now().UTC(), Principal: "operator:" + by, Transport: "signal", Capability: "operator.reload",
-		Decision: "allow", Outcome: "error", Reason: "reload refused; previous configuration kept", Error: err.Error(),
+		Decision: "deny", Outcome: "denied", Reason: "reload refused; previous configuration kept", Error: err.Error(),
 	}
 	if aerr := r.db.Append(context.WithoutCancel(ctx), rec); aerr != nil {
 		r.log.Error("auditing reload failure", "err", aerr)

@@ -47,18 +47,20 @@ type AccessRecord struct {
 // UsageSummary is the seed's SourceUsageSummary for evidence and the
 // "Sources Used" report. All counts are exact even when the access log has
 // dropped old records.
+// Its JSON (in session.close audit records) is snake_case like every
+// other audit field.
 type UsageSummary struct {
-	ContextID  string
-	PoolsBound []string // sorted
-	PoolsUsed  []string // bound pools with at least one successful read or list, sorted
+	ContextID  string   `json:"context_id"`
+	PoolsBound []string `json:"pools_bound"` // sorted
+	PoolsUsed  []string `json:"pools_used"`  // bound pools with at least one successful read or list, sorted
 	// FilesAccessed counts distinct files read successfully.
-	FilesAccessed int
+	FilesAccessed int `json:"files_accessed"`
 	// IntegrityVerified is true when at least one file was read, every read
 	// file matched its manifest digest, and no bound pool is "failed".
-	IntegrityVerified bool
-	Violations        int // refused or failed accesses
-	Accesses          int // all access attempts
-	AccessLogDropped  int // oldest records dropped from AccessLog to bound memory
+	IntegrityVerified bool `json:"integrity_verified"`
+	Violations        int  `json:"violations"`         // refused or failed accesses
+	Accesses          int  `json:"accesses"`           // all access attempts
+	AccessLogDropped  int  `json:"access_log_dropped"` // oldest records dropped from AccessLog to bound memory
 }
 
 // Context is the frozen ExecutionSourceContext: the pools bound to one
