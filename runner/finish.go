@@ -80,6 +80,8 @@ func outcomeOf(code violation.Code) string {
 		return "denied"
 	case violation.Internal, violation.AuditUnavailable, violation.Unavailable:
 		return "error"
+	case violation.Cancelled:
+		return "cancelled"
 	default:
 		return "violation"
 	}

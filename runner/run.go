@@ -138,7 +138,7 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 	}
 	if d := time.Duration(c.policy.Limits().MaxExecutionTimeMS) * time.Millisecond; d > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
+		ctx, cancel = context.WithTimeoutCause(ctx, d, errMaxExecutionTime)
 		defer cancel()
 	}
 	env := c.env(dec)
@@ -163,8 +163,15 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 	if err == nil && res == nil {
 		err = errors.New("handler returned no result")
 	}
-	if err != nil && ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	switch {
+	case err == nil || ctx.Err() == nil:
+	case errors.Is(context.Cause(ctx), errMaxExecutionTime):
 		err = violation.Wrap(violation.LimitExceeded, err, "max_execution_time_ms exceeded")
+	default:
+		// The client cancelled, gave up (its own deadline) or went away:
+		// its own outcome, not an internal error (no ERROR log, no ref
+		// to chase) and not our limit.
+		err = violation.Wrap(violation.Cancelled, err, "the call was cancelled before it finished")
 	}
 	return res, err
 }
@@ -189,6 +196,10 @@ func (c *call) env(dec policy.Decision) *toolkit.Env {
 		Approvals: &approvals{c: c},
 	}
 }
+
+// errMaxExecutionTime is the cause of the deadline the policy's
+// max_execution_time_ms puts on a call, told apart from the client's own.
+var errMaxExecutionTime = errors.New("max_execution_time_ms exceeded")
 
 // load reads the call's runtime context from the store (see call).
 func (c *call) load(ctx context.Context) error {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/airlock-dev/airlock/violation"
 )
 
 func TestRunPipeline(t *testing.T) {
@@ -164,5 +166,33 @@ func TestPipelineProgress(t *testing.T) {
 	}
 	if tok := got[0].Params.AdditionalFields["progressToken"]; tok != "tok-1" {
 		t.Fatalf("progress token %v", tok)
+	}
+}
+
+// TestCancelledPipelineIsItsOwnOutcome: a client that cancels a run is
+// recorded as cancelled (CANCELLED), not as an internal error with a ref.
+func TestCancelledPipelineIsItsOwnOutcome(t *testing.T) {
+	f := newFixture(t, "runner")
+	c := f.connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "run_pipeline"
+	req.Params.Arguments = map[string]any{"pipeline": "slow"}
+	_, _ = c.CallTool(ctx, req)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, r := range f.auditRecords(t) {
+			if r.Tool == "run_pipeline" && r.Outcome != "started" {
+				if r.Outcome != "cancelled" || r.Violation != string(violation.Cancelled) || r.ErrorRef != "" {
+					t.Fatalf("cancelled run recorded as %s/%s ref %q", r.Outcome, r.Violation, r.ErrorRef)
+				}
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cancelled run was not recorded")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

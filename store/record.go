@@ -56,6 +56,9 @@ const (
 	OutcomeDenied    = "denied"
 	OutcomeViolation = "violation"
 	OutcomeError     = "error"
+	// OutcomeCancelled: the client cancelled the call (or went away)
+	// before it finished; not a failure of Airlock's.
+	OutcomeCancelled = "cancelled"
 	// OutcomeStarted marks the record a consequential call writes before it
 	// executes, so an unwritable store stops it before any side effect.
 	OutcomeStarted = "started"
@@ -92,7 +95,7 @@ func (r *Record) normalize(now time.Time) error {
 		return fmt.Errorf("%w: time %v outside years 1-9999", ErrInvalidRecord, r.Time)
 	}
 	switch r.Outcome {
-	case OutcomeOK, OutcomeDenied, OutcomeViolation, OutcomeError, OutcomeStarted:
+	case OutcomeOK, OutcomeDenied, OutcomeViolation, OutcomeError, OutcomeCancelled, OutcomeStarted:
 	default:
 		return fmt.Errorf("%w: unknown outcome %q", ErrInvalidRecord, r.Outcome)
 	}

@@ -39,6 +39,7 @@ const (
 	NotFound           Code = "NOT_FOUND"
 	Unavailable        Code = "UNAVAILABLE"
 	AuditUnavailable   Code = "AUDIT_UNAVAILABLE"
+	Cancelled          Code = "CANCELLED" // the client cancelled the call (or went away) before it finished
 	Internal           Code = "INTERNAL_ERROR"
 
 	// ApprovalInvalid: an approval answer that does not answer a question
