@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/airlock-dev/airlock/fence"
 	"github.com/airlock-dev/airlock/schemas"
 	"github.com/airlock-dev/airlock/sources"
 	"github.com/airlock-dev/airlock/toolkit"
@@ -42,7 +43,7 @@ func renderRead(r *sources.ReadResult) *toolkit.Result {
 		Audit:      map[string]any{"pool": r.PoolID, "path": r.Path, "sha256": r.SHA256, "offset": r.Offset, "bytes": len(r.Data)},
 	}
 	if r.Binary {
-		res.Text = fmt.Sprintf("Binary file %s/%s (%s, bytes %d-%d of %d), returned as an embedded resource.", r.PoolID, r.Path, r.MIMEType, r.Offset, r.NextOffset, r.Size)
+		res.Text = fmt.Sprintf("Binary file %s in pool %s (%s, bytes %d-%d of %d), returned as an embedded resource.", fence.Quote(r.Path), r.PoolID, r.MIMEType, r.Offset, r.NextOffset, r.Size)
 		res.Blobs = []toolkit.Blob{{URI: poolURI(r.PoolID, r.Path), MIMEType: r.MIMEType, Data: r.Data, Trust: string(r.Trust)}}
 		return res
 	}
