@@ -104,11 +104,14 @@ func (c *call) render(res *toolkit.Result) *Response {
 		}
 		resp.Text += f.Text
 		resp.Truncated = resp.Truncated || cut
-		resp.Structured = withUntrusted(res.Structured, f.Content, res.Untrusted)
+		// structuredContent carries the fence too, never the bare content: a
+		// client that hands structuredContent to the model keeps the boundary
+		// and the notice (issue 10 item 6; TestUntrustedBinaryTextIsFenced).
+		resp.Structured = withUntrusted(res.Structured, f.Text, res.Untrusted)
 		if res.Untrusted.Attribute {
-			a := c.attribute(meta.AttributionID, f.Content, res.Untrusted)
+			a := c.attribute(meta.AttributionID, f.Text, res.Untrusted)
 			resp.Structured.(map[string]any)["attribution"] = a
-			resp.Structured.(map[string]any)["content"] = f.Content
+			resp.Structured.(map[string]any)["content"] = f.Text
 			res.Audit["attribution_id"] = a.ID
 		}
 		if res.Audit == nil {
@@ -116,6 +119,13 @@ func (c *call) render(res *toolkit.Result) *Response {
 		}
 		if f.Changed {
 			res.Audit["fence_sanitized"] = f.Stats
+		}
+	}
+	// Untrusted content never leaves as a textual resource outside the fence
+	// (issue 10 item 6); a tool that tried is a bug, so the call fails closed.
+	for _, b := range res.Blobs {
+		if b.Trust != "trusted" && fence.TextualMIME(b.MIMEType) {
+			return c.boundError(fmt.Errorf("untrusted blob %s has textual type %q: %w", b.URI, b.MIMEType, errUnfencedText))
 		}
 	}
 	out := len(resp.Text)
@@ -129,8 +139,11 @@ func (c *call) render(res *toolkit.Result) *Response {
 	return resp
 }
 
+// errUnfencedText: a tool returned untrusted text as an embedded resource.
+var errUnfencedText = errors.New("untrusted textual content outside the fence")
+
 // attribute signs who/what/when for fenced content: the hash is over the
-// sanitized content exactly as the agent receives it under "content", so
+// fenced content exactly as the agent receives it under "content", so
 // `airlock attribution verify` can check a saved result.
 func (c *call) attribute(id, content string, p *toolkit.Provenance) attribution.Attribution {
 	return c.s.r.signer.Sign(attribution.Attribution{
@@ -139,7 +152,7 @@ func (c *call) attribute(id, content string, p *toolkit.Provenance) attribution.
 	})
 }
 
-// withUntrusted adds the sanitized untrusted content to a tool's structured
+// withUntrusted adds the fenced untrusted content to a tool's structured
 // result, keeping the tool's own fields at the top level so programmatic
 // clients see one shape whether or not the call carried untrusted text.
 func withUntrusted(structured any, content string, p *toolkit.Provenance) map[string]any {

@@ -42,7 +42,12 @@ func renderRead(r *sources.ReadResult) *toolkit.Result {
 		Structured: meta,
 		Audit:      map[string]any{"pool": r.PoolID, "path": r.Path, "sha256": r.SHA256, "offset": r.Offset, "bytes": len(r.Data)},
 	}
-	if r.Binary {
+	untrusted := r.Trust != sources.Trusted
+	// An untrusted file whose type reads as text (a .txt with one NUL byte
+	// is "binary" to the sniffer) is fenced like any other text: a client
+	// would show a text/plain resource to the model unfenced and unsanitized
+	// (server/content_test.go: TestUntrustedBinaryTextIsFenced).
+	if r.Binary && !(untrusted && fence.TextualMIME(r.MIMEType)) {
 		res.Text = fmt.Sprintf("Binary file %s in pool %s (%s, bytes %d-%d of %d), returned as an embedded resource.", fence.Quote(r.Path), r.PoolID, r.MIMEType, r.Offset, r.NextOffset, r.Size)
 		res.Blobs = []toolkit.Blob{{URI: poolURI(r.PoolID, r.Path), MIMEType: r.MIMEType, Data: r.Data, Trust: string(r.Trust)}}
 		return res
@@ -51,7 +56,7 @@ func renderRead(r *sources.ReadResult) *toolkit.Result {
 	if !r.EOF {
 		hint = fmt.Sprintf("[bytes %d-%d of %d; call read_pool_file with offset=%d for more]", r.Offset, r.NextOffset, r.Size, r.NextOffset)
 	}
-	if r.Trust == sources.Trusted {
+	if !untrusted {
 		res.Text = string(r.Data)
 		if hint != "" {
 			res.Text += "\n" + hint
