@@ -87,6 +87,9 @@ func outcomeOf(code violation.Code) string {
 // closing marker. Airlock's own text comes first and is never fenced.
 func (c *call) render(res *toolkit.Result) *Response {
 	max := c.s.r.Config().Server.MaxOutputBytes
+	if res.Exact && (len(res.Text) > max || (res.Untrusted != nil && len(res.UntrustedText) > max-len(res.Text))) {
+		return c.boundError(fmt.Errorf("%d+%d bytes, limit %d: %w", len(res.Text), len(res.UntrustedText), max, errExactTooLarge))
+	}
 	text, truncated := truncate(res.Text, max)
 	resp := &Response{Text: text, Blobs: res.Blobs, Structured: res.Structured, Truncated: truncated, Elicit: res.Elicit}
 	if res.Untrusted != nil {
@@ -141,6 +144,10 @@ func (c *call) render(res *toolkit.Result) *Response {
 
 // errUnfencedText: a tool returned untrusted text as an embedded resource.
 var errUnfencedText = errors.New("untrusted textual content outside the fence")
+
+// errExactTooLarge: a tool that sizes its own output (a read page) went over
+// the limit; cutting it would make its next_offset lie (issue 10 item 11).
+var errExactTooLarge = errors.New("exact result over the output limit")
 
 // attribute signs who/what/when for fenced content: the hash is over the
 // fenced content exactly as the agent receives it under "content", so
