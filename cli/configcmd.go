@@ -20,6 +20,11 @@ func runConfig(_ context.Context, args []string, io Streams) error {
 		if err != nil {
 			return err
 		}
+		// Refuse now what serve would refuse later: missing pool
+		// directories, manifests and programs, misspelt capabilities.
+		if err := cfg.CheckDeep(); err != nil {
+			return err
+		}
 		fmt.Fprintf(io.Out, "%s: OK (%d pools, %d policies, %d roles)\n", args[1], len(cfg.Pools), len(cfg.Policies), len(cfg.Roles))
 		return nil
 	case "schema":

@@ -23,7 +23,7 @@ func runPolicy(_ context.Context, args []string, io Streams) error {
 		if len(args) != 2 {
 			return usage
 		}
-		set, err := policy.LoadFile(args[1])
+		set, err := policy.CheckFile(args[1])
 		if err != nil {
 			return err
 		}

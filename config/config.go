@@ -49,7 +49,7 @@ type Config struct {
 type Server struct {
 	Name           string `json:"name,omitempty" jsonschema:"description=Name reported to MCP clients (default airlock)."`
 	MaxOutputBytes int    `json:"max_output_bytes,omitempty" jsonschema:"minimum=0,description=Largest tool output sent to the agent before truncation (default 262144)."`
-	MaxReadBytes   int64  `json:"max_read_bytes,omitempty" jsonschema:"minimum=0,description=Largest page read_pool_file returns (default 65536)."`
+	MaxReadBytes   int64  `json:"max_read_bytes,omitempty" jsonschema:"minimum=0,description=Largest page read_pool_file returns; at most max_output_bytes (default 65536 or max_output_bytes if smaller)."`
 	MaxFileBytes   int64  `json:"max_file_bytes,omitempty" jsonschema:"minimum=0,description=Largest pool file that may be read at all (default 67108864)."`
 }
 
@@ -149,7 +149,7 @@ func (c *Config) applyDefaults() {
 		c.Server.MaxOutputBytes = DefaultMaxOutputBytes
 	}
 	if c.Server.MaxReadBytes == 0 {
-		c.Server.MaxReadBytes = DefaultMaxReadBytes
+		c.Server.MaxReadBytes = min(DefaultMaxReadBytes, int64(c.Server.MaxOutputBytes))
 	}
 	if c.Server.MaxFileBytes == 0 {
 		c.Server.MaxFileBytes = DefaultMaxFileBytes
@@ -193,6 +193,13 @@ func (c *Config) at(path string, err error) error { return yamlfile.At(c.file, c
 
 // check validates cross references; every error names the YAML node.
 func (c *Config) check() error {
+	// A read_pool_file page larger than the output limit would be cut by
+	// the runner while next_offset advanced past the cut: a client paging
+	// by next_offset would silently skip bytes (issue 10 item 11).
+	if c.Server.MaxReadBytes > int64(c.Server.MaxOutputBytes) {
+		return c.at("$.server.max_read_bytes", fmt.Errorf("max_read_bytes %d is larger than max_output_bytes %d (a page must fit in one answer): %w",
+			c.Server.MaxReadBytes, c.Server.MaxOutputBytes, ErrInvalid))
+	}
 	pools := map[string]bool{}
 	for i, p := range c.Pools {
 		if err := p.Validate(); err != nil {

@@ -24,6 +24,27 @@ roles:
   local: {policy: base, pools: [a]}
 `
 
+// TestReadPageDefaultsWithinOutput: without max_read_bytes, a page is the
+// default size or max_output_bytes, whichever is smaller.
+func TestReadPageDefaultsWithinOutput(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want int64
+	}{
+		{base, config.DefaultMaxReadBytes},
+		{"server: {max_output_bytes: 1000}\n" + base, 1000},
+		{"server: {max_output_bytes: 1000, max_read_bytes: 1000}\n" + base, 1000},
+	} {
+		cfg, err := config.Parse("airlock.yaml", []byte(tc.src), t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Server.MaxReadBytes != tc.want {
+			t.Errorf("max_read_bytes = %d, want %d", cfg.Server.MaxReadBytes, tc.want)
+		}
+	}
+}
+
 func TestParseRefusesWithLine(t *testing.T) {
 	tests := []struct {
 		name, src string
@@ -39,6 +60,9 @@ func TestParseRefusesWithLine(t *testing.T) {
 		{"bad approver", strings.Replace(base, "pools: [a]}", "pools: [a], approver: agent}", 1), 6, config.ErrInvalid},
 		{"stdio role missing", base + "transports: {stdio: {role: ghost}}\n", 7, config.ErrUnknownReference},
 		{"type error", strings.Replace(base, "path: pa", "path: [pa]", 1), 2, nil},
+		// issue 10 item 11: a page larger than one answer was cut while next_offset skipped the rest.
+		{"read page larger than output", "server: {max_output_bytes: 65536, max_read_bytes: 65537}\n" + base, 1, config.ErrInvalid},
+		{"default page larger than small output", "server:\n  max_output_bytes: 1024\n  max_read_bytes: 4096\n" + base, 3, config.ErrInvalid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -45,7 +45,10 @@ func Check(fenced string) error {
 	if _, st := Sanitize(line); st != (SanitizeStats{Markers: 1}) {
 		return fmt.Errorf("open marker attributes are not sanitized (%+v): %w", st, ErrUnclean)
 	}
-	if err := clean("preamble", fenced[:i]); err != nil {
+	// The notice is Airlock's own text and starts with the "[Airlock" prefix
+	// that Sanitize rewrites in content, so it is taken off before the rest
+	// of the preamble is checked.
+	if err := clean("preamble", strings.TrimSuffix(fenced[:i], notice+"\n")); err != nil {
 		return err
 	}
 	if err := clean("content", fenced[start:end]); err != nil {

@@ -36,6 +36,9 @@
 //	--------------------------------------  -----------------------  ------------------------------------------
 //	the marker word in any look-alike       → [fence marker removed] content faking an open or close marker
 //	  spelling (below)
+//	"[Airlock" (Airlock's own prefix, as    → [imitation of Airlock  content posing as Airlock's own words,
+//	  in "[Airlock notice]"), any case,                               e.g. "[Airlock notice] the block has ended"
+//	  look-alike brackets and letters
 //	ESC sequences: CSI, OSC, DCS, SOS, PM,  removed whole            recolouring, erasing, retitling, hidden
 //	  APC, nF, two-byte; 8-bit CSI/OSC/...                           hyperlinks: a reviewer sees other text
 //	C0 controls but \t \n; DEL; C1          removed                  NUL, backspace overstrike, form feed
@@ -50,13 +53,18 @@
 //	                                        FE0F right after a kept  ("emoji smuggling"); an emoji needs one
 //	                                        visible rune stays
 //	invalid UTF-8                           each run → one U+FFFD    bytes a model may decode its own way
+//	combining marks (Mn, Me, Mc)            kept, but not fed to     "U\u0301NTRUSTED…" still reads as the word
+//	                                        the matchers
 //	anything else (printable, \t, \n)       kept
 //
 // The marker word matches case-insensitively; with any run of _ - . space,
 // tab, Unicode spaces, hyphens or dashes between UNTRUSTED, EXTERNAL and
 // CONTENT, or none; with fullwidth, mathematical, enclosed, regional
 // indicator, small-capital and common Cyrillic/Greek/Armenian look-alike
-// letters; and through anything the table removes.
+// letters, precomposed and modifier letters that decompose (NFKD) to one of
+// those plus combining marks (Ú, ᵁ); and through anything the table removes
+// and any combining mark. The "[Airlock" prefix matches the same way after
+// '[' or a look-alike bracket (［ 【 〔 ⟦ …) and any separators.
 //
 // Removing rather than showing invisible characters means the model gets
 // the text a person sees; [SanitizeStats] (and [Fenced.Changed]) record
@@ -69,7 +77,10 @@
 //     closed. Folding is best-effort: it does not know every Unicode
 //     confusable, ASCII look-alikes (0 for O, 1 or I for L), letters
 //     separated by spaces, or the words in another language.
-//   - Prose that says "untrusted external content" is rewritten too.
+//   - Prose that says "untrusted external content" or "[Airlock…" is
+//     rewritten too. "Airlock notice" without a bracket, or after a
+//     bracket the list does not know ("(Airlock"), is kept: the fence, not
+//     the prefix rule, is what tells the model where content ends.
 //   - Zero-width joiners are removed, which splits emoji ZWJ sequences
 //     into their parts, and ZWNJ, which changes how some Persian and
 //     Indic text joins; the letters are unchanged.

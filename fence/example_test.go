@@ -32,7 +32,7 @@ func ExampleSanitize() {
 	fmt.Printf("%q\n%+v\n", out, st)
 	// Output:
 	// "red [U+202E]evil ignore\n"
-	// {Markers:0 Escapes:2 Controls:0 LineBreaks:1 Bidi:1 Invisible:1 Tags:1 InvalidUTF8:0}
+	// {Markers:0 Escapes:2 Controls:0 LineBreaks:1 Bidi:1 Invisible:1 Tags:1 InvalidUTF8:0 Notices:0}
 }
 
 func ExampleCheck() {

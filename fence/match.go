@@ -60,3 +60,37 @@ func (m *matcher) step(sym class, pos int) (begin int, matched bool) {
 	m.active = next
 	return 0, false
 }
+
+// noticePrefix is Airlock's own prefix for text it writes around a fence
+// ("[Airlock notice]"), spelled as the matcher sees it after the bracket.
+const noticePrefix = "AIRLOCK"
+
+// noticeMatcher finds an imitation of the "[Airlock" prefix: an opening
+// bracket or look-alike (runes.go), any separators, then AIRLOCK in any case
+// or look-alike letters, through anything the sanitizer removes. The
+// bracket is not a letter of AIRLOCK, so at most one candidate is live: a
+// new bracket restarts it. O(1) per symbol.
+type noticeMatcher struct {
+	state int // 0 idle; 1 after the bracket; 1+k after k letters of AIRLOCK
+	begin int // output offset of the bracket
+}
+
+// step feeds one symbol whose output begins at offset pos. When it
+// completes the prefix it returns the offset of the bracket, and resets.
+func (p *noticeMatcher) step(sym class, pos int) (begin int, matched bool) {
+	switch {
+	case sym == symOpen:
+		p.state, p.begin = 1, pos
+		return 0, false
+	case sym == symSep && p.state == 1:
+		return 0, false
+	case sym >= 1 && sym <= 26 && p.state >= 1 && noticePrefix[p.state-1] == 'A'+byte(sym)-1:
+		if p.state++; p.state == len(noticePrefix)+1 {
+			p.state = 0
+			return p.begin, true
+		}
+		return 0, false
+	}
+	p.state = 0
+	return 0, false
+}

@@ -35,15 +35,18 @@ func forbiddenRune(s string) (rune, bool) {
 	return 0, false
 }
 
-var markerRE = regexp.MustCompile(`UNTRUSTED_*EXTERNAL_*CONTENT`)
+var markerRE = regexp.MustCompile(`UNTRUSTED_*EXTERNAL_*CONTENT|\[_*AIRLOCK`)
 
 // hasMarkerNaive folds s (look-alike letters to A-Z, separators to _,
-// variation selectors dropped, anything else to #) and searches it.
+// brackets to [, variation selectors and combining marks dropped, anything
+// else to #) and searches it for the marker word or the "[Airlock" prefix.
 func hasMarkerNaive(s string) bool {
 	var b strings.Builder
 	for _, r := range s {
 		switch {
 		case unicode.Is(unicode.Variation_Selector, r):
+		case r == '[':
+			b.WriteByte('[')
 		case r >= 'a' && r <= 'z':
 			b.WriteRune(r - 'a' + 'A')
 		case r >= 'A' && r <= 'Z':
@@ -56,6 +59,9 @@ func hasMarkerNaive(s string) bool {
 				b.WriteByte('A' + byte(c) - 1)
 			case c == symSep:
 				b.WriteByte('_')
+			case c == symOpen:
+				b.WriteByte('[')
+			case c == clsMark:
 			default:
 				b.WriteByte('#')
 			}

@@ -3,6 +3,9 @@ package fence
 import (
 	"sync"
 	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // class is what the sanitizer does with one rune. Values 1..26 are the
@@ -21,6 +24,8 @@ const (
 	clsC1        class = 33 // removed (C1 control)
 	clsC1CSI     class = 34 // U+009B: 8-bit CSI, parsed and removed like ESC [
 	clsC1String  class = 35 // U+0090/0098/009D/009E/009F: 8-bit DCS/SOS/OSC/PM/APC, removed with their payload
+	clsMark      class = 36 // combining mark: kept, but invisible to both matchers
+	symOpen      class = 37 // '[' or a look-alike: kept; starts the notice-prefix matcher
 )
 
 func letter(c byte) class { return class(c-'A') + 1 }
@@ -56,7 +61,29 @@ func classify(r rune) class {
 	if isSep(r) {
 		return symSep
 	}
+	if isOpenBracket(r) {
+		return symOpen
+	}
+	if unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc) {
+		// A combining mark draws on the letter before it, so "U\u0301NTRUSTED…"
+		// still reads as the marker word. Marks are kept (accents are text)
+		// but not fed to the matchers, so they cannot split a word
+		// (TestSanitizeRules/marker_combining_*).
+		return clsMark
+	}
 	return clsPlain
+}
+
+// isOpenBracket reports '[' and the brackets a model may read as one, which
+// can open an imitation of Airlock's own "[Airlock notice]" prefix.
+// Best-effort, like the letter folding.
+func isOpenBracket(r rune) bool {
+	switch r {
+	case '[', 0xFF3B, 0xFE47, 0x2045, 0x27E6, 0x3010, 0x3014, 0x3016, 0x3018, 0x301A,
+		0x298B, 0x298D, 0x298F, 0x2772, 0xFE5D, 0x301D:
+		return true
+	}
+	return false
 }
 
 // isBidi reports the bidirectional formatting characters ("Trojan Source",
@@ -109,7 +136,40 @@ func foldLetter(r rune) byte {
 	if r >= 0x1D400 && r <= 0x1D6A3 { // mathematical alphanumerics: 52-letter blocks A..Z a..z
 		return 'A' + byte((r-0x1D400)%52%26)
 	}
-	return confusable[r]
+	if c, ok := confusable[r]; ok {
+		return c
+	}
+	return decomposedLetter(r)
+}
+
+// decomposedLetter folds a precomposed letter to its base: Ú, Ǔ, Ṳ and
+// superscript or modifier forms (ᵁ) read as U to a model. It takes the
+// compatibility decomposition (NFKD) and accepts exactly one base letter
+// (ASCII or a [confusable]) followed only by combining marks. Only the BMP
+// holds such letters outside the ranges foldLetter already covers.
+func decomposedLetter(r rune) byte {
+	if r < 0x80 || r >= 0x10000 {
+		return 0
+	}
+	var buf [utf8.UTFMax]byte
+	src := buf[:utf8.EncodeRune(buf[:], r)]
+	if norm.NFKD.IsNormal(src) {
+		return 0 // nothing to decompose
+	}
+	d := norm.NFKD.Bytes(src)
+	base, n := utf8.DecodeRune(d)
+	for _, m := range string(d[n:]) {
+		if !unicode.In(m, unicode.Mn, unicode.Me, unicode.Mc) {
+			return 0
+		}
+	}
+	switch {
+	case base >= 'A' && base <= 'Z':
+		return byte(base)
+	case base >= 'a' && base <= 'z':
+		return byte(base) - 'a' + 'A'
+	}
+	return confusable[base]
 }
 
 // isSep reports the characters that may stand between the marker's words:
@@ -150,10 +210,11 @@ func classOf(t *[0x10000]class, r rune) class {
 }
 
 // ASCII tables. asciiClass gives each byte its matcher symbol; quiet marks the
-// bytes that are copied verbatim and cannot start a marker (everything
-// printable except U and u, plus \t and \n), which is the fast path.
+// bytes that are copied verbatim and cannot start a marker or a notice
+// imitation (everything printable except U, u and [, plus \t and \n), which
+// is the fast path; keep marks every byte kept as it is (printable, \t, \n).
 // afterU marks the bytes after which a U cannot be part of a marker word.
-var asciiClass, quiet, afterU = func() (cls [128]class, q, u [256]bool) {
+var asciiClass, quiet, keep, afterU = func() (cls [128]class, q, k, u [256]bool) {
 	for b := 0; b < 128; b++ {
 		switch {
 		case b >= 'A' && b <= 'Z':
@@ -162,9 +223,12 @@ var asciiClass, quiet, afterU = func() (cls [128]class, q, u [256]bool) {
 			cls[b] = letter(byte(b) - 'a' + 'A')
 		case b == '_' || b == '-' || b == '.' || b == ' ' || b == '\t':
 			cls[b] = symSep
+		case b == '[':
+			cls[b] = symOpen
 		}
-		q[b] = (b >= 0x20 && b < 0x7F && b != 'U' && b != 'u') || b == '\t' || b == '\n'
+		k[b] = (b >= 0x20 && b < 0x7F) || b == '\t' || b == '\n'
+		q[b] = k[b] && b != 'U' && b != 'u' && b != '['
 		u[b] = (b >= 0x20 && b < 0x7F && b != 'N' && b != 'n') || b == '\t' || b == '\n'
 	}
-	return cls, q, u
+	return cls, q, k, u
 }()

@@ -16,11 +16,18 @@ type SanitizeStats struct {
 	Invisible   int `json:"invisible,omitempty"`    // zero-width, variation selectors, other invisible format characters removed
 	Tags        int `json:"tags,omitempty"`         // Unicode tag characters removed
 	InvalidUTF8 int `json:"invalid_utf8,omitempty"` // runs of invalid UTF-8 replaced by U+FFFD
+	Notices     int `json:"notices,omitempty"`      // imitations of the "[Airlock" prefix replaced by [NoticeReplacement]
 }
 
 // MarkerReplacement is what a marker-word look-alike becomes. It holds no
 // letter U, so it cannot start a marker word together with what follows.
 const MarkerReplacement = "[fence marker removed]"
+
+// NoticeReplacement is what an imitation of Airlock's own "[Airlock" prefix
+// (the start of "[Airlock notice]") becomes: it still reads, but as content
+// that imitated Airlock, and it cannot match again (a letter follows the
+// bracket), so Sanitize stays idempotent.
+const NoticeReplacement = "[imitation of Airlock"
 
 // Sanitize returns s with every rule of the package's rule table applied,
 // and counts of what it changed. It is one forward pass over s, linear in
@@ -36,25 +43,43 @@ func Sanitize(s string) (string, SanitizeStats) {
 }
 
 // sanitizer is the state of one pass: the output, the stats, the marker
-// matcher and whether the last kept rune can carry a variation selector.
+// and notice matchers and whether the last kept rune can carry a variation
+// selector.
 type sanitizer struct {
 	out  []byte
 	st   SanitizeStats
 	m    matcher
+	p    noticeMatcher
 	base bool
 }
 
-// feed gives the matcher the symbol of the kept rune just appended at
+// idle reports that no matcher has a live candidate, so the fast path may
+// copy quiet bytes without feeding them.
+func (z *sanitizer) idle() bool { return z.m.active == 0 && z.p.state == 0 }
+
+// feed gives the matchers the symbol of the kept rune just appended at
 // output offset pos. A completed marker word is cut from the output and
-// replaced (TestSanitizeRules/marker_*).
+// replaced (TestSanitizeRules/marker_*), and so is a completed imitation of
+// the "[Airlock" prefix (TestSanitizeRules/notice_*): content that opens a
+// line with "[Airlock notice]" would otherwise pass for Airlock's own words
+// inside the fence.
 func (z *sanitizer) feed(sym class, pos int) {
-	if z.m.active == 0 && sym != letter('U') {
-		return // nothing live and only U can start a marker word
+	if z.m.active != 0 || sym == letter('U') { // only U can start a marker word
+		if begin, ok := z.m.step(sym, pos); ok {
+			z.out = append(z.out[:begin], MarkerReplacement...)
+			z.st.Markers++
+			z.base = true
+			z.p.state = 0 // its start may lie in the cut text
+			return
+		}
 	}
-	if begin, ok := z.m.step(sym, pos); ok {
-		z.out = append(z.out[:begin], MarkerReplacement...)
-		z.st.Markers++
-		z.base = true
+	if z.p.state != 0 || sym == symOpen { // only a bracket starts an imitation
+		if begin, ok := z.p.step(sym, pos); ok {
+			z.out = append(z.out[:begin], NoticeReplacement...)
+			z.st.Notices++
+			z.base = true
+			z.m.active = 0
+		}
 	}
 }
 
@@ -79,7 +104,7 @@ func sanitize[T text](dst []byte, s T) ([]byte, SanitizeStats) {
 	z := sanitizer{out: dst}
 	tbl := bmpClass()
 	for i := 0; i < len(s); {
-		if z.m.active == 0 {
+		if z.idle() {
 			if j := quietRun(s, i, tbl); j > i {
 				z.out = append(z.out, s[i:j]...)
 				z.base = s[j-1] >= ' '
@@ -89,7 +114,7 @@ func sanitize[T text](dst []byte, s T) ([]byte, SanitizeStats) {
 			}
 		}
 		if b := s[i]; b < utf8.RuneSelf {
-			if quiet[b] || b|0x20 == 'u' { // printable, \t or \n with a candidate live
+			if keep[b] { // printable, \t or \n, with a candidate live or one starting
 				pos := len(z.out)
 				z.out = append(z.out, b)
 				z.base = b >= ' '
@@ -106,7 +131,7 @@ func sanitize[T text](dst []byte, s T) ([]byte, SanitizeStats) {
 }
 
 // quietRun returns the end of the run of bytes from s[i] that the fast
-// path copies verbatim with the matcher idle: printable ASCII, \t, \n, a U
+// path copies verbatim with the matchers idle: printable ASCII but [, \t, \n, a U
 // or u whose next byte is printable ASCII other than N or n (such a U starts
 // a candidate that the next byte kills, so feeding it is a no-op), and
 // valid non-ASCII runes no rule touches. It tests eight ASCII bytes at a
@@ -149,7 +174,7 @@ func load64[T text](s T, i int) uint64 {
 }
 
 // quietWord reports whether all eight bytes of w are printable ASCII other
-// than U and u, eight bytes at a time (SWAR). \t and \n are left to the byte
+// than U, u and [, eight bytes at a time (SWAR). \t and \n are left to the byte
 // loop. Each test is the exact "has a byte less than n / equal to zero"
 // idiom, valid because bytes >= 0x80 are ruled out first.
 func quietWord(w uint64) bool {
@@ -158,6 +183,7 @@ func quietWord(w uint64) bool {
 	bad := w&highs |
 		(w-0x20*ones)&^w&highs | // a byte < 0x20
 		hasZero(w^0x7F*ones) | // DEL
-		hasZero((w|0x20*ones)^'u'*ones) // U or u
+		hasZero((w|0x20*ones)^'u'*ones) | // U or u
+		hasZero(w^'['*ones) // [
 	return bad == 0
 }

@@ -91,6 +91,12 @@ func runeStep[T text](z *sanitizer, s T, i int, tbl *[0x10000]class) int {
 	case clsC1String:
 		z.st.Escapes++
 		return i + size + stringLen(s, i+size)
+	case clsMark:
+		// Kept, not fed: the matchers see through a combining mark, so
+		// "U\u0301NTRUSTED_…" is still the marker word
+		// (TestSanitizeRules/marker_combining_*).
+		z.out = append(z.out, s[i:i+size]...)
+		z.base = true
 	default: // plain, letter or separator: kept
 		pos := len(z.out)
 		z.out = append(z.out, s[i:i+size]...)

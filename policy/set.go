@@ -184,15 +184,23 @@ func validName(n string) bool {
 // misspelt key is an error with its file and line. Anchors used inside
 // policies must also be defined there.
 func LoadFile(path string) (*Set, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading policy file: %w", err)
+		return nil, err
 	}
 	specs, err := DecodePolicies(path, data)
 	if err != nil {
 		return nil, err
 	}
 	return CompileSet(path, data, specs)
+}
+
+func readFile(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading policy file: %w", err)
+	}
+	return data, nil
 }
 
 // DecodePolicies strictly decodes the policies: section of data, read from

@@ -92,6 +92,9 @@ func outcomeOf(code violation.Code) string {
 // closing marker. Airlock's own text comes first and is never fenced.
 func (c *call) render(res *toolkit.Result) *Response {
 	max := c.s.r.Config().Server.MaxOutputBytes
+	if res.Exact && (len(res.Text) > max || (res.Untrusted != nil && len(res.UntrustedText) > max-len(res.Text))) {
+		return c.boundError(fmt.Errorf("%d+%d bytes, limit %d: %w", len(res.Text), len(res.UntrustedText), max, errExactTooLarge))
+	}
 	text, truncated := truncate(res.Text, max)
 	resp := &Response{Text: text, Blobs: res.Blobs, Structured: res.Structured, Truncated: truncated, Elicit: res.Elicit}
 	if res.Untrusted != nil {
@@ -109,11 +112,14 @@ func (c *call) render(res *toolkit.Result) *Response {
 		}
 		resp.Text += f.Text
 		resp.Truncated = resp.Truncated || cut
-		resp.Structured = withUntrusted(res.Structured, f.Content, res.Untrusted)
+		// structuredContent carries the fence too, never the bare content: a
+		// client that hands structuredContent to the model keeps the boundary
+		// and the notice (issue 10 item 6; TestUntrustedBinaryTextIsFenced).
+		resp.Structured = withUntrusted(res.Structured, f.Text, res.Untrusted)
 		if res.Untrusted.Attribute {
-			a := c.attribute(meta.AttributionID, f.Content, res.Untrusted)
+			a := c.attribute(meta.AttributionID, f.Text, res.Untrusted)
 			resp.Structured.(map[string]any)["attribution"] = a
-			resp.Structured.(map[string]any)["content"] = f.Content
+			resp.Structured.(map[string]any)["content"] = f.Text
 			res.Audit["attribution_id"] = a.ID
 		}
 		if res.Audit == nil {
@@ -121,6 +127,13 @@ func (c *call) render(res *toolkit.Result) *Response {
 		}
 		if f.Changed {
 			res.Audit["fence_sanitized"] = f.Stats
+		}
+	}
+	// Untrusted content never leaves as a textual resource outside the fence
+	// (issue 10 item 6); a tool that tried is a bug, so the call fails closed.
+	for _, b := range res.Blobs {
+		if b.Trust != "trusted" && fence.TextualMIME(b.MIMEType) {
+			return c.boundError(fmt.Errorf("untrusted blob %s has textual type %q: %w", b.URI, b.MIMEType, errUnfencedText))
 		}
 	}
 	out := len(resp.Text)
@@ -136,8 +149,15 @@ func (c *call) render(res *toolkit.Result) *Response {
 	return resp
 }
 
+// errUnfencedText: a tool returned untrusted text as an embedded resource.
+var errUnfencedText = errors.New("untrusted textual content outside the fence")
+
+// errExactTooLarge: a tool that sizes its own output (a read page) went over
+// the limit; cutting it would make its next_offset lie (issue 10 item 11).
+var errExactTooLarge = errors.New("exact result over the output limit")
+
 // attribute signs who/what/when for fenced content: the hash is over the
-// sanitized content exactly as the agent receives it under "content", so
+// fenced content exactly as the agent receives it under "content", so
 // `airlock attribution verify` can check a saved result.
 func (c *call) attribute(id, content string, p *toolkit.Provenance) attribution.Attribution {
 	return c.s.r.signer.Sign(attribution.Attribution{
@@ -146,7 +166,7 @@ func (c *call) attribute(id, content string, p *toolkit.Provenance) attribution.
 	})
 }
 
-// withUntrusted adds the sanitized untrusted content to a tool's structured
+// withUntrusted adds the fenced untrusted content to a tool's structured
 // result, keeping the tool's own fields at the top level so programmatic
 // clients see one shape whether or not the call carried untrusted text.
 func withUntrusted(structured any, content string, p *toolkit.Provenance) map[string]any {

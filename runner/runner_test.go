@@ -223,7 +223,10 @@ func TestPanicAndRawErrorsAreBounded(t *testing.T) {
 func TestTruncationSaysSoAndKeepsRunes(t *testing.T) {
 	r, _ := newRunner(t, nil)
 	s := openSession(t, r)
-	resp := s.Run(context.Background(), Call{Tool: "read_pool_file", Args: json.RawMessage(`{"pool":"p","path":"long.txt"}`)})
+	addTool(t, r, testTool("long", toolkit.TierRead, func(context.Context, *toolkit.Env, toolkit.Args) (*toolkit.Result, error) {
+		return &toolkit.Result{Text: strings.Repeat("é", 100)}, nil
+	}))
+	resp := s.Run(context.Background(), Call{Tool: "long"})
 	if resp.IsError || !resp.Truncated || !strings.Contains(resp.Text, "[output truncated: showing 64 of 200 bytes]") {
 		t.Fatalf("%+v", resp)
 	}
@@ -232,6 +235,26 @@ func TestTruncationSaysSoAndKeepsRunes(t *testing.T) {
 	}
 	if rec := lastRecord(t, r); !rec.Truncated {
 		t.Fatalf("record not marked truncated: %+v", rec)
+	}
+}
+
+// TestExactResultIsNeverCut: a page (read_pool_file) is never truncated,
+// since its next_offset would then skip the bytes cut off (issue 10 item
+// 11). With 64 bytes of output there is no room for one page of long.txt
+// and its paging hint: LIMIT_EXCEEDED, not a cut page. A tool that marks its
+// result exact and still overflows fails closed.
+func TestExactResultIsNeverCut(t *testing.T) {
+	r, _ := newRunner(t, nil)
+	s := openSession(t, r)
+	resp := s.Run(context.Background(), Call{Tool: "read_pool_file", Args: json.RawMessage(`{"pool":"p","path":"long.txt"}`)})
+	if !resp.IsError || resp.Code != violation.LimitExceeded || resp.Truncated {
+		t.Fatalf("want LIMIT_EXCEEDED, got %+v", resp)
+	}
+	addTool(t, r, testTool("overflow", toolkit.TierRead, func(context.Context, *toolkit.Env, toolkit.Args) (*toolkit.Result, error) {
+		return &toolkit.Result{Text: strings.Repeat("x", 65), Exact: true}, nil
+	}))
+	if resp := s.Run(context.Background(), Call{Tool: "overflow"}); !resp.IsError || resp.Code != violation.Internal {
+		t.Fatalf("want INTERNAL_ERROR, got %+v", resp)
 	}
 }
 

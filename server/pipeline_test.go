@@ -97,7 +97,7 @@ func TestUndeclaredWriteIsDiscarded(t *testing.T) {
 		t.Fatal(text(res))
 	}
 	out := text(res)
-	if !strings.Contains(out, "WRITE_ATTEMPT: undeclared.txt") || !strings.Contains(out, "output declared.txt") {
+	if !strings.Contains(out, `WRITE_ATTEMPT: "undeclared.txt"`) || !strings.Contains(out, "output declared.txt") {
 		t.Fatalf("evidence: %s", out)
 	}
 	// stdout came from untrusted code: fenced.

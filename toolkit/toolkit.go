@@ -209,6 +209,11 @@ type Result struct {
 	Elicit *ElicitRequest
 	// Audit is tool-specific detail for the audit record (never secrets).
 	Audit map[string]any
+	// Exact says the tool sized Text and UntrustedText to the output limit
+	// itself (a page whose next_offset counts the bytes it holds); the
+	// runner refuses such a result rather than cut it, since a cut page
+	// would make next_offset skip bytes.
+	Exact bool
 }
 
 // Provenance describes where untrusted text came from.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airlock-dev/airlock/fence"
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/toolkit"
 	"github.com/airlock-dev/airlock/violation"
@@ -83,24 +84,46 @@ func (ev *Evidence) result(res *sandbox.Result) *toolkit.Result {
 	for _, m := range ev.Missing {
 		fmt.Fprintf(&b, "- output %s: not produced\n", m)
 	}
+	// Violation paths and details are names the pipeline chose (a file
+	// called "x\n[Airlock] Operator message", a link target): quoted, they
+	// cannot start a line or pass for Airlock's words
+	// (server/content_test.go: TestPipelineFileNamesCannotForgeLines).
 	for _, v := range ev.Violations {
 		if v.Code == violation.WriteAttempt {
-			fmt.Fprintf(&b, "- %s: %s (%s) — discarded\n", v.Code, v.Path, v.Detail)
+			fmt.Fprintf(&b, "- %s: %s (%s) — discarded\n", v.Code, fence.Quote(v.Path), fence.Quote(v.Detail))
 		} else {
-			fmt.Fprintf(&b, "- %s: %s\n", v.Code, v.Detail)
+			fmt.Fprintf(&b, "- %s: %s\n", v.Code, fence.Quote(v.Detail))
 		}
 	}
 	fmt.Fprintf(&b, "Snapshot hash: %s\n", ev.SnapshotHash)
 	s := ev.Sources
 	fmt.Fprintf(&b, "Sources used: pools %s (bound: %s), %d files, integrity verified: %v, violations: %d.\n",
 		strings.Join(s.PoolsUsed, ", "), strings.Join(s.PoolsBound, ", "), s.FilesAccessed, s.IntegrityVerified, s.Violations)
-	out := &toolkit.Result{Text: b.String(), Structured: ev, Audit: map[string]any{"evidence": ev}}
+	out := &toolkit.Result{Text: b.String(), Structured: ev.forAgent(), Audit: map[string]any{"evidence": ev}}
 	// The pipeline is untrusted code: what it printed is untrusted content.
 	if tail := tails(res); tail != "" {
 		out.UntrustedText = tail
 		out.Untrusted = &toolkit.Provenance{Kind: "pipeline_output", Source: "pipeline:" + ev.Pipeline + "/" + ev.RunID, Trust: "untrusted"}
 	}
 	return out
+}
+
+// forAgent is the evidence as the agent receives it: violation paths and
+// details sanitized (no controls, escapes, marker words or "[Airlock"
+// prefix), since a client may show structuredContent to the model. The
+// audit record keeps them as they were.
+func (ev *Evidence) forAgent() *Evidence {
+	cp := *ev
+	cp.Violations = make([]workspace.Violation, len(ev.Violations))
+	for i, v := range ev.Violations {
+		v.Path, _ = fence.Sanitize(v.Path)
+		v.Detail, _ = fence.Sanitize(v.Detail)
+		cp.Violations[i] = v
+	}
+	if ev.Violations == nil {
+		cp.Violations = nil
+	}
+	return &cp
 }
 
 func tails(res *sandbox.Result) string {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/airlock-dev/airlock/fence"
 	"github.com/airlock-dev/airlock/schemas"
 	"github.com/airlock-dev/airlock/sources"
 	"github.com/airlock-dev/airlock/toolkit"
@@ -107,8 +108,10 @@ func renderPools(pools []sources.PoolInfo) *toolkit.Result {
 func renderFiles(page *sources.ListPage, offset int) *toolkit.Result {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Pool %s: files %d-%d of %d\n", page.PoolID, offset, offset+len(page.Files), page.Total)
+	// File names come from the pool's manifest, written by whoever filled
+	// the pool: quoted, so a name cannot add a line (issue 10 item 5).
 	for _, f := range page.Files {
-		fmt.Fprintf(&b, "- %s (%d bytes, sha256 %s)\n", f.Path, f.Size, f.SHA256)
+		fmt.Fprintf(&b, "- %s (%d bytes, sha256 %s)\n", fence.Quote(f.Path), f.Size, f.SHA256)
 	}
 	if page.NextOffset > 0 {
 		fmt.Fprintf(&b, "[more files: call list_pools with pool=%q offset=%d]\n", page.PoolID, page.NextOffset)

@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"unicode/utf8"
 
+	"github.com/airlock-dev/airlock/fence"
 	"github.com/airlock-dev/airlock/schemas"
 	"github.com/airlock-dev/airlock/sources"
 	"github.com/airlock-dev/airlock/toolkit"
+	"github.com/airlock-dev/airlock/violation"
 )
 
 func readPoolFile() toolkit.Tool {
@@ -27,12 +30,24 @@ func readPoolFile() toolkit.Tool {
 			if err != nil {
 				return nil, err
 			}
-			return renderRead(r), nil
+			return renderRead(r, env.Config.Server.MaxOutputBytes)
+
 		},
 	}
 }
 
-func renderRead(r *sources.ReadResult) *toolkit.Result {
+// renderRead renders one page so that the runner never has to cut it: a
+// text page is shortened (on a rune boundary) until it and its paging hint
+// fit in budget, so next_offset always equals offset plus the bytes
+// delivered (issue 10 item 11; server/content_test.go: TestPagingDeliversEveryByte).
+func renderRead(r *sources.ReadResult, budget int) (*toolkit.Result, error) {
+	untrusted := r.Trust != sources.Trusted
+	asText := !r.Binary || (untrusted && fence.TextualMIME(r.MIMEType))
+	if asText {
+		if err := fitPage(r, budget, untrusted); err != nil {
+			return nil, err
+		}
+	}
 	meta := map[string]any{
 		"pool": r.PoolID, "path": r.Path, "trust": r.Trust, "offset": r.Offset, "next_offset": r.NextOffset,
 		"size": r.Size, "eof": r.EOF, "sha256": r.SHA256, "mime_type": r.MIMEType, "binary": r.Binary,
@@ -41,26 +56,62 @@ func renderRead(r *sources.ReadResult) *toolkit.Result {
 		Structured: meta,
 		Audit:      map[string]any{"pool": r.PoolID, "path": r.Path, "sha256": r.SHA256, "offset": r.Offset, "bytes": len(r.Data)},
 	}
-	if r.Binary {
-		res.Text = fmt.Sprintf("Binary file %s/%s (%s, bytes %d-%d of %d), returned as an embedded resource.", r.PoolID, r.Path, r.MIMEType, r.Offset, r.NextOffset, r.Size)
+	// An untrusted file whose type reads as text (a .txt with one NUL byte
+	// is "binary" to the sniffer) is fenced like any other text: a client
+	// would show a text/plain resource to the model unfenced and unsanitized
+	// (server/content_test.go: TestUntrustedBinaryTextIsFenced).
+	if !asText {
+		res.Text = fmt.Sprintf("Binary file %s in pool %s (%s, bytes %d-%d of %d), returned as an embedded resource.", fence.Quote(r.Path), r.PoolID, r.MIMEType, r.Offset, r.NextOffset, r.Size)
 		res.Blobs = []toolkit.Blob{{URI: poolURI(r.PoolID, r.Path), MIMEType: r.MIMEType, Data: r.Data, Trust: string(r.Trust)}}
-		return res
+		return res, nil
 	}
-	hint := ""
-	if !r.EOF {
-		hint = fmt.Sprintf("[bytes %d-%d of %d; call read_pool_file with offset=%d for more]", r.Offset, r.NextOffset, r.Size, r.NextOffset)
-	}
-	if r.Trust == sources.Trusted {
+	res.Exact = true
+	hint := pageHint(r)
+	if !untrusted {
 		res.Text = string(r.Data)
 		if hint != "" {
 			res.Text += "\n" + hint
 		}
-		return res
+		return res, nil
 	}
 	res.Text = hint
 	res.UntrustedText = string(r.Data)
 	res.Untrusted = &toolkit.Provenance{Kind: "pool_file", Source: poolURI(r.PoolID, r.Path), Trust: string(r.Trust)}
-	return res
+	return res, nil
+}
+
+// pageHint tells the agent how to read on; "" on the last page.
+func pageHint(r *sources.ReadResult) string {
+	if r.EOF {
+		return ""
+	}
+	return fmt.Sprintf("[bytes %d-%d of %d; call read_pool_file with offset=%d for more]", r.Offset, r.NextOffset, r.Size, r.NextOffset)
+}
+
+// fitPage shortens r's data, on a rune boundary, until the runner can send
+// it whole within budget: for a trusted page the data, a newline and the
+// hint; for an untrusted page the hint, and the data (fenced after it). It
+// keeps NextOffset = Offset + len(Data). A budget too small for one rune
+// is LIMIT_EXCEEDED rather than an empty page the client would loop on.
+func fitPage(r *sources.ReadResult, budget int, untrusted bool) error {
+	for {
+		hint := pageHint(r)
+		over := len(hint) + len(r.Data) - budget
+		if !untrusted && hint != "" {
+			over++
+		}
+		if over <= 0 {
+			return nil
+		}
+		n := len(r.Data) - over
+		for n > 0 && !utf8.RuneStart(r.Data[n]) {
+			n--
+		}
+		if n <= 0 {
+			return violation.New(violation.LimitExceeded, "max_output_bytes (%d) leaves no room for a page of this file", budget)
+		}
+		r.Data, r.NextOffset, r.EOF = r.Data[:n], r.Offset+int64(n), false
+	}
 }
 
 // poolURI names a pool file without revealing where the pool lives on the host.

@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/policy"
+)
+
+// goodConfig is a config whose pool, manifest and pipeline program exist.
+const goodConfig = `pools:
+  - {id: sales, description: s, path: pools/sales}
+policies:
+  base:
+    allow: [pool.*, comm.fetch, pipeline.run:count]
+    deny: [pipeline.run:danger_*]
+    rules:
+      - {id: r, capability: comm.fetch, when: 'url.host == "a.example"', effect: require_approval}
+roles:
+  local: {policy: base, pools: [sales]}
+pipelines:
+  - name: count
+    description: c
+    argv: [/bin/true]
+    outputs: [x.txt]
+  - name: named
+    description: a bare name on PATH
+    argv: ["true"]
+    outputs: [x.txt]
+`
+
+// TestConfigCheckRefusesWithLine: config check refuses, with file:line and
+// a "did you mean" where one is close, what used to pass check and fail
+// only at serve time (issue 10 item 14).
+func TestConfigCheckRefusesWithLine(t *testing.T) {
+	tests := []struct {
+		name       string
+		edit       func(string) string
+		prep       func(dir string)
+		line, want string
+		err        error
+	}{
+		{"ok", func(s string) string { return s }, nil, "", "OK", nil},
+		{"misspelt capability", func(s string) string { return strings.Replace(s, "comm.fetch,", "comm.fecth,", 1) },
+			nil, "airlock.yaml:5", `did you mean "comm.fetch"`, policy.ErrUnknownCapability},
+		{"misspelt rule capability", func(s string) string { return strings.Replace(s, "capability: comm.fetch", "capability: pool.raed", 1) },
+			nil, "airlock.yaml:8", `did you mean "pool.read"`, policy.ErrUnknownCapability},
+		{"undeclared pipeline", func(s string) string { return strings.Replace(s, "pipeline.run:count]", "pipeline.run:cuont]", 1) },
+			nil, "airlock.yaml:5", `did you mean "pipeline.run:count"`, policy.ErrUnknownCapability},
+		{"missing pool directory", func(s string) string { return strings.Replace(s, "pools/sales", "pools/sale", 1) },
+			nil, "airlock.yaml:2", "did you mean", config.ErrMissing},
+		{"missing manifest", func(s string) string { return s },
+			func(dir string) { os.Remove(filepath.Join(dir, "pools", "sales", "SHA256SUMS")) }, "airlock.yaml:2", "manifest", config.ErrMissing},
+		{"missing program", func(s string) string { return strings.Replace(s, "/bin/true", "/bin/truee", 1) },
+			nil, "airlock.yaml:14", "did you mean /bin/true", config.ErrMissing},
+		{"bare name not on PATH", func(s string) string { return strings.Replace(s, `["true"]`, `["no-such-program-x"]`, 1) },
+			nil, "airlock.yaml:18", "not found on PATH", config.ErrMissing},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			must(t, os.MkdirAll(filepath.Join(dir, "pools", "sales"), 0o755))
+			must(t, os.WriteFile(filepath.Join(dir, "pools", "sales", "SHA256SUMS"), nil, 0o644))
+			if tc.prep != nil {
+				tc.prep(dir)
+			}
+			f := filepath.Join(dir, "airlock.yaml")
+			must(t, os.WriteFile(f, []byte(tc.edit(goodConfig)), 0o644))
+			out, err := run(t, "config", "check", f)
+			if tc.err == nil {
+				if err != nil || !strings.Contains(out, tc.want) {
+					t.Fatalf("err %v, out %s", err, out)
+				}
+				return
+			}
+			if !errors.Is(err, tc.err) {
+				t.Fatalf("err = %v, want %v", err, tc.err)
+			}
+			if !strings.Contains(err.Error(), tc.line) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %q lacks %q or %q", err, tc.line, tc.want)
+			}
+		})
+	}
+}
+
+// TestPolicyCheckRefusesMisspeltCapability: policy check refuses a pattern
+// that matches no capability, with file:line and a suggestion; any
+// pipeline name is fine on its own (no config to declare pipelines).
+func TestPolicyCheckRefusesMisspeltCapability(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "p.yaml")
+	must(t, os.WriteFile(f, []byte("policies:\n  base:\n    allow: [pool.*, pipeline.run:anything, 'pipe*']\n    deny:\n      - comm.fecth\n"), 0o644))
+	_, err := run(t, "policy", "check", f)
+	if !errors.Is(err, policy.ErrUnknownCapability) || !strings.Contains(err.Error(), "p.yaml:5") || !strings.Contains(err.Error(), `did you mean "comm.fetch"`) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
