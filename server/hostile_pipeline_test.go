@@ -49,7 +49,7 @@ func TestHostilePipelinesEndToEnd(t *testing.T) {
 			if msg := limitHit("disk")(ev, text); msg != "" {
 				return msg
 			}
-			if !strings.Contains(text, "LIMIT_EXCEEDED: disk quota of 16777216 bytes") || ev["disk_bytes"].(float64) > 16<<20 {
+			if !strings.Contains(text, `LIMIT_EXCEEDED: "disk quota of 16777216 bytes`) || ev["disk_bytes"].(float64) > 16<<20 {
 				return "quota not reported as LIMIT_EXCEEDED"
 			}
 			return ""
