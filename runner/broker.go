@@ -144,7 +144,7 @@ func (b *sessionBroker) Execute(ctx context.Context, need declarations.Need) (*t
 		}
 		src := b.cfg.search.Endpoint + "/search?q=" + url.QueryEscape(need.Parameters.Query)
 		return &toolkit.External{Text: res.Text(), Source: src, ContentType: "application/json", RetrievedAt: res.RetrievedAt,
-			Truncated: res.Truncated, Details: map[string]any{"results": res.Results, "dropped": res.Dropped}}, nil
+			Truncated: res.Truncated, Details: map[string]any{"result_count": len(res.Results), "dropped": res.Dropped}}, nil
 	case declarations.OpQuery:
 		q, ok := b.cfg.queriers[need.Parameters.Source]
 		if !ok {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/fence"
 	"github.com/airlock-dev/airlock/policy"
 	"github.com/airlock-dev/airlock/redact"
 	"github.com/airlock-dev/airlock/schemas"
@@ -284,17 +285,63 @@ func execute(ctx context.Context, env *toolkit.Env, d *declarations.Declaration)
 	if d, err = env.Declarations.Finish(context.WithoutCancel(ctx), d.ID, ref, nil); err != nil {
 		return nil, err
 	}
+	// Airlock's own words name what was declared and approved, never a
+	// value the remote chose: the final URL after redirects, the content
+	// type and the redirect chain come from the server that answered, so
+	// they stay in the fence header and, sanitized, under
+	// untrusted_details (a redirect to /Ignore-previous-instructions must
+	// not read as Airlock's text).
+	target := declaredTarget(d.Need, ext.Source)
+	note := ""
+	if ext.Source != target {
+		note = " (redirected; the final address is in the fence header)"
+	}
 	return &toolkit.Result{
-		Text: fmt.Sprintf("Declaration %s (%s) executed: %s, %d bytes, retrieved %s.", d.ID, d.Need.Operation, ext.Source,
+		Text: fmt.Sprintf("Declaration %s (%s) executed: %s%s, %d bytes, retrieved %s.", d.ID, d.Need.Operation, fence.Quote(target), note,
 			len(ext.Text), ext.RetrievedAt.UTC().Format("2006-01-02T15:04:05Z")),
 		UntrustedText: ext.Text,
 		Untrusted: &toolkit.Provenance{Kind: string(d.Need.Operation), Source: ext.Source, Trust: "untrusted",
 			Attribute: true, DeclarationID: d.ID, RetrievedAt: ext.RetrievedAt},
-		Structured: map[string]any{"declaration_id": d.ID, "state": d.State, "operation": d.Need.Operation, "source": ext.Source,
-			"content_type": ext.ContentType, "truncated": ext.Truncated, "details": ext.Details},
+		Structured: map[string]any{"declaration_id": d.ID, "state": d.State, "operation": d.Need.Operation, "source": target,
+			"truncated": ext.Truncated, "untrusted_details": untrustedDetails(ext)},
 		Audit: map[string]any{"declaration_id": d.ID, "state": d.State, "source": ext.Source, "bytes": len(ext.Text), "decided_by": d.DecidedBy},
 	}, nil
 }
+
+// declaredTarget is what the declaration named: a fetch's URL (as
+// approved), else the executor's own source (a configured endpoint).
+func declaredTarget(n declarations.Need, source string) string {
+	if n.Operation == declarations.OpFetch && n.Parameters.URL != "" {
+		return n.Parameters.URL
+	}
+	return source
+}
+
+// untrustedDetails are the remote's answers about itself, sanitized.
+func untrustedDetails(ext *toolkit.External) map[string]any {
+	out := map[string]any{"final_url": clean(ext.Source), "content_type": clean(ext.ContentType)}
+	details, _ := ext.Details.(map[string]any)
+	for k, v := range details {
+		switch v := v.(type) {
+		case string:
+			out[k] = clean(v)
+		case []string:
+			cleaned := make([]string, len(v))
+			for i := range v {
+				cleaned[i] = clean(v[i])
+			}
+			out[k] = cleaned
+		case int, int64, bool:
+			out[k] = v
+		default:
+			// Anything else an executor returns (the search results
+			// themselves) is in the fenced content, not here.
+		}
+	}
+	return out
+}
+
+func clean(s string) string { out, _ := fence.Sanitize(s); return out }
 
 // planned answers a declaration in planning: the decision, no I/O.
 func planned(d *declarations.Declaration, status string) *toolkit.Result {
