@@ -55,7 +55,7 @@ func newWatcher(path string, r *runner.Runner, srv *server.Server, log *slog.Log
 		conf.data = cfg.Bytes()
 	}
 	w.last = fingerprint(path, conf, cfg)
-	if err := srv.ReloadTokens(); err != nil {
+	if err := srv.Reload(); err != nil {
 		log.Error("reloading tokens failed; keeping the previous ones", "err", err)
 	}
 	return w
@@ -107,7 +107,7 @@ func reload(ctx context.Context, path string, r *runner.Runner, srv *server.Serv
 		}
 	}
 	fp := fingerprint(path, conf, r.Config())
-	if err := srv.ReloadTokens(); err != nil {
+	if err := srv.Reload(); err != nil {
 		log.Error("reloading tokens failed; keeping the previous ones", "trigger", by, "err", err)
 		return fp
 	}

@@ -18,7 +18,7 @@ func BenchmarkReadDirectHandler(b *testing.B) {
 	r, _ := newRunner(b, nil)
 	s := openSession(b, r)
 	tool := r.tools["read_pool_file"]
-	args, _, err := decode(tool, r.schemas[tool.Name], readArgs)
+	args, _, err := decode(tool, r.gen.Load().tools[tool.Name].validator, readArgs)
 	if err != nil {
 		b.Fatal(err)
 	}

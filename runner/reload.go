@@ -11,10 +11,12 @@ import (
 	"github.com/airlock-dev/airlock/store"
 )
 
-// generation is one loaded configuration and its compiled policies.
+// generation is one loaded configuration, its compiled policies and the
+// tool declarations (schemas, validators) specialised to it.
 type generation struct {
 	cfg      *config.Config
 	policies *policy.Set
+	tools    map[string]toolView
 }
 
 // ErrReloadPools reports a reload that changes the pools, which are bound
@@ -33,7 +35,7 @@ func (r *Runner) Reload(ctx context.Context, cfg *config.Config, by string) erro
 		Decision: "allow", Outcome: "ok", Reason: "configuration reloaded from " + cfg.File(),
 	}
 	if err != nil {
-		rec.Outcome, rec.Reason, rec.Error = "error", "reload refused; previous configuration kept", err.Error()
+		rec.Decision, rec.Outcome, rec.Reason, rec.Error = "deny", "denied", "reload refused; previous configuration kept", err.Error()
 	}
 	if aerr := r.db.Append(context.WithoutCancel(ctx), rec); aerr != nil {
 		r.log.Error("auditing reload", "err", aerr)
@@ -46,12 +48,29 @@ func (r *Runner) reload(cfg *config.Config) error {
 	if !reflect.DeepEqual(old.cfg.Pools, cfg.Pools) {
 		return ErrReloadPools
 	}
+	gen, err := r.newGeneration(cfg)
+	if err != nil {
+		return err
+	}
+	r.gen.Store(gen)
+	return nil
+}
+
+// newGeneration compiles cfg's policies and each tool's declaration for it.
+func (r *Runner) newGeneration(cfg *config.Config) (*generation, error) {
 	policies, err := cfg.PolicySet()
 	if err != nil {
-		return fmt.Errorf("compiling policies: %w", err)
+		return nil, fmt.Errorf("compiling policies: %w", err)
 	}
-	r.gen.Store(&generation{cfg: cfg, policies: policies})
-	return nil
+	gen := &generation{cfg: cfg, policies: policies, tools: map[string]toolView{}}
+	for _, name := range r.order {
+		v, err := declare(r.tools[name], cfg)
+		if err != nil {
+			return nil, err
+		}
+		gen.tools[name] = v
+	}
+	return gen, nil
 }
 
 // RecordReloadFailure audits a reload whose configuration did not even load.

@@ -92,7 +92,7 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 	if err := c.load(ctx); err != nil {
 		return nil, err
 	}
-	args, argMap, err := decode(tool, c.s.r.schemas[tool.Name], c.in.Args)
+	args, argMap, err := decode(tool, c.s.r.gen.Load().tools[tool.Name].validator, c.in.Args)
 	if err != nil {
 		return nil, err
 	}

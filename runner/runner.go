@@ -46,7 +46,6 @@ type Runner struct {
 	pools    *sources.Registry
 	redactor *redact.Redactor
 	tools    map[string]toolkit.Tool
-	schemas  map[string]*schemaValidator
 	order    []string
 
 	// Per-process caches of derived objects; the state they derive from
@@ -80,7 +79,7 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		opts = &Options{}
 	}
 	r := &Runner{log: opts.Logger, now: opts.Now,
-		tools: map[string]toolkit.Tool{}, schemas: map[string]*schemaValidator{}}
+		tools: map[string]toolkit.Tool{}}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -136,14 +135,15 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	}
 	r.pipelines = newPipelineHost(cfg, stateDir, opts, r.log)
 	for _, t := range tools.All() {
-		v, err := compileSchema(t.Name, t.InputSchema)
-		if err != nil {
-			r.Close()
-			return nil, err
-		}
-		r.tools[t.Name], r.schemas[t.Name] = t, v
+		r.tools[t.Name] = t
 		r.order = append(r.order, t.Name)
 	}
+	gen, err := r.newGeneration(cfg)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	r.gen.Store(gen)
 	return r, nil
 }
 
@@ -174,18 +174,42 @@ type ToolInfo struct {
 	InputSchema                      []byte
 }
 
-// Tools lists the tools' declarations. It exposes no way to execute them.
+// Tools lists the tools' declarations for the configuration in force
+// (run_pipeline's schema names its pipelines). It exposes no way to
+// execute them.
 func (r *Runner) Tools() []ToolInfo {
+	gen := r.gen.Load()
 	out := make([]ToolInfo, 0, len(r.order))
 	for _, name := range r.order {
-		t := r.tools[name]
-		out = append(out, ToolInfo{
-			Name: t.Name, Title: t.Title, Description: t.Description, Tier: t.Tier,
-			ReadOnly: t.ReadOnly, Destructive: t.Destructive, OpenWorld: t.OpenWorld,
-			InputSchema: t.InputSchema,
-		})
+		out = append(out, gen.tools[name].info)
 	}
 	return out
+}
+
+// toolView is a tool as declared under one configuration: what clients
+// are shown, and the validator compiled from exactly that schema.
+type toolView struct {
+	info      ToolInfo
+	validator *schemaValidator
+}
+
+func declare(t toolkit.Tool, cfg *config.Config) (toolView, error) {
+	schema, desc := t.InputSchema, t.Description
+	if t.Catalog != nil {
+		var err error
+		if schema, desc, err = t.Catalog(cfg); err != nil {
+			return toolView{}, fmt.Errorf("tool %s: %w", t.Name, err)
+		}
+	}
+	v, err := compileSchema(t.Name, schema)
+	if err != nil {
+		return toolView{}, err
+	}
+	return toolView{validator: v, info: ToolInfo{
+		Name: t.Name, Title: t.Title, Description: desc, Tier: t.Tier,
+		ReadOnly: t.ReadOnly, Destructive: t.Destructive, OpenWorld: t.OpenWorld,
+		InputSchema: schema,
+	}}, nil
 }
 
 // Config returns the configuration in force.

@@ -93,11 +93,13 @@ func lastRecord(t *testing.T, r *Runner) store.Record {
 // otherwise fixed at New).
 func addTool(t *testing.T, r *Runner, tool toolkit.Tool) {
 	t.Helper()
-	v, err := compileSchema(tool.Name, tool.InputSchema)
+	r.tools[tool.Name] = tool
+	r.order = append(r.order, tool.Name)
+	gen, err := r.newGeneration(r.Config())
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.tools[tool.Name], r.schemas[tool.Name] = tool, v
+	r.gen.Store(gen)
 }
 
 type noArgs struct{}

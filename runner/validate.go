@@ -60,6 +60,9 @@ func (v *schemaValidator) validate(raw []byte) error {
 		return violation.Wrap(violation.InvalidArguments, err, "argument %s is missing %s", where, strings.Join(k.Missing, ", "))
 	case *kind.AdditionalProperties:
 		return violation.Wrap(violation.InvalidArguments, err, "argument %s has unknown field(s) %s", where, strings.Join(k.Properties, ", "))
+	case *kind.Enum:
+		// The value is not echoed; the schema the client holds lists them.
+		return violation.Wrap(violation.InvalidArguments, err, "argument %s must be one of the %d values its input schema lists", where, len(k.Want))
 	}
 	rule := strings.Join(leaf.ErrorKind.KeywordPath(), "/")
 	return violation.Wrap(violation.InvalidArguments, err, "argument %s breaks schema rule %q", where, rule)

@@ -167,7 +167,7 @@ func TestTokenWarnings(t *testing.T) {
 	}
 	t.Setenv("AIRLOCK_TEST_TOKEN", "")
 	logBuf.Reset()
-	must(t, srv.ReloadTokens())
+	must(t, srv.Reload())
 	if !strings.Contains(logBuf.String(), "unset or empty") {
 		t.Fatalf("no warning for an unset token: %q", logBuf.String())
 	}

@@ -57,7 +57,7 @@ func TestRunPipelineRefusals(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"unknown pipeline", map[string]any{"pipeline": "nope"}, "NOT_FOUND"},
+		{"unknown pipeline", map[string]any{"pipeline": "nope"}, "INVALID_ARGUMENTS"}, // not in the schema's enum
 		{"input pool not bound", map[string]any{"pipeline": "over_gamma"}, "POOL_NOT_SELECTED"},
 		{"input pool fails its manifest", map[string]any{"pipeline": "over_alpha"}, "INTEGRITY_FAILURE"},
 		{"denied by policy", map[string]any{"pipeline": "danger_wipe"}, "POLICY_DENIED"},

@@ -19,6 +19,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -57,8 +58,9 @@ type Server struct {
 	// local principal's default context).
 	stdioContext string
 
-	mu    sync.Mutex
-	local map[string]*runner.Session // stdio/SSE/in-process session id → handle
+	mu       sync.Mutex
+	local    map[string]*runner.Session // stdio/SSE/in-process session id → handle
+	declared map[string]runner.ToolInfo // what mcp-go was last given, per tool
 
 	// The edge (package edge): the browser-origin allow-list, reloaded
 	// with the tokens, and the aggregator that audits refusals.
@@ -79,7 +81,7 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
-	if err := s.ReloadTokens(); err != nil {
+	if err := s.Reload(); err != nil {
 		return nil, err
 	}
 	httpCfg := r.Config().Transports.HTTP
@@ -109,7 +111,24 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 		mcpserver.WithHooks(hooks),
 		mcpserver.WithInstructions(instructions),
 	)
-	for _, t := range r.Tools() {
+	s.registerTools()
+	return s, nil
+}
+
+// registerTools (re)declares the runner's tools to mcp-go as the
+// configuration in force describes them; a declaration that changed (a
+// reload added a pipeline) is replaced, and mcp-go tells clients the list
+// changed.
+func (s *Server) registerTools() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.declared == nil {
+		s.declared = map[string]runner.ToolInfo{}
+	}
+	for _, t := range s.r.Tools() {
+		if old, ok := s.declared[t.Name]; ok && old.Description == t.Description && bytes.Equal(old.InputSchema, t.InputSchema) {
+			continue
+		}
 		tool := mcp.NewToolWithRawSchema(t.Name, t.Description, t.InputSchema)
 		tool.Annotations = mcp.ToolAnnotation{
 			Title:           t.Title,
@@ -119,8 +138,8 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 			IdempotentHint:  mcp.ToBoolPtr(t.ReadOnly),
 		}
 		s.mcp.AddTool(tool, s.forward(t.Name))
+		s.declared[t.Name] = t
 	}
-	return s, nil
 }
 
 const instructions = "Airlock governs every tool call: reads come from read-only, integrity-checked source pools bound to this session; " +
@@ -137,12 +156,16 @@ func (s *Server) Close() {
 	<-s.stopped
 }
 
-// ReloadTokens re-reads every role's bearer tokens from the runner's current
-// configuration (environment variables and token files), and the origin
-// allow-list. A token that is gone is refused from the next request on; on
-// error the old set stays. Unset token variables and short tokens are
-// warned about when HTTP is being served (stdio takes no tokens).
-func (s *Server) ReloadTokens() error {
+// Reload makes the server follow the runner's current configuration: it
+// re-reads every role's bearer tokens (environment variables and token
+// files) and the origin allow-list, and re-declares tools whose
+// declaration changed. A token that is gone is refused from the next
+// request on; on error the old set stays. Unset token variables and short
+// tokens are warned about when HTTP is being served (stdio takes no tokens).
+func (s *Server) Reload() error {
+	if s.mcp != nil {
+		s.registerTools()
+	}
 	cfg := s.r.Config()
 	auth, err := newAuthenticator(cfg)
 	if err != nil {

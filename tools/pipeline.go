@@ -40,16 +40,20 @@ func (a *RunPipelineArgs) Validate() error {
 	return nil
 }
 
+const runPipelineDescription = "Runs a pipeline declared in Airlock's configuration over the session's bound pools, in a sandbox: pools read-only, " +
+	"writes only to the pipeline's declared outputs, no network, time/CPU/memory limits. Returns the outputs' SHA-256 hashes, " +
+	"a snapshot hash and a source-usage summary; the pipeline's own stdout/stderr come back fenced. " +
+	"String parameters may not start with '-'."
+
 func runPipeline() toolkit.Tool {
 	return toolkit.Tool{
 		Name:  "run_pipeline",
 		Title: "Run a pipeline",
-		Description: "Runs a pipeline declared in Airlock's configuration over the session's bound pools, in a sandbox: pools read-only, " +
-			"writes only to the pipeline's declared outputs, no network, time/CPU/memory limits. Returns the outputs' SHA-256 hashes, " +
-			"a snapshot hash and a source-usage summary; the pipeline's own stdout/stderr come back fenced.",
+		Description: runPipelineDescription,
 		Tier:        toolkit.TierAct,
 		Destructive: false,
 		InputSchema: schemas.MustReflect(&RunPipelineArgs{}),
+		Catalog:     pipelineCatalog,
 		NewArgs:     func() toolkit.Args { return &RunPipelineArgs{} },
 		Capability:  func(a toolkit.Args) string { return "pipeline.run:" + a.(*RunPipelineArgs).Pipeline },
 		Precheck:    pipelinePrecheck,
