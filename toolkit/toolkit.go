@@ -42,6 +42,11 @@ type Tool struct {
 
 	// InputSchema is generated from the type NewArgs returns (schemas.Reflect).
 	InputSchema json.RawMessage
+	// Catalog, if set, specialises the schema and description to a
+	// configuration (run_pipeline names the configured pipelines and
+	// their parameters). The runner advertises and validates against what
+	// it returns, per configuration generation.
+	Catalog func(cfg *config.Config) (schema json.RawMessage, description string, err error)
 	// NewArgs returns a pointer to a zero argument value to decode into.
 	NewArgs func() Args
 

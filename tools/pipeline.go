@@ -47,8 +47,8 @@ const runPipelineDescription = "Runs a pipeline declared in Airlock's configurat
 
 func runPipeline() toolkit.Tool {
 	return toolkit.Tool{
-		Name:  "run_pipeline",
-		Title: "Run a pipeline",
+		Name:        "run_pipeline",
+		Title:       "Run a pipeline",
 		Description: runPipelineDescription,
 		Tier:        toolkit.TierAct,
 		Destructive: false,
