@@ -48,8 +48,9 @@ func need(url string) map[string]any {
 }
 
 type elicitor struct {
-	action string
-	asked  atomic.Int64
+	action  string
+	content map[string]any // for accept; nil = {"decision": "approve"}
+	asked   atomic.Int64
 }
 
 func (e *elicitor) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
@@ -57,7 +58,10 @@ func (e *elicitor) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.E
 	res := &mcp.ElicitationResult{}
 	res.Action = mcp.ElicitationResponseAction(e.action)
 	if e.action == "accept" {
-		res.Content = map[string]any{"approve": true}
+		res.Content = map[string]any{"decision": "approve"}
+		if e.content != nil {
+			res.Content = e.content
+		}
 	}
 	return res, nil
 }
@@ -147,20 +151,26 @@ func TestDeclareNeedFetchFencedAndAttributed(t *testing.T) {
 
 func TestDeclareNeedElicitation(t *testing.T) {
 	tests := []struct {
-		action   string
-		wantCode string
-		wantText string
-		hits     int64
+		name, action string
+		content      map[string]any
+		wantCode     string
+		wantText     string
+		hits         int64
 	}{
-		{"accept", "", "content of /gated/a", 1},
-		{"decline", "POLICY_DENIED", "declined by the person", 0},
-		{"cancel", "", "needs approval", 0},
+		{"accept approve", "accept", nil, "", "content of /gated/a", 1},
+		{"accept deny", "accept", map[string]any{"decision": "deny"}, "POLICY_DENIED", "denied by the person", 0},
+		// Accept with no choice made (the old form's unticked box read as
+		// a decline): no decision is taken from it.
+		{"accept without a choice", "accept", map[string]any{}, "APPROVAL_INVALID", "no decision", 0},
+		{"accept with an unknown choice", "accept", map[string]any{"decision": "yes please"}, "APPROVAL_INVALID", "no decision", 0},
+		{"decline", "decline", nil, "POLICY_DENIED", "declined by the person", 0},
+		{"cancel", "cancel", nil, "", "needs approval", 0},
 	}
 	for _, tc := range tests {
-		t.Run(tc.action, func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			o := newOrigin(t)
 			f := newFixture(t, "fetcher")
-			e := &elicitor{action: tc.action}
+			e := &elicitor{action: tc.action, content: tc.content}
 			c := f.connectWith(t, client.WithElicitationHandler(e))
 			res := call(t, c, "declare_need", need(o.URL+"/gated/a"))
 			if code(res) != tc.wantCode || !strings.Contains(text(res), tc.wantText) {

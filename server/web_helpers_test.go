@@ -173,7 +173,7 @@ func rawCall(t *testing.T, c *client.Client, params map[string]any) *mcp.CallToo
 // approveAnswer is the person's "yes" to the approval question.
 func approveAnswer() mcp.InputResponses {
 	return mcp.InputResponses{"approve": mcp.NewElicitationInputResponse(mcp.ElicitationResult{
-		ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"approve": true}},
+		ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"decision": "approve"}},
 	})}
 }
 

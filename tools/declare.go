@@ -215,14 +215,29 @@ func applyAnswer(ctx context.Context, env *toolkit.Env, d *declarations.Declarat
 	}
 	by := "elicitation:" + env.Session.Principal
 	switch {
-	case ans.Action == "accept" && ans.Content["approve"] == true:
+	case ans.Action == "accept" && ans.Content[decisionField] == decisionApprove:
 		return env.Declarations.Approve(ctx, d.ID, by, "approved by the person at the client")
-	case ans.Action == "accept" || ans.Action == "decline":
+	case ans.Action == "accept" && ans.Content[decisionField] == decisionDeny:
+		return env.Declarations.Deny(ctx, d.ID, by, "denied by the person at the client")
+	case ans.Action == "accept":
+		// Accept with no choice is not a decision either way (a form
+		// submitted without picking one must not read as a denial, nor
+		// anything but an explicit "approve" as an approval).
+		return nil, violation.New(violation.ApprovalInvalid, "the answer accepted the form but made no decision (%s must be %q or %q); declaration %s still waits",
+			decisionField, decisionApprove, decisionDeny, d.ID)
+	case ans.Action == "decline":
 		return env.Declarations.Deny(ctx, d.ID, by, "declined by the person at the client")
 	default: // cancel: no decision; the declaration waits for one
 		return d, nil
 	}
 }
+
+// The approval form: one required, explicit choice.
+const (
+	decisionField   = "decision"
+	decisionApprove = "approve"
+	decisionDeny    = "deny"
+)
 
 // advance moves a declaration as far as this call may take it.
 func advance(ctx context.Context, env *toolkit.Env, d *declarations.Declaration) (*toolkit.Result, error) {
@@ -387,9 +402,15 @@ func askApproval(ctx context.Context, env *toolkit.Env, d *declarations.Declarat
 	return &toolkit.Result{
 		Text: "Waiting for the person at the client to approve declaration " + d.ID + ".",
 		Elicit: &toolkit.ElicitRequest{ID: elicitID, Message: msg, State: state, Schema: map[string]any{
-			"type":       "object",
-			"properties": map[string]any{"approve": map[string]any{"type": "boolean", "title": "Approve this request", "default": false}},
-			"required":   []string{"approve"},
+			"type": "object",
+			"properties": map[string]any{decisionField: map[string]any{
+				"type": "string", "title": "Your decision", "description": "Approve or deny this one request.",
+				"oneOf": []any{
+					map[string]any{"const": decisionApprove, "title": "Approve this one request"},
+					map[string]any{"const": decisionDeny, "title": "Deny it"},
+				},
+			}},
+			"required": []string{decisionField},
 		}},
 		Structured: declarationView(d),
 		Audit:      map[string]any{"declaration_id": d.ID, "state": d.State, "asked": "elicitation"},
