@@ -171,7 +171,7 @@ type ToolInfo struct {
 	Name, Title, Description         string
 	Tier                             toolkit.Tier
 	ReadOnly, Destructive, OpenWorld bool
-	InputSchema                      []byte
+	InputSchema, OutputSchema        []byte
 }
 
 // Tools lists the tools' declarations for the configuration in force
@@ -208,7 +208,7 @@ func declare(t toolkit.Tool, cfg *config.Config) (toolView, error) {
 	return toolView{validator: v, info: ToolInfo{
 		Name: t.Name, Title: t.Title, Description: desc, Tier: t.Tier,
 		ReadOnly: t.ReadOnly, Destructive: t.Destructive, OpenWorld: t.OpenWorld,
-		InputSchema: schema,
+		InputSchema: schema, OutputSchema: t.OutputSchema,
 	}}, nil
 }
 

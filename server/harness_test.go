@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,10 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/runner"
@@ -268,6 +271,7 @@ func newFixtureConfig(t testing.TB, configText string) *fixture {
 	if f.srv, err = New(f.r, nil); err != nil {
 		t.Fatal(err)
 	}
+	compileOutputSchemas(t, f.r)
 	t.Cleanup(f.srv.Close) // before the runner closes: the edge flushes its counts
 	return f
 }
@@ -314,7 +318,62 @@ func call(t *testing.T, c *client.Client, tool string, args map[string]any) *mcp
 	if err != nil {
 		t.Fatalf("CallTool(%s): %v", tool, err)
 	}
+	checkOutputSchema(t, tool, res)
 	return res
+}
+
+// outputSchemas are the tools' advertised output schemas, compiled once:
+// every result a test gets through call() is validated against its tool's
+// (success and refusal alike), so structuredContent and outputSchema
+// cannot drift apart.
+var outputSchemas struct {
+	once    sync.Once
+	schemas map[string]*jsonschema.Schema
+	err     error
+}
+
+func compileOutputSchemas(t testing.TB, r *runner.Runner) {
+	outputSchemas.once.Do(func() {
+		outputSchemas.schemas = map[string]*jsonschema.Schema{}
+		for _, tool := range r.Tools() {
+			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(tool.OutputSchema))
+			if err != nil {
+				outputSchemas.err = fmt.Errorf("%s: %w", tool.Name, err)
+				return
+			}
+			c := jsonschema.NewCompiler()
+			url := "airlock:///output/" + tool.Name + ".json"
+			if err := c.AddResource(url, doc); err != nil {
+				outputSchemas.err = err
+				return
+			}
+			if outputSchemas.schemas[tool.Name], err = c.Compile(url); err != nil {
+				outputSchemas.err = fmt.Errorf("%s: %w", tool.Name, err)
+				return
+			}
+		}
+	})
+	if outputSchemas.err != nil {
+		t.Fatalf("output schemas: %v", outputSchemas.err)
+	}
+}
+
+func checkOutputSchema(t *testing.T, tool string, res *mcp.CallToolResult) {
+	t.Helper()
+	s := outputSchemas.schemas[tool]
+	if s == nil || res.StructuredContent == nil {
+		if s != nil && !res.IsError && res.Result.Meta == nil {
+			t.Errorf("%s: a success without structuredContent although an output schema is declared", tool)
+		}
+		return
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	must(t, err)
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	must(t, err)
+	if err := s.Validate(inst); err != nil {
+		t.Errorf("%s: structuredContent breaks the advertised output schema: %v\n%s", tool, err, b)
+	}
 }
 
 func text(res *mcp.CallToolResult) string {

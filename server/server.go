@@ -126,10 +126,11 @@ func (s *Server) registerTools() {
 		s.declared = map[string]runner.ToolInfo{}
 	}
 	for _, t := range s.r.Tools() {
-		if old, ok := s.declared[t.Name]; ok && old.Description == t.Description && bytes.Equal(old.InputSchema, t.InputSchema) {
+		if old, ok := s.declared[t.Name]; ok && old.Description == t.Description && bytes.Equal(old.InputSchema, t.InputSchema) && bytes.Equal(old.OutputSchema, t.OutputSchema) {
 			continue
 		}
 		tool := mcp.NewToolWithRawSchema(t.Name, t.Description, t.InputSchema)
+		tool.RawOutputSchema = t.OutputSchema
 		tool.Annotations = mcp.ToolAnnotation{
 			Title:           t.Title,
 			ReadOnlyHint:    mcp.ToBoolPtr(t.ReadOnly),

@@ -42,6 +42,8 @@ type Tool struct {
 
 	// InputSchema is generated from the type NewArgs returns (schemas.Reflect).
 	InputSchema json.RawMessage
+	// OutputSchema describes Structured (success shapes and the refusal).
+	OutputSchema json.RawMessage
 	// Catalog, if set, specialises the schema and description to a
 	// configuration (run_pipeline names the configured pipelines and
 	// their parameters). The runner advertises and validates against what

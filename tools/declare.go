@@ -96,6 +96,7 @@ func declareNeed() toolkit.Tool {
 		ReadOnly:        false,
 		OpenWorld:       true,
 		InputSchema:     schemas.MustReflect(&DeclareNeedArgs{}),
+		OutputSchema:    outputSchema("declare_need"),
 		NewArgs:         func() toolkit.Args { return &DeclareNeedArgs{} },
 		Capability:      declareCapability,
 		HandlesApproval: true,

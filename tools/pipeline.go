@@ -47,17 +47,18 @@ const runPipelineDescription = "Runs a pipeline declared in Airlock's configurat
 
 func runPipeline() toolkit.Tool {
 	return toolkit.Tool{
-		Name:        "run_pipeline",
-		Title:       "Run a pipeline",
-		Description: runPipelineDescription,
-		Tier:        toolkit.TierAct,
-		Destructive: false,
-		InputSchema: schemas.MustReflect(&RunPipelineArgs{}),
-		Catalog:     pipelineCatalog,
-		NewArgs:     func() toolkit.Args { return &RunPipelineArgs{} },
-		Capability:  func(a toolkit.Args) string { return "pipeline.run:" + a.(*RunPipelineArgs).Pipeline },
-		Precheck:    pipelinePrecheck,
-		Handle:      pipelineHandle,
+		Name:         "run_pipeline",
+		Title:        "Run a pipeline",
+		Description:  runPipelineDescription,
+		Tier:         toolkit.TierAct,
+		Destructive:  false,
+		InputSchema:  schemas.MustReflect(&RunPipelineArgs{}),
+		OutputSchema: outputSchema("run_pipeline"),
+		Catalog:      pipelineCatalog,
+		NewArgs:      func() toolkit.Args { return &RunPipelineArgs{} },
+		Capability:   func(a toolkit.Args) string { return "pipeline.run:" + a.(*RunPipelineArgs).Pipeline },
+		Precheck:     pipelinePrecheck,
+		Handle:       pipelineHandle,
 	}
 }
 

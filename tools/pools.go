@@ -67,11 +67,12 @@ func listPools() toolkit.Tool {
 		Title: "List source pools",
 		Description: "Lists the read-only source pools bound to this session (id, description, trust, file count, integrity state). " +
 			"With `pool`, lists that pool's files with sizes and SHA-256 hashes, paged by offset/limit.",
-		Tier:        toolkit.TierRead,
-		ReadOnly:    true,
-		InputSchema: schemas.MustReflect(&ListPoolsArgs{}),
-		NewArgs:     func() toolkit.Args { return &ListPoolsArgs{} },
-		Capability:  func(toolkit.Args) string { return "pool.list" },
+		Tier:         toolkit.TierRead,
+		ReadOnly:     true,
+		InputSchema:  schemas.MustReflect(&ListPoolsArgs{}),
+		OutputSchema: outputSchema("list_pools"),
+		NewArgs:      func() toolkit.Args { return &ListPoolsArgs{} },
+		Capability:   func(toolkit.Args) string { return "pool.list" },
 		Handle: func(_ context.Context, env *toolkit.Env, a toolkit.Args) (*toolkit.Result, error) {
 			args := a.(*ListPoolsArgs)
 			if args.Pool == "" {

@@ -19,11 +19,12 @@ func readPoolFile() toolkit.Tool {
 		Title: "Read a pool file",
 		Description: "Reads one file of a bound source pool by pool id and relative path. The bytes are checked against the pool's SHA-256 manifest; " +
 			"large files are paged with offset/limit; binary files come back as an embedded resource; files of untrusted pools come back fenced.",
-		Tier:        toolkit.TierRead,
-		ReadOnly:    true,
-		InputSchema: schemas.MustReflect(&ReadPoolFileArgs{}),
-		NewArgs:     func() toolkit.Args { return &ReadPoolFileArgs{} },
-		Capability:  func(toolkit.Args) string { return "pool.read" },
+		Tier:         toolkit.TierRead,
+		ReadOnly:     true,
+		InputSchema:  schemas.MustReflect(&ReadPoolFileArgs{}),
+		OutputSchema: outputSchema("read_pool_file"),
+		NewArgs:      func() toolkit.Args { return &ReadPoolFileArgs{} },
+		Capability:   func(toolkit.Args) string { return "pool.read" },
 		Handle: func(_ context.Context, env *toolkit.Env, a toolkit.Args) (*toolkit.Result, error) {
 			args := a.(*ReadPoolFileArgs)
 			r, err := env.Sources.Read(args.Pool, args.Path, args.Offset, args.Limit)
@@ -44,8 +45,16 @@ func renderRead(r *sources.ReadResult, budget int) (*toolkit.Result, error) {
 	untrusted := r.Trust != sources.Trusted
 	asText := !r.Binary || (untrusted && fence.TextualMIME(r.MIMEType))
 	if asText {
+		endOnRune(r)
 		if err := fitPage(r, budget, untrusted); err != nil {
 			return nil, err
+		}
+		// A page that is still not whole UTF-8 (the offset fell inside a
+		// character, or the limit is smaller than one) would be altered by
+		// JSON's U+FFFD on the way: trusted bytes go as a blob instead, so
+		// what arrives is what the file holds.
+		if !untrusted && !utf8.Valid(r.Data) {
+			asText = false
 		}
 	}
 	meta := map[string]any{
@@ -78,6 +87,21 @@ func renderRead(r *sources.ReadResult, budget int) (*toolkit.Result, error) {
 	res.UntrustedText = string(r.Data)
 	res.Untrusted = &toolkit.Provenance{Kind: "pool_file", Source: poolURI(r.PoolID, r.Path), Trust: string(r.Trust)}
 	return res, nil
+}
+
+// endOnRune drops a character cut by the page's end (the limit), so the
+// next page starts on it; a page holding only part of one is left as is.
+func endOnRune(r *sources.ReadResult) {
+	if r.EOF || len(r.Data) == 0 {
+		return
+	}
+	start := len(r.Data) - 1
+	for start > 0 && len(r.Data)-start < utf8.UTFMax && !utf8.RuneStart(r.Data[start]) {
+		start--
+	}
+	if utf8.RuneStart(r.Data[start]) && !utf8.FullRune(r.Data[start:]) && start > 0 {
+		r.Data, r.NextOffset = r.Data[:start], r.Offset+int64(start)
+	}
 }
 
 // pageHint tells the agent how to read on; "" on the last page.
