@@ -142,7 +142,7 @@ func (s *Server) Close() {
 // warned about.
 func (s *Server) ReloadTokens() error {
 	cfg := s.r.Config()
-	auth, err := newAuthenticator(cfg)
+	auth, err := newAuthenticator(cfg, s.auth.Load())
 	if err != nil {
 		return err
 	}
