@@ -22,16 +22,17 @@ import (
 
 // Client is a confidential client of the provider.
 type Client struct {
-	ID, Secret string
+	ID     string `json:"id"`
+	Secret string `json:"secret"`
 	// Audience is what its access tokens carry as aud (the resource they
 	// are for); empty means the client id, zitadel's default.
-	Audience []string
-	Groups   []string
+	Audience []string `json:"audience,omitempty"`
+	Groups   []string `json:"groups,omitempty"`
 	// Lifetime of its access tokens (default 5 minutes; negative mints
 	// tokens that are already expired).
-	Lifetime time.Duration
+	Lifetime time.Duration `json:"lifetime_ns,omitempty"`
 	// Opaque clients get opaque access tokens (introspection), others JWTs.
-	Opaque bool
+	Opaque bool `json:"opaque,omitempty"`
 }
 
 // IdP is a running provider.
