@@ -5,7 +5,7 @@ BIN      := bin/airlock
 # namespace hangs with cgo's threads), so the whole binary is.
 export CGO_ENABLED := 0
 
-.PHONY: all build run test test-go test-e2e e2e-deps inspector bench soak fuzz schemas tidy clean
+.PHONY: all build run test test-go test-e2e testidp e2e-deps inspector bench soak fuzz schemas tidy clean
 
 all: build
 
@@ -36,11 +36,16 @@ $(E2E_DEPS): $(E2E)/package.json $(E2E)/package-lock.json
 	cd $(E2E) && $(NPM) ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-test-e2e: build e2e-deps
+test-e2e: build testidp e2e-deps
 	cd $(E2E) && $(NODE) --test \
 		--test-reporter=spec --test-reporter-destination=stdout \
 		--test-reporter=./lib/summary-reporter.mjs --test-reporter-destination=stdout \
 		tests/*.test.mjs
+
+# The test OpenID Provider the OAuth e2e test runs (internal/testidp);
+# never part of bin/airlock.
+testidp:
+	$(GO) build -o bin/testidp ./internal/testidp/cmd/testidp
 
 # The MCP inspector's web UI on the demo configuration (Node 22 via e2e's npx).
 inspector: build e2e-deps

@@ -96,3 +96,18 @@ func TestOnlySandboxStartsProcesses(t *testing.T) {
 		}
 	}
 }
+
+// TestTestIdPNotShipped: the test OpenID Provider (internal/testidp, built
+// on zitadel's provider library) signs tokens for anyone with a known
+// secret; it must never be linked into the airlock binary.
+func TestTestIdPNotShipped(t *testing.T) {
+	p, ok := goList(t)[""]
+	if !ok {
+		t.Fatal("main package not found")
+	}
+	for _, d := range p.Deps {
+		if strings.HasPrefix(d, "github.com/zitadel/") || d == module+"/internal/testidp" {
+			t.Errorf("the airlock binary depends on %s", d)
+		}
+	}
+}

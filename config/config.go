@@ -158,6 +158,9 @@ func (c *Config) applyDefaults() {
 		c.Transports.Stdio.Role = DefaultStdioRole
 	}
 	c.Transports.applyDefaults()
+	if o := c.Transports.HTTP.OAuth; o != nil {
+		o.applyDefaults(c.Server.Name)
+	}
 	for i := range c.Pools {
 		p := &c.Pools[i]
 		if p.Path != "" && !filepath.IsAbs(p.Path) {

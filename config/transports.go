@@ -42,6 +42,10 @@ type HTTPTransport struct {
 	WriteTimeoutSeconds          int `json:"write_timeout_seconds,omitempty" jsonschema:"minimum=0,description=Seconds a POST's response may take to write, tool call included (default 900). Streams opened by GET are not bounded."`
 	IdleTimeoutSeconds           int `json:"idle_timeout_seconds,omitempty" jsonschema:"minimum=0,description=Seconds a keep-alive connection may sit idle between requests (default 120)."`
 	RefusalAuditWindowSeconds    int `json:"refusal_audit_window_seconds,omitempty" jsonschema:"minimum=0,description=Refusals at the edge (401, 403, 413, malformed messages, connection limits) are audited once per remote address and cause at once, then as one record with a count per window of this many seconds (default 10)."`
+
+	// OAuth accepts OAuth 2.1 access tokens beside the roles' static
+	// tokens (config/oauth.go, package oauth).
+	OAuth *OAuth `json:"oauth,omitempty" jsonschema:"description=OAuth 2.1 resource server: protected resource metadata and access tokens from the listed issuers\\, mapped to roles. Static role tokens keep working beside it."`
 }
 
 // Transport defaults.
@@ -100,5 +104,5 @@ func (c *Config) checkTransports() error {
 	if _, err := edge.NewOrigins(c.Transports.HTTP.AllowedOrigins); err != nil {
 		return c.at("$.transports.http.allowed_origins", fmt.Errorf("%w: %w", err, ErrInvalid))
 	}
-	return nil
+	return c.checkOAuth()
 }

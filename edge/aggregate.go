@@ -12,6 +12,7 @@ type Refusal struct {
 	Remote    string // host only
 	Principal string // "anonymous" before authentication
 	Role      string
+	ClientID  string // an OAuth access token's client, when known
 	Code      string // a stable violation code
 	// Kind splits a code into a few fixed causes that are counted apart
 	// ("no token" / "token not recognised"); never peer-chosen text, or a

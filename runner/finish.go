@@ -144,7 +144,7 @@ func (c *call) render(res *toolkit.Result) *Response {
 	if len(res.Audit) > 0 {
 		// A fetch's final URL may come from a redirect to a presigned or
 		// token-bearing URL: its query credentials are hashed.
-		c.rec.Extra = mustJSON(c.s.r.redactor.Strings(res.Audit))
+		c.rec.Extra = c.s.withClient(mustJSON(c.s.r.redactor.Strings(res.Audit)))
 	}
 	return resp
 }

@@ -25,8 +25,12 @@ func (r *Runner) RecordEdgeRefusal(ctx context.Context, ref edge.Refusal, count 
 	rec := &store.Record{
 		Time: r.now().UTC(), Principal: principal, Role: ref.Role, Transport: ref.Transport, Capability: "transport.edge",
 		Decision: "deny", Reason: reason, Outcome: "denied", Violation: ref.Code,
-		Extra: mustJSON(map[string]any{"remote_addr": ref.Remote, "count": count}),
 	}
+	extra := map[string]any{"remote_addr": ref.Remote, "count": count}
+	if ref.ClientID != "" {
+		extra["client_id"] = ref.ClientID
+	}
+	rec.Extra = mustJSON(extra)
 	if err := r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
 		r.log.Error("auditing a refusal at the edge", "err", err)
 	}

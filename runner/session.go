@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -26,6 +27,9 @@ type SessionParams struct {
 	// Elicitation records that the client declared the elicitation
 	// capability when it opened the session.
 	Elicitation bool
+	// ClientID is the OAuth client the caller's access token was issued
+	// to, recorded beside the principal ("" for static tokens).
+	ClientID string
 	// MaxOpen caps the principal's open sessions (0 = no cap); Idle is the
 	// idle timeout sessions are counted with.
 	MaxOpen int
@@ -45,6 +49,7 @@ type Session struct {
 	role        string
 	transport   string
 	elicitation bool
+	clientID    string // OAuth client of the current request's token
 }
 
 // Errors from AttachSession, for the transport to map onto status codes;
@@ -81,11 +86,11 @@ func (r *Runner) OpenSession(ctx context.Context, p SessionParams) (*Session, er
 		}
 		return nil, fmt.Errorf("opening session: %w", err)
 	}
-	s := &Session{r: r, id: p.ID, contextID: cx.ID, principal: p.Principal, role: p.Role, transport: p.Transport, elicitation: p.Elicitation}
+	s := &Session{r: r, id: p.ID, contextID: cx.ID, principal: p.Principal, role: p.Role, transport: p.Transport, elicitation: p.Elicitation, clientID: p.ClientID}
 	rec := s.record("session.open")
 	rec.Phase = cx.Phase
 	rec.Decision, rec.Outcome, rec.Reason = "allow", "ok", fmt.Sprintf("context %s, pools bound: %v", cx.ID, cx.Pools)
-	rec.Extra = mustJSON(map[string]any{"pools_bound": cx.Pools, "context_id": cx.ID, "policy": cx.Policy})
+	rec.Extra = s.withClient(mustJSON(map[string]any{"pools_bound": cx.Pools, "context_id": cx.ID, "policy": cx.Policy}))
 	if err := r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
 		return nil, fmt.Errorf("auditing session open: %w", err)
 	}
@@ -227,6 +232,32 @@ func (s *Session) Phase(ctx context.Context) string {
 func (s *Session) record(capability string) *store.Record {
 	return &store.Record{
 		Time: s.r.now().UTC(), SessionID: s.id, ContextID: s.contextID, Principal: s.principal,
-		Role: s.role, Transport: s.transport, Capability: capability,
+		Role: s.role, Transport: s.transport, Capability: capability, Extra: s.withClient(nil),
 	}
+}
+
+// WithClient returns a copy of s whose records name the OAuth client the
+// current request's access token was issued to. A session handle lives
+// longer than one token, so the client is set per request.
+func (s *Session) WithClient(clientID string) *Session {
+	if clientID == s.clientID {
+		return s
+	}
+	c := *s
+	c.clientID = clientID
+	return &c
+}
+
+// withClient adds client_id to a record's extra JSON object (nil: a new
+// one), when the session has one.
+func (s *Session) withClient(extra json.RawMessage) json.RawMessage {
+	if s.clientID == "" {
+		return extra
+	}
+	m := map[string]json.RawMessage{}
+	if len(extra) > 0 && json.Unmarshal(extra, &m) != nil {
+		return extra // not an object: leave it as it is
+	}
+	m["client_id"] = mustJSON(s.clientID)
+	return mustJSON(m)
 }

@@ -9,9 +9,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 
 	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/oauth"
 )
 
 // ErrNoToken is returned when a configured token source is empty.
@@ -30,6 +32,10 @@ type authenticator struct {
 	creds     []credential
 	anonymous string // role for requests without a token; "" = refuse
 	warnings  []string
+	// oauth validates OAuth access tokens when transports.http.oauth is
+	// set (nil otherwise); oauthCfg is the configuration it was built from.
+	oauth    *oauth.Validator
+	oauthCfg *config.OAuth
 }
 
 // MinTokenLength is the shortest token accepted without a warning: 32
@@ -39,8 +45,23 @@ const MinTokenLength = 32
 // newAuthenticator loads every role's tokens. A token source whose variable
 // or file is empty or missing is skipped (that credential cannot be used) —
 // it never becomes "any token accepted".
-func newAuthenticator(cfg *config.Config) (*authenticator, error) {
+//
+// The OAuth validator of prev is kept when its configuration is unchanged,
+// so a token file's reload does not drop the cached key sets.
+func newAuthenticator(cfg *config.Config, prev *authenticator) (*authenticator, error) {
 	a := &authenticator{anonymous: cfg.Transports.HTTP.AnonymousRole}
+	if oc := cfg.Transports.HTTP.OAuth; oc != nil {
+		a.oauthCfg = oc
+		if prev != nil && prev.oauth != nil && reflect.DeepEqual(prev.oauthCfg, oc) {
+			a.oauth = prev.oauth
+		} else {
+			v, err := oauth.New(*oc, readSecret, nil)
+			if err != nil {
+				return nil, fmt.Errorf("transports.http.oauth: %w", err)
+			}
+			a.oauth = v
+		}
+	}
 	for role, r := range cfg.Roles {
 		for _, src := range r.Tokens {
 			tok, name, err := readToken(src)
@@ -58,6 +79,12 @@ func newAuthenticator(cfg *config.Config) (*authenticator, error) {
 		}
 	}
 	return a, nil
+}
+
+// readSecret reads an introspection client secret from its source.
+func readSecret(src config.TokenSource) (string, error) {
+	tok, _, err := readToken(src)
+	return tok, err
 }
 
 func readToken(src config.TokenSource) (token, name string, err error) {
@@ -83,16 +110,79 @@ func (a *authenticator) warn(log *slog.Logger) {
 	}
 }
 
-// identify returns the identity for r's bearer token, or false.
-func (a *authenticator) identify(r *http.Request) (identity, bool) {
+// authResult is the outcome of authenticating one request: an identity,
+// or the status, challenge and audit detail of the refusal.
+type authResult struct {
+	id identity
+	ok bool
+	// On refusal: 401 or 403, the WWW-Authenticate value, a fixed kind for
+	// counting refusals apart, and a reason for the audit record (never
+	// the token).
+	status    int
+	challenge string
+	kind      string
+	reason    string
+}
+
+// Refusal kinds (fixed strings: a token's contents never mint one).
+const (
+	kindNoToken           = "no bearer token"
+	kindNotRecognised     = "bearer token not recognised"
+	kindInsufficientScope = "token maps to no role"
+)
+
+// identify authenticates r: the anonymous role when there is no
+// Authorization header and one is configured; a static role token
+// (constant-time); else, with OAuth configured, an access token of a
+// configured issuer mapped to a role. A valid access token that maps to no
+// role is a 403 insufficient_scope, anything else refused a 401.
+func (a *authenticator) identify(r *http.Request) authResult {
 	h := r.Header.Get("Authorization")
 	scheme, tok, found := strings.Cut(h, " ")
 	if !found || !strings.EqualFold(scheme, "Bearer") || tok == "" {
 		if h == "" && a.anonymous != "" {
-			return identity{Principal: "anonymous", Role: a.anonymous}, true
+			return authResult{id: identity{Principal: "anonymous", Role: a.anonymous}, ok: true}
 		}
-		return identity{}, false
+		kind := kindNoToken
+		if h != "" {
+			kind = kindNotRecognised
+		}
+		return a.unauthorized(h != "", kind, kind)
 	}
+	if id, ok := a.static(tok); ok {
+		return authResult{id: id, ok: true}
+	}
+	if a.oauth == nil {
+		return a.unauthorized(true, kindNotRecognised, kindNotRecognised)
+	}
+	t, err := a.oauth.Validate(r.Context(), tok)
+	if err != nil {
+		return a.unauthorized(true, oauth.Kind(err), "access token refused: "+err.Error())
+	}
+	id := identity{Principal: t.Principal(), ClientID: t.ClientID}
+	role, ok := a.oauth.Role(t)
+	if !ok {
+		return authResult{id: id, status: http.StatusForbidden, kind: kindInsufficientScope,
+			challenge: oauth.InsufficientScope(a.oauthCfg, a.oauth.NeededScope(t)),
+			reason:    fmt.Sprintf("access token of %s (client %q, scopes %q) maps to no role in transports.http.oauth.role_mapping", id.Principal, t.ClientID, t.Scopes)}
+	}
+	id.Role = role
+	return authResult{id: id, ok: true}
+}
+
+// unauthorized is a 401 with the challenge clients follow: the protected
+// resource metadata's URL when OAuth is configured (the MCP authorization
+// spec's discovery starts there), a plain Bearer challenge otherwise.
+func (a *authenticator) unauthorized(presented bool, kind, reason string) authResult {
+	challenge := `Bearer realm="airlock"`
+	if a.oauthCfg != nil {
+		challenge = oauth.Challenge(a.oauthCfg, presented)
+	}
+	return authResult{status: http.StatusUnauthorized, challenge: challenge, kind: kind, reason: reason}
+}
+
+// static returns the identity of a static role token, or false.
+func (a *authenticator) static(tok string) (identity, bool) {
 	sum := sha256.Sum256([]byte(tok))
 	match := -1
 	// Compare against every credential, always, so timing does not reveal

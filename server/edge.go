@@ -25,7 +25,9 @@ import (
 //  1. Origin: a browser page from a site not on the allow-list gets 403
 //     (cross-site requests and DNS rebinding against a local Airlock);
 //  2. authentication: no valid bearer token gets 401 — and the connection
-//     stays "unauthenticated", so the tracker may evict it;
+//     stays "unauthenticated", so the tracker may evict it; with OAuth
+//     configured the 401 names the protected resource metadata, and a
+//     valid access token that maps to no role gets 403 insufficient_scope;
 //  3. for POST: the content type must be JSON (415), the body must arrive
 //     within body_read_timeout (408) and fit max_body_bytes (413, decided
 //     from Content-Length before reading when it says so), and it must be
@@ -43,17 +45,21 @@ func (s *Server) guard(transport string, next http.Handler) http.Handler {
 			s.refuseEdge(w, ref, http.StatusForbidden, mcp.INVALID_REQUEST, nil, "Forbidden: this Origin may not reach Airlock (transports.http.allowed_origins)")
 			return
 		}
-		id, ok := s.auth.Load().identify(r)
-		if !ok {
-			ref.Code, ref.Reason = string(violation.Unauthenticated), "no bearer token"
-			if r.Header.Get("Authorization") != "" {
-				ref.Reason = "bearer token not recognised"
+		res := s.auth.Load().identify(r)
+		if !res.ok {
+			ref.Code, ref.Kind, ref.Reason = string(violation.Unauthenticated), res.kind, res.reason
+			message := "Unauthorized: a valid bearer token is required"
+			if res.status == http.StatusForbidden {
+				// A valid token that maps to no role: the principal is
+				// known, so the record names it (and its client).
+				ref.Code, ref.Principal, ref.ClientID = string(violation.InsufficientScope), res.id.Principal, res.id.ClientID
+				message = "Forbidden: the access token grants no role here (insufficient_scope)"
 			}
-			ref.Kind = ref.Reason
-			w.Header().Set("WWW-Authenticate", `Bearer realm="airlock"`)
-			s.refuseEdge(w, ref, http.StatusUnauthorized, mcp.INVALID_REQUEST, nil, "Unauthorized: a valid bearer token is required")
+			w.Header().Set("WWW-Authenticate", res.challenge)
+			s.refuseEdge(w, ref, res.status, mcp.INVALID_REQUEST, nil, message)
 			return
 		}
+		id := res.id
 		edge.ConnFrom(r.Context()).MarkAuthenticated()
 		id.Transport = transport
 		id.ContextHandle = r.Header.Get(HeaderContext)

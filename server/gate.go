@@ -48,7 +48,8 @@ func (s *Server) sessionGate(next http.Handler) http.Handler {
 		if r.Method == http.MethodPost && msg.Method == string(mcp.MethodInitialize) {
 			sess, err := s.r.OpenSession(r.Context(), runner.SessionParams{
 				ID: "mcp-session-" + uuid.NewString(), Principal: id.Principal, Role: id.Role, Transport: id.Transport,
-				ContextHandle: id.ContextHandle, Elicitation: msg.elicitation(), MaxOpen: cfg.MaxSessionsPerPrincipal, Idle: cfg.SessionIdleTimeout(),
+				ContextHandle: id.ContextHandle, Elicitation: msg.elicitation(), ClientID: id.ClientID,
+				MaxOpen: cfg.MaxSessionsPerPrincipal, Idle: cfg.SessionIdleTimeout(),
 			})
 			if err != nil {
 				s.refuseHTTP(w, r, id, err, "")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/edge"
+	"github.com/airlock-dev/airlock/oauth"
 	"github.com/airlock-dev/airlock/runner"
 	"github.com/airlock-dev/airlock/violation"
 )
@@ -64,6 +65,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(PathStreamable, s.guard(transportStreamable, s.sessionGate(streamable)))
 	mux.Handle(PathSSE, s.guard(transportSSE, sse))
 	mux.Handle(PathMessage, s.guard(transportSSE, sse))
+	mux.Handle(oauth.WellKnownPath, s.protectedResourceMetadata())
+	mux.Handle(oauth.WellKnownPath+"/", s.protectedResourceMetadata())
 	return mux
 }
 

@@ -1,5 +1,6 @@
 // Package server puts Airlock's runner on the wire: MCP over stdio,
-// streamable HTTP (/mcp) and SSE (/sse), with bearer-token authentication and
+// streamable HTTP (/mcp) and SSE (/sse), with bearer-token authentication
+// (static role tokens, and OAuth 2.1 access tokens through package oauth) and
 // the mapping from MCP sessions to runner sessions.
 //
 // The server never executes a tool. Each tool is registered with mcp-go as a
@@ -168,7 +169,7 @@ func (s *Server) Reload() error {
 		s.registerTools()
 	}
 	cfg := s.r.Config()
-	auth, err := newAuthenticator(cfg)
+	auth, err := newAuthenticator(cfg, s.auth.Load())
 	if err != nil {
 		return err
 	}

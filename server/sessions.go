@@ -16,6 +16,9 @@ type identity struct {
 	Principal string
 	Role      string
 	Transport string
+	// ClientID is the OAuth client the access token was issued to ("" for
+	// static tokens); recorded beside the principal.
+	ClientID string
 	// ContextHandle names a child context (the Airlock-Context header, or
 	// serve --context on stdio); empty means the principal's default.
 	ContextHandle string
@@ -43,8 +46,17 @@ func (s *Server) identityFrom(ctx context.Context) identity {
 //   - stdio, SSE and in-process clients: one runner session per transport
 //     session, opened on its first call and bound to that caller.
 //
-// Whatever the handle, the state is the context's, in the store.
+// Whatever the handle, the state is the context's, in the store. The
+// handle's records name the OAuth client of this request's token.
 func (s *Server) session(ctx context.Context) (*runner.Session, error) {
+	sess, err := s.handle(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return sess.WithClient(s.identityFrom(ctx).ClientID), nil
+}
+
+func (s *Server) handle(ctx context.Context) (*runner.Session, error) {
 	id := s.identityFrom(ctx)
 	if info := mcpserver.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
 		return s.r.Sessionless(ctx, id.Principal, id.Role, id.Transport, id.ContextHandle)
@@ -69,7 +81,7 @@ func (s *Server) session(ctx context.Context) (*runner.Session, error) {
 		return sess, nil
 	}
 	sess, err := s.r.OpenSession(ctx, runner.SessionParams{Principal: id.Principal, Role: id.Role, Transport: id.Transport,
-		ContextHandle: id.ContextHandle, Elicitation: clientCanElicit(ctx)})
+		ContextHandle: id.ContextHandle, Elicitation: clientCanElicit(ctx), ClientID: id.ClientID})
 	if err != nil {
 		return nil, err
 	}

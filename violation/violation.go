@@ -57,12 +57,15 @@ const (
 
 	// Refusals at the transport edge, before any tool runs (package edge,
 	// package wire). Audited per remote address and cause, aggregated.
-	Unauthenticated  Code = "UNAUTHENTICATED"   // HTTP 401: no bearer token, or one not recognised
-	OriginRefused    Code = "ORIGIN_REFUSED"    // HTTP 403: a browser Origin not on the allow-list
-	MessageTooLarge  Code = "MESSAGE_TOO_LARGE" // HTTP 413, or a stdio line over max_message_bytes
-	MalformedMessage Code = "MALFORMED_MESSAGE" // not one strict JSON-RPC message (duplicate keys, depth, batch, id, params, content type)
-	ConnectionLimit  Code = "CONNECTION_LIMIT"  // a connection closed or refused at a connection bound
-	RequestTimeout   Code = "REQUEST_TIMEOUT"   // HTTP 408: the body did not arrive in time
+	Unauthenticated Code = "UNAUTHENTICATED" // HTTP 401: no bearer token, or one not recognised
+	OriginRefused   Code = "ORIGIN_REFUSED"  // HTTP 403: a browser Origin not on the allow-list
+	// InsufficientScope: HTTP 403, a valid OAuth access token that no
+	// transports.http.oauth.role_mapping rule maps to a role.
+	InsufficientScope Code = "INSUFFICIENT_SCOPE"
+	MessageTooLarge   Code = "MESSAGE_TOO_LARGE" // HTTP 413, or a stdio line over max_message_bytes
+	MalformedMessage  Code = "MALFORMED_MESSAGE" // not one strict JSON-RPC message (duplicate keys, depth, batch, id, params, content type)
+	ConnectionLimit   Code = "CONNECTION_LIMIT"  // a connection closed or refused at a connection bound
+	RequestTimeout    Code = "REQUEST_TIMEOUT"   // HTTP 408: the body did not arrive in time
 )
 
 // Error is a refusal the agent may see: Code and Message are public, Err is

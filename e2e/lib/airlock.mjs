@@ -58,11 +58,12 @@ export function run(cmd, args, { timeout = 60_000, env, cwd } = {}) {
 }
 
 /**
- * Starts `airlock serve --http 127.0.0.1:0` (the kernel picks a free port)
- * and resolves once the server prints its address. stop() ends it.
+ * Starts `airlock serve --http 127.0.0.1:0` (the kernel picks a free port;
+ * `addr` names another) and resolves once the server prints its address.
+ * stop() ends it.
  */
-export async function startHTTP({ state, config, env = {}, timeout = 20_000 } = {}) {
-  const args = ['serve', '--state', state, '--http', '127.0.0.1:0'];
+export async function startHTTP({ state, config, env = {}, timeout = 20_000, addr = '127.0.0.1:0' } = {}) {
+  const args = ['serve', '--state', state, '--http', addr];
   if (config) args.push('--config', config);
   const proc = spawn(AIRLOCK, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
