@@ -85,14 +85,26 @@ func TestForbiddenDependencies(t *testing.T) {
 }
 
 // TestOnlySandboxStartsProcesses: os/exec in non-test code lives in the
-// sandbox package alone.
+// sandbox package alone — and in store/pgtest, which starts the test
+// PostgreSQL cluster and which no non-test package may import
+// (TestPgtestOnlyInTests).
 func TestOnlySandboxStartsProcesses(t *testing.T) {
 	for name, p := range goList(t) {
-		if name == "sandbox" || strings.HasPrefix(name, "sandbox/") {
+		if name == "sandbox" || strings.HasPrefix(name, "sandbox/") || name == "store/pgtest" {
 			continue
 		}
 		if slices.Contains(p.Imports, "os/exec") {
 			t.Errorf("package %s imports os/exec; only sandbox may start processes", name)
+		}
+	}
+}
+
+// TestPgtestOnlyInTests: the test cluster helper (which runs initdb and
+// pg_ctl) is reachable from test files only.
+func TestPgtestOnlyInTests(t *testing.T) {
+	for name, p := range goList(t) {
+		if name != "store/pgtest" && slices.Contains(p.Deps, module+"/store/pgtest") {
+			t.Errorf("package %s depends on store/pgtest, a test-only helper", name)
 		}
 	}
 }
