@@ -159,4 +159,3 @@ func (w *pgKillWatch) close() error {
 	<-w.done
 	return nil
 }
-
