@@ -39,6 +39,9 @@ func TestParseRefusesWithLine(t *testing.T) {
 		{"bad approver", strings.Replace(base, "pools: [a]}", "pools: [a], approver: agent}", 1), 6, config.ErrInvalid},
 		{"stdio role missing", base + "transports: {stdio: {role: ghost}}\n", 7, config.ErrUnknownReference},
 		{"type error", strings.Replace(base, "path: pa", "path: [pa]", 1), 2, nil},
+		{"store not postgres", base + "store: /var/lib/airlock.db\n", 7, config.ErrInvalid},
+		{"store with a password", base + "store: postgres://airlock:hunter2@db/airlock\n", 7, config.ErrInvalid},
+		{"store with a password parameter", base + "store: postgres://airlock@db/airlock?password=hunter2\n", 7, config.ErrInvalid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,6 +57,22 @@ func TestParseRefusesWithLine(t *testing.T) {
 				t.Errorf("err = %v, want %v", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestStoreURL: a postgres:// URL without a password is accepted, and a
+// refused one never echoes the password.
+func TestStoreURL(t *testing.T) {
+	c, err := config.Parse("airlock.yaml", []byte(base+"store: postgresql://airlock@db.internal:5432/airlock?sslmode=verify-full\n"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Store != "postgresql://airlock@db.internal:5432/airlock?sslmode=verify-full" {
+		t.Errorf("Store = %q", c.Store)
+	}
+	_, err = config.Parse("airlock.yaml", []byte(base+"store: postgres://airlock:hunter2@db/airlock\n"), t.TempDir())
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("err = %v; want a refusal that does not repeat the password", err)
 	}
 }
 

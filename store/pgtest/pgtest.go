@@ -55,13 +55,17 @@ var (
 // m.Run.
 //
 //	func TestMain(m *testing.M) { pgtest.Main(m) }
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main for a TestMain with work of its own around m.Run: it returns
+// m.Run's code after stopping the cluster.
+func Run(m *testing.M) int {
 	mainCalled = true
 	code := m.Run()
 	if stopDir != "" {
 		exec.Command(scriptPath(), "stop", stopDir).Run()
 	}
-	os.Exit(code)
+	return code
 }
 
 // start finds or starts the cluster, once.
