@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,4 +172,37 @@ func TestApproverFor(t *testing.T) {
 			t.Errorf("approver %q over %q = %q, want %q", tc.approver, tc.transport, got, tc.want)
 		}
 	}
+}
+
+// FuzzStoreURL: whatever the store setting holds, loading either accepts a
+// postgres:// URL without a password or refuses it with ErrInvalid (or a
+// YAML error), and a refusal never repeats a password the URL carried.
+func FuzzStoreURL(f *testing.F) {
+	for _, s := range []string{
+		"postgres://airlock@db/airlock", "postgresql://u:secretpw@h/d", "postgres://u@h/d?password=secretpw",
+		"/var/lib/airlock.db", "postgres://%zz", "POSTGRES://u@h/d", "postgres://u:@h/d", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, store string) {
+		quoted, err := json.Marshal(store) // a JSON string is a YAML scalar
+		if err != nil {
+			return
+		}
+		c, err := config.Parse("airlock.yaml", []byte(base+"store: "+string(quoted)+"\n"), t.TempDir())
+		if err == nil {
+			if c.Store != "" && !config.IsPostgresURL(c.Store) {
+				t.Fatalf("accepted a non-postgres store %q", c.Store)
+			}
+			if u, err := url.Parse(c.Store); c.Store != "" && (err != nil || u.Query().Has("password")) {
+				t.Fatalf("accepted store %q: %v", c.Store, err)
+			} else if _, has := u.User.Password(); has {
+				t.Fatalf("accepted a store with a password: %q", c.Store)
+			}
+			return
+		}
+		if strings.Contains(store, "secretpw") && strings.Contains(err.Error(), "secretpw") {
+			t.Fatalf("refusal repeats the password: %v", err)
+		}
+	})
 }
