@@ -48,8 +48,8 @@ $(E2E_DEPS): $(E2E)/package.json $(E2E)/package-lock.json
 	cd $(E2E) && $(NPM) ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-test-e2e: build e2e-deps
-	cd $(E2E) && $(NODE) --test \
+test-e2e: build e2e-deps pg-deps lb-deps
+	cd $(E2E) && ../scripts/pg-test-cluster run $(NODE) --test \
 		--test-reporter=spec --test-reporter-destination=stdout \
 		--test-reporter=./lib/summary-reporter.mjs --test-reporter-destination=stdout \
 		tests/*.test.mjs
