@@ -60,8 +60,10 @@ inspector: build e2e-deps
 
 test: build test-go test-e2e
 
-bench: build
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+# The scale-out benchmarks (BenchmarkScaleOutCalls, BenchmarkPostgresAppend)
+# need bin/airlock, HAProxy and the throwaway PostgreSQL cluster.
+bench: build pg-deps lb-deps
+	scripts/pg-test-cluster run $(GO) test -run '^$$' -bench . -benchmem ./...
 
 # The edge under load on loopback (about 2 minutes): an unauthenticated
 # flood beside authenticated callers, and thousands of idle connections.

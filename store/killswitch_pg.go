@@ -18,6 +18,10 @@ import (
 // TCP connection — at the cost of one read per second per instance.
 const pgKillMaxAge = time.Second
 
+// pgListenerName is the listener connection's application_name, so an
+// operator (and a test) can tell it in pg_stat_activity.
+const pgListenerName = "airlock-kill-listener"
+
 // pgKillWatch is PostgreSQL's kill switch cache. A dedicated connection
 // LISTENs on the channel the settings trigger NOTIFYs (migration 4); every
 // notification, and every loss of that connection, invalidates the cache.
@@ -45,6 +49,10 @@ func startPgKillWatch(dsn string, r *sql.DB) (*pgKillWatch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: PostgreSQL DSN: %w", err)
 	}
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	cfg.RuntimeParams["application_name"] = pgListenerName
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &pgKillWatch{r: r, cancel: cancel, done: make(chan struct{})}
 	conn, err := listen(ctx, cfg)

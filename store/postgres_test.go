@@ -397,3 +397,49 @@ func TestPostgresCollectOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresKillSwitchWithoutNotify: a change that sends no NOTIFY (the
+// trigger disabled by someone with database access) is still seen within
+// a second, and so is one made while the listener's connection is down
+// (terminated by the server): the cache is never trusted past its age,
+// nor at all while nobody listens.
+func TestPostgresKillSwitchWithoutNotify(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	a, b := openPG(t, dsn, nil), openPG(t, dsn, nil)
+	ctx := context.Background()
+	raw := rawPG(t, dsn)
+	must := func(q string) {
+		t.Helper()
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := func(want bool, within time.Duration, what string) {
+		t.Helper()
+		start := time.Now()
+		for {
+			if on, err := b.KillSwitchEngaged(ctx); err == nil && on == want {
+				return
+			}
+			if time.Since(start) > within {
+				t.Fatalf("%s: not seen within %v", what, within)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if err := a.SetKillSwitch(ctx, false, "op", "init"); err != nil {
+		t.Fatal(err)
+	}
+	seen(false, time.Second, "initial release")
+	must(`ALTER TABLE settings DISABLE TRIGGER USER`)
+	must(`UPDATE settings SET value = '1' WHERE name = 'kill_switch'`)
+	seen(true, 1500*time.Millisecond, "engaged with the trigger disabled")
+	must(`UPDATE settings SET value = '0' WHERE name = 'kill_switch'`)
+	seen(false, 1500*time.Millisecond, "released with the trigger disabled")
+	must(`ALTER TABLE settings ENABLE TRIGGER USER`)
+
+	must(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'airlock-kill-listener' AND datname = current_database()`)
+	must(`ALTER TABLE settings DISABLE TRIGGER USER`)
+	must(`UPDATE settings SET value = '1' WHERE name = 'kill_switch'`)
+	seen(true, 1500*time.Millisecond, "engaged while the listeners were down")
+}
