@@ -5,7 +5,7 @@ BIN      := bin/airlock
 # namespace hangs with cgo's threads), so the whole binary is.
 export CGO_ENABLED := 0
 
-.PHONY: all build run test test-go test-e2e testidp e2e-deps inspector bench soak fuzz schemas tidy clean
+.PHONY: all build run test test-go test-e2e testidp e2e-deps pg-deps lb-deps inspector bench soak fuzz schemas tidy clean
 
 all: build
 
@@ -15,10 +15,22 @@ build:
 run: build
 	./$(BIN) serve
 
+# PostgreSQL (the scale-out store's tests) and HAProxy (the load balancer of
+# the scale-out e2e test) from Debian's packages, installed only when
+# missing, so a second run costs nothing.
+pg-deps:
+	@dpkg -s postgresql >/dev/null 2>&1 || apt-get install -y postgresql
+
+lb-deps:
+	@dpkg -s haproxy >/dev/null 2>&1 || apt-get install -y haproxy
+
 # -race needs cgo; the race-enabled test binaries re-exec themselves only for
-# the sandbox trampoline, which is built separately without cgo.
-test-go:
-	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+# the sandbox trampoline, which is built separately without cgo. One
+# throwaway PostgreSQL cluster (scripts/pg-test-cluster: a temporary
+# directory, an unprivileged user, a unix socket) serves every test binary
+# that runs the store against PostgreSQL.
+test-go: pg-deps
+	scripts/pg-test-cluster run env CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 
 # Real external MCP clients against bin/airlock (see e2e/README.md): the
 # TypeScript SDK over stdio, streamable HTTP and SSE, the inspector CLI, and
@@ -36,8 +48,8 @@ $(E2E_DEPS): $(E2E)/package.json $(E2E)/package-lock.json
 	cd $(E2E) && $(NPM) ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-test-e2e: build testidp e2e-deps
-	cd $(E2E) && $(NODE) --test \
+test-e2e: build testidp e2e-deps pg-deps lb-deps
+	cd $(E2E) && ../scripts/pg-test-cluster run $(NODE) --test \
 		--test-reporter=spec --test-reporter-destination=stdout \
 		--test-reporter=./lib/summary-reporter.mjs --test-reporter-destination=stdout \
 		tests/*.test.mjs
@@ -53,8 +65,10 @@ inspector: build e2e-deps
 
 test: build test-go test-e2e
 
-bench: build
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+# The scale-out benchmarks (BenchmarkScaleOutCalls, BenchmarkPostgresAppend)
+# need bin/airlock, HAProxy and the throwaway PostgreSQL cluster.
+bench: build pg-deps lb-deps
+	scripts/pg-test-cluster run $(GO) test -run '^$$' -bench . -benchmem ./...
 
 # The edge under load on loopback (about 2 minutes): an unauthenticated
 # flood beside authenticated callers, and thousands of idle connections.

@@ -85,10 +85,12 @@ func TestForbiddenDependencies(t *testing.T) {
 }
 
 // TestOnlySandboxStartsProcesses: os/exec in non-test code lives in the
-// sandbox package alone.
+// sandbox package alone — and in store/pgtest, which starts the test
+// PostgreSQL cluster and which no non-test package may import
+// (TestPgtestOnlyInTests).
 func TestOnlySandboxStartsProcesses(t *testing.T) {
 	for name, p := range goList(t) {
-		if name == "sandbox" || strings.HasPrefix(name, "sandbox/") {
+		if name == "sandbox" || strings.HasPrefix(name, "sandbox/") || name == "store/pgtest" {
 			continue
 		}
 		if slices.Contains(p.Imports, "os/exec") {
@@ -108,6 +110,16 @@ func TestTestIdPNotShipped(t *testing.T) {
 	for _, d := range p.Deps {
 		if strings.HasPrefix(d, "github.com/zitadel/") || d == module+"/internal/testidp" {
 			t.Errorf("the airlock binary depends on %s", d)
+		}
+	}
+}
+
+// TestPgtestOnlyInTests: the test cluster helper (which runs initdb and
+// pg_ctl) is reachable from test files only.
+func TestPgtestOnlyInTests(t *testing.T) {
+	for name, p := range goList(t) {
+		if name != "store/pgtest" && slices.Contains(p.Deps, module+"/store/pgtest") {
+			t.Errorf("package %s depends on store/pgtest, a test-only helper", name)
 		}
 	}
 }

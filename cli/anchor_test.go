@@ -16,6 +16,7 @@ import (
 
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/store/pgtest"
 )
 
 // These tests drive only the CLI, raw SQLite and file copies — what an
@@ -160,7 +161,7 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(lockEnv); path != "" {
 		os.Exit(holdLock(path))
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Run(m)) // PostgreSQL for postgres_test.go, started on first use
 }
 
 func holdLock(path string) int {

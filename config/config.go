@@ -37,6 +37,7 @@ type Config struct {
 	Pipelines  []Pipeline             `json:"pipelines,omitempty" jsonschema:"description=Commands run_pipeline may run in the sandbox."`
 	Comm       Comm                   `json:"comm,omitempty" jsonschema:"description=Executors of approved external needs (declare_need)."`
 	Audit      Audit                  `json:"audit,omitempty" jsonschema:"description=How the audit trail is anchored outside its database (witness checkpoints)."`
+	Store      string                 `json:"store,omitempty" jsonschema:"description=Where the shared state lives: empty for the SQLite file in the state directory (the default)\\, or a postgres:// URL for several instances on one PostgreSQL database. No password here: use PGPASSWORD or a .pgpass file. AIRLOCK_STORE overrides it."`
 
 	// file is where the config came from (for errors); data its bytes (for
 	// turning YAML paths into lines); dir resolves relative paths.
@@ -220,6 +221,9 @@ func (c *Config) check() error {
 		return err
 	}
 	if err := c.checkAudit(); err != nil {
+		return err
+	}
+	if err := c.checkStore(); err != nil {
 		return err
 	}
 	if len(c.Policies) == 0 {

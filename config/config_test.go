@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,6 +64,9 @@ func TestParseRefusesWithLine(t *testing.T) {
 		// issue 10 item 11: a page larger than one answer was cut while next_offset skipped the rest.
 		{"read page larger than output", "server: {max_output_bytes: 65536, max_read_bytes: 65537}\n" + base, 1, config.ErrInvalid},
 		{"default page larger than small output", "server:\n  max_output_bytes: 1024\n  max_read_bytes: 4096\n" + base, 3, config.ErrInvalid},
+		{"store not postgres", base + "store: /var/lib/airlock.db\n", 7, config.ErrInvalid},
+		{"store with a password", base + "store: postgres://airlock:hunter2@db/airlock\n", 7, config.ErrInvalid},
+		{"store with a password parameter", base + "store: postgres://airlock@db/airlock?password=hunter2\n", 7, config.ErrInvalid},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,6 +82,22 @@ func TestParseRefusesWithLine(t *testing.T) {
 				t.Errorf("err = %v, want %v", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestStoreURL: a postgres:// URL without a password is accepted, and a
+// refused one never echoes the password.
+func TestStoreURL(t *testing.T) {
+	c, err := config.Parse("airlock.yaml", []byte(base+"store: postgresql://airlock@db.internal:5432/airlock?sslmode=verify-full\n"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Store != "postgresql://airlock@db.internal:5432/airlock?sslmode=verify-full" {
+		t.Errorf("Store = %q", c.Store)
+	}
+	_, err = config.Parse("airlock.yaml", []byte(base+"store: postgres://airlock:hunter2@db/airlock\n"), t.TempDir())
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Errorf("err = %v; want a refusal that does not repeat the password", err)
 	}
 }
 
@@ -176,4 +196,37 @@ func TestApproverFor(t *testing.T) {
 			t.Errorf("approver %q over %q = %q, want %q", tc.approver, tc.transport, got, tc.want)
 		}
 	}
+}
+
+// FuzzStoreURL: whatever the store setting holds, loading either accepts a
+// postgres:// URL without a password or refuses it with ErrInvalid (or a
+// YAML error), and a refusal never repeats a password the URL carried.
+func FuzzStoreURL(f *testing.F) {
+	for _, s := range []string{
+		"postgres://airlock@db/airlock", "postgresql://u:secretpw@h/d", "postgres://u@h/d?password=secretpw",
+		"/var/lib/airlock.db", "postgres://%zz", "POSTGRES://u@h/d", "postgres://u:@h/d", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, store string) {
+		quoted, err := json.Marshal(store) // a JSON string is a YAML scalar
+		if err != nil {
+			return
+		}
+		c, err := config.Parse("airlock.yaml", []byte(base+"store: "+string(quoted)+"\n"), t.TempDir())
+		if err == nil {
+			if c.Store != "" && !config.IsPostgresURL(c.Store) {
+				t.Fatalf("accepted a non-postgres store %q", c.Store)
+			}
+			if u, err := url.Parse(c.Store); c.Store != "" && (err != nil || u.Query().Has("password")) {
+				t.Fatalf("accepted store %q: %v", c.Store, err)
+			} else if _, has := u.User.Password(); has {
+				t.Fatalf("accepted a store with a password: %q", c.Store)
+			}
+			return
+		}
+		if strings.Contains(store, "secretpw") && strings.Contains(err.Error(), "secretpw") {
+			t.Fatalf("refusal repeats the password: %v", err)
+		}
+	})
 }

@@ -21,7 +21,10 @@
 // # Limits
 //
 // Anyone who can write the state directory can trip or release the switch
-// (operator authority is file access). A release that bypasses
+// (operator authority is file access). The file is per machine: with
+// several instances on one PostgreSQL store, the store's kill_switch row
+// (which `airlock kill` also writes) is what every machine shares, and
+// the file only trips the instances beside it. A release that bypasses
 // `airlock kill --release` leaves no checkpoint, which `airlock audit verify`
 // reports (package witness).
 package killswitch

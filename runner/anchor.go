@@ -39,14 +39,15 @@ func witnessKeyPath(stateDir string) string {
 }
 
 // openWitness loads (creating on first use) the witness key and opens the
-// witness file for appending; role names the process in its checkpoints.
-func openWitness(stateDir, role string, mirrors []string) (*witness.Log, []byte, error) {
+// witness file for appending; instance names the process in its
+// checkpoints (witness.NewInstance).
+func openWitness(stateDir, instance string, mirrors []string) (*witness.Log, []byte, error) {
 	key, err := witness.LoadOrCreateKey(witnessKeyPath(stateDir))
 	if err != nil {
 		return nil, nil, err
 	}
 	l, err := witness.OpenLog(filepath.Join(stateDir, WitnessFile), key,
-		&witness.Options{Instance: witness.NewInstance(role), Mirrors: mirrors})
+		&witness.Options{Instance: instance, Mirrors: mirrors})
 	return l, key, err
 }
 
@@ -229,7 +230,7 @@ func RecordKillChange(ctx context.Context, stateDir string, st killswitch.State)
 }
 
 func tryRecordKillChange(ctx context.Context, stateDir string, st killswitch.State) (*store.Record, error) {
-	db, err := store.Open(filepath.Join(stateDir, DBFile), &store.Options{BusyTimeout: time.Second})
+	db, err := openStore(storeLocation("", stateDir), &store.Options{BusyTimeout: time.Second, Instance: witness.NewInstance("cli")})
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +242,7 @@ func tryRecordKillChange(ctx context.Context, stateDir string, st killswitch.Sta
 // (opened read-only, which works while another process holds the write
 // lock) and the kill switch state, for operator commands.
 func CheckpointNow(ctx context.Context, stateDir string) error {
-	db, err := store.OpenReadOnly(filepath.Join(stateDir, DBFile))
+	db, err := openStoreReadOnly(storeLocation("", stateDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // no chain yet: nothing to anchor
 	}
@@ -253,7 +254,7 @@ func CheckpointNow(ctx context.Context, stateDir string) error {
 }
 
 func checkpointWith(ctx context.Context, stateDir string, db *store.DB) error {
-	l, _, err := openWitness(stateDir, "cli", nil)
+	l, _, err := openWitness(stateDir, witness.NewInstance("cli"), nil)
 	if err != nil {
 		return err
 	}

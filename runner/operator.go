@@ -49,18 +49,19 @@ type Operator struct {
 // OpenOperator opens the store in stateDir; readOnly opens it without the
 // ability to write (for audit verify/tail/export).
 func OpenOperator(stateDir string, readOnly bool) (*Operator, error) {
-	path := filepath.Join(stateDir, DBFile)
+	loc := storeLocation("", stateDir)
 	var (
 		db  *store.DB
 		err error
 	)
 	if readOnly {
-		db, err = store.OpenReadOnly(path)
+		db, err = openStoreReadOnly(loc)
 	} else {
-		db, err = store.Open(path, nil)
+		db, err = openStore(loc, &store.Options{Instance: witness.NewInstance("cli")})
 	}
 	if err != nil {
-		return nil, fmt.Errorf("opening audit store %s: %w", path, err)
+		// The error names the file, or the DSN without its password.
+		return nil, fmt.Errorf("opening audit store: %w", err)
 	}
 	return &Operator{db: db, dir: stateDir, now: time.Now}, nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/airlock-dev/airlock/store"
 	"github.com/airlock-dev/airlock/toolkit"
 	"github.com/airlock-dev/airlock/tools"
+	"github.com/airlock-dev/airlock/witness"
 )
 
 // DBFile is the store's file name inside the state directory.
@@ -96,7 +96,11 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	if err := os.MkdirAll(stateDir, 0o711); err != nil {
 		return nil, fmt.Errorf("creating state dir: %w", err)
 	}
-	if r.anchor.log, r.anchor.key, err = openWitness(stateDir, "serve", cfg.Audit.WitnessMirrors); err != nil {
+	// One instance id names this process in its witness checkpoints and
+	// in every audit record it appends, so a chain several instances share
+	// (PostgreSQL) says which one wrote what.
+	instance := witness.NewInstance("serve")
+	if r.anchor.log, r.anchor.key, err = openWitness(stateDir, instance, cfg.Audit.WitnessMirrors); err != nil {
 		return nil, fmt.Errorf("opening the audit witness: %w", err)
 	}
 	var sopts store.Options
@@ -104,7 +108,8 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		sopts = *opts.storeOpts
 	}
 	sopts.OnCommit = r.anchor.notify
-	if r.db, err = store.Open(filepath.Join(stateDir, DBFile), &sopts); err != nil {
+	sopts.Instance = instance
+	if r.db, err = openStore(storeLocation(cfg.Store, stateDir), &sopts); err != nil {
 		r.anchor.log.Close()
 		return nil, fmt.Errorf("opening store: %w", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/airlock-dev/airlock/store/pgtest"
 )
 
 // trampoline is a cgo-free build of the sandbox trampoline: the race-enabled
@@ -26,7 +28,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "building the trampoline: %v\n%s", err, out)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := pgtest.Run(m) // the scale-out tests' PostgreSQL, started on first use
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

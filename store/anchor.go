@@ -75,6 +75,7 @@ func (db *DB) RecordKillSwitch(ctx context.Context, ch KillChange, rec *Record) 
 		return false, fmt.Errorf("store: record kill switch: change without id or time: %w", ErrInvalidRecord)
 	}
 	r := *rec
+	r.Instance = db.opts.Instance
 	if err := r.normalize(time.Now()); err != nil {
 		return false, err
 	}
@@ -87,6 +88,10 @@ func (db *DB) RecordKillSwitch(ctx context.Context, ch KillChange, rec *Record) 
 			tx.Rollback()
 		}
 	}()
+	// Two instances noticing one change must not both record it.
+	if err := db.lockNames(ctx, tx, lockKillSwitch); err != nil {
+		return false, unavailable("locking the kill switch", err)
+	}
 	var last, lastAt string
 	switch err := tx.QueryRowContext(ctx, sqlGetSettingAt, settingKillChange).Scan(&last, &lastAt); {
 	case errors.Is(err, sql.ErrNoRows):
@@ -120,7 +125,7 @@ func (db *DB) RecordKillSwitch(ctx context.Context, ch KillChange, rec *Record) 
 		return false, unavailable("committing kill switch record", err)
 	}
 	recorded = true
-	db.kill.refresh(context.Background())
+	db.afterWrite()
 	db.committed(seq)
 	*rec = r
 	return true, nil

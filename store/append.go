@@ -26,8 +26,10 @@ type appendReq struct {
 // ErrUnavailable and none of their records is in the file; the caller must
 // then refuse the action it was auditing.
 //
-// The chain head is read inside the write transaction (BEGIN IMMEDIATE), so
-// appends from other processes on the same file interleave correctly.
+// The chain head is read inside the write transaction (BEGIN IMMEDIATE on
+// SQLite, SELECT ... FOR UPDATE of the head row on PostgreSQL), so appends
+// from other processes and instances on the same store interleave
+// correctly.
 //
 // A ctx cancelled before the record is taken into a batch makes Append
 // return ctx.Err() with nothing written; once taken, the outcome is definite
@@ -40,6 +42,7 @@ func (db *DB) Append(ctx context.Context, rec *Record) error {
 		return err
 	}
 	req := &appendReq{ctx: ctx, rec: *rec, done: make(chan error, 1)}
+	req.rec.Instance = db.opts.Instance
 	if err := req.rec.normalize(time.Now()); err != nil {
 		return err
 	}
@@ -106,7 +109,7 @@ func (db *DB) commitBatch(batch []*appendReq) {
 	// connection. Re-prime the cache once per batch, before waking the
 	// callers, so their next check is a hit instead of a re-read each.
 	if err == nil {
-		db.kill.refresh(context.Background())
+		db.afterWrite()
 	}
 	for _, req := range live {
 		req.done <- err
@@ -146,11 +149,13 @@ func (db *DB) writeRecords(reqs []*appendReq) (err error) {
 
 // chainInTx links recs onto the chain head read inside tx, inserts them and
 // moves the head, returning the new last seq. tx must be a write (BEGIN
-// IMMEDIATE) transaction, so no other writer moves the head in between.
+// IMMEDIATE) transaction, so no other writer moves the head in between; on
+// PostgreSQL the head row is read FOR UPDATE, which queues every other
+// instance's append on it until this transaction ends.
 func (db *DB) chainInTx(ctx context.Context, tx *sql.Tx, recs []*Record) (int64, error) {
 	var seq int64
 	var prev string
-	if err := tx.QueryRowContext(ctx, sqlReadHead).Scan(&seq, &prev); err != nil {
+	if err := tx.QueryRowContext(ctx, db.d.readHeadForUpdate).Scan(&seq, &prev); err != nil {
 		return 0, unavailable("reading chain head", err)
 	}
 	ins := tx.StmtContext(ctx, db.insert)
@@ -160,7 +165,7 @@ func (db *DB) chainInTx(ctx context.Context, tx *sql.Tx, recs []*Record) (int64,
 		r.PrevHash = prev
 		r.Hash = r.ComputeHash()
 		prev = r.Hash
-		if _, err := ins.ExecContext(ctx, recordArgs(r)...); err != nil {
+		if _, err := ins.ExecContext(ctx, db.auditArgs(r)...); err != nil {
 			return 0, unavailable(fmt.Sprintf("inserting record %d", seq), err)
 		}
 	}
@@ -194,7 +199,7 @@ func recordArgs(r *Record) []any {
 		r.Role, r.Transport, r.Tool, r.Capability, r.Tier, r.Phase,
 		r.Decision, r.RuleID, r.Reason, string(r.Args), r.Outcome,
 		r.Violation, r.ErrorRef, r.Error, r.DurationMicros, r.OutputBytes,
-		trunc, string(r.Extra), r.PrevHash, r.Hash,
+		trunc, string(r.Extra), r.PrevHash, r.Hash, r.Instance,
 	}
 }
 
@@ -210,7 +215,7 @@ func scanRecord(rows *sql.Rows) (*Record, error) {
 		&r.Role, &r.Transport, &r.Tool, &r.Capability, &r.Tier, &r.Phase,
 		&r.Decision, &r.RuleID, &r.Reason, &args, &r.Outcome,
 		&r.Violation, &r.ErrorRef, &r.Error, &r.DurationMicros, &r.OutputBytes,
-		&trunc, &extra, &r.PrevHash, &r.Hash)
+		&trunc, &extra, &r.PrevHash, &r.Hash, &r.Instance)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/store"
+	"github.com/airlock-dev/airlock/store/pgtest"
 )
 
 // The append benchmarks run on a real file with fsync, so their figures are
@@ -108,6 +109,39 @@ func BenchmarkKillSwitch(b *testing.B) {
 					b.Fatal(fmt.Sprint(on, err))
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkPostgresAppend is the shared store's capacity: audit appends/s
+// into one PostgreSQL chain from 1 or 3 instances (handles), each with 32
+// appending goroutines and its own group commit; every batch waits for the
+// head row lock the other instances' batches hold. The test cluster runs
+// with fsync off (scripts/pg-test-cluster), so this measures CPU and lock
+// hand-off, not the disk.
+func BenchmarkPostgresAppend(b *testing.B) {
+	for _, n := range []int{1, 3} {
+		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
+			dsn := pgtest.DSN(b)
+			dbs := make([]*store.DB, n)
+			for i := range dbs {
+				dbs[i] = openPG(b, dsn, &store.Options{Instance: fmt.Sprintf("bench-%d", i)})
+			}
+			base := *sample(1)
+			var next atomic.Int64
+			b.SetParallelism((32*n + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				db := dbs[int(next.Add(1))%n]
+				for pb.Next() {
+					r := base
+					if err := db.Append(context.Background(), &r); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 		})
 	}
 }

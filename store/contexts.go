@@ -78,7 +78,7 @@ func (db *DB) EnsureContext(ctx context.Context, c *contexts.Context) (_ *contex
 	if err := tx.Commit(); err != nil {
 		return nil, writeError(ctx, what, err)
 	}
-	db.kill.refresh(context.Background())
+	db.afterWrite()
 	return got, nil
 }
 
@@ -95,7 +95,7 @@ func (db *DB) CreateContext(ctx context.Context, c *contexts.Context) error {
 		fmt.Errorf("store: context %s: %w", c.ID, contexts.ErrExists)); err != nil {
 		return err
 	}
-	db.kill.refresh(context.Background())
+	db.afterWrite()
 	return nil
 }
 
@@ -139,7 +139,7 @@ func (db *DB) UpdateContext(ctx context.Context, id string, mutate func(*context
 			tx.Rollback()
 		}
 	}()
-	cur, err := scanContext(tx.QueryRowContext(ctx, sqlGetContext, id))
+	cur, err := scanContext(tx.QueryRowContext(ctx, db.d.getContextForUpdate, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ctxNotFoundOr("context", id, nil)
 	}
@@ -164,7 +164,7 @@ func (db *DB) UpdateContext(ctx context.Context, id string, mutate func(*context
 	if err := tx.Commit(); err != nil {
 		return nil, writeError(ctx, what, err)
 	}
-	db.kill.refresh(context.Background())
+	db.afterWrite()
 	normalizeContext(cur)
 	return cur, nil
 }

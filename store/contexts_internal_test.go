@@ -25,7 +25,7 @@ func TestContextsMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range migrations[:contextsVersion-1] {
-		if err := applyMigration(ctx, raw, m, m.version); err != nil {
+		if err := (&DB{w: raw, d: sqliteDialect}).applyMigration(ctx, m, m.version); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -38,6 +40,11 @@ type Options struct {
 	// goroutine: it must not block. The witness checkpointer uses it to
 	// anchor the chain every N records.
 	OnCommit func(lastSeq int64)
+
+	// Instance names this process in every record it appends
+	// ([Record.Instance]); empty records none. At most 128 bytes of UTF-8
+	// without NUL.
+	Instance string
 }
 
 const (
@@ -54,6 +61,9 @@ func (o *Options) withDefaults() (Options, error) {
 	if v.BusyTimeout < 0 || v.MaxBatch < 0 || v.MaxPageCount < 0 {
 		return v, errors.New("store: negative option")
 	}
+	if len(v.Instance) > 128 || !utf8.ValidString(v.Instance) || strings.IndexByte(v.Instance, 0) >= 0 {
+		return v, errors.New("store: instance must be at most 128 bytes of UTF-8 without NUL")
+	}
 	if v.BusyTimeout == 0 {
 		v.BusyTimeout = defaultBusyTimeout
 	}
@@ -68,6 +78,7 @@ func (o *Options) withDefaults() (Options, error) {
 type DB struct {
 	path string
 	opts Options
+	d    *dialect
 
 	// w is the writing pool: one connection, BEGIN IMMEDIATE, synchronous
 	// FULL. Nil for a read-only handle.
@@ -84,7 +95,10 @@ type DB struct {
 	closed bool
 
 	keys keyCache
-	kill killCache
+	kill killCache // SQLite: data_version probe
+	// pgKill is PostgreSQL's kill switch cache, fed by LISTEN/NOTIFY; nil
+	// on SQLite.
+	pgKill *pgKillWatch
 }
 
 // Open opens the store at path for reading and writing, creating the file
@@ -115,7 +129,7 @@ func Open(path string, opts *Options) (*DB, error) {
 		return nil, fmt.Errorf("store: creating %q: %w", abs, err)
 	}
 
-	db := &DB{path: abs, opts: o}
+	db := &DB{path: abs, opts: o, d: sqliteDialect}
 	ok := false
 	defer func() {
 		if !ok {
@@ -136,23 +150,31 @@ func Open(path string, opts *Options) (*DB, error) {
 	// One writing connection: the group-commit writer, migrations, keys and
 	// settings queue for it, and it is never closed while idle.
 	db.w.SetMaxOpenConns(1)
-	if err := migrate(db.w); err != nil {
+	if err := db.migrate(); err != nil {
 		return nil, err
 	}
 	if db.r, err = openPool(abs, "rw", o.BusyTimeout, "", []string{"query_only(1)"}); err != nil {
 		return nil, err
 	}
-	if db.insert, err = db.w.Prepare(sqlInsertRecord); err != nil {
-		return nil, fmt.Errorf("store: preparing insert: %w", err)
-	}
 	if err := db.kill.open(db.r); err != nil {
 		return nil, err
+	}
+	if err := db.startWriter(); err != nil {
+		return nil, err
+	}
+	ok = true
+	return db, nil
+}
+
+// startWriter prepares the insert and starts the group-commit writer.
+func (db *DB) startWriter() (err error) {
+	if db.insert, err = db.w.Prepare(sqlInsertRecord); err != nil {
+		return fmt.Errorf("store: preparing insert: %w", err)
 	}
 	db.queue = make(chan *appendReq, queueSize)
 	db.writerDone = make(chan struct{})
 	go db.writer()
-	ok = true
-	return db, nil
+	return nil
 }
 
 // OpenReadOnly opens an existing store for reading only, as the operator
@@ -177,7 +199,7 @@ func OpenReadOnly(path string) (*DB, error) {
 		return nil, fmt.Errorf("store: %q is not a regular file", abs)
 	}
 	o, _ := (*Options)(nil).withDefaults()
-	db := &DB{path: abs, opts: o}
+	db := &DB{path: abs, opts: o, d: sqliteDialect}
 	ok := false
 	defer func() {
 		if !ok {
@@ -187,7 +209,7 @@ func OpenReadOnly(path string) (*DB, error) {
 	if db.r, err = openPool(abs, "ro", o.BusyTimeout, "", []string{"query_only(1)"}); err != nil {
 		return nil, err
 	}
-	if _, err := schemaVersion(context.Background(), db.r); err != nil {
+	if _, err := db.schemaVersion(context.Background(), db.r); err != nil {
 		return nil, err
 	}
 	if err := db.kill.open(db.r); err != nil {
@@ -226,9 +248,9 @@ func openPool(abs, mode string, busy time.Duration, txlock string, pragmas []str
 
 // schemaVersion returns the file's migration version, refusing a file that
 // has none (not an Airlock store) or one newer than this program knows.
-func schemaVersion(ctx context.Context, q querier) (int64, error) {
+func (db *DB) schemaVersion(ctx context.Context, q querier) (int64, error) {
 	var n int64
-	if err := q.QueryRowContext(ctx, sqlMigrationsTableExists).Scan(&n); err != nil {
+	if err := q.QueryRowContext(ctx, db.d.tableExists).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: reading schema: %w", err)
 	}
 	if n == 0 {
@@ -238,7 +260,7 @@ func schemaVersion(ctx context.Context, q querier) (int64, error) {
 	if err := q.QueryRowContext(ctx, sqlSchemaVersion).Scan(&v); err != nil {
 		return 0, fmt.Errorf("store: reading schema version: %w", err)
 	}
-	if latest := migrations[len(migrations)-1].version; v > latest {
+	if latest := db.d.migrations[len(db.d.migrations)-1].version; v > latest {
 		return v, fmt.Errorf("store: file is at schema version %d, this program knows up to %d: %w", v, latest, ErrSchemaTooNew)
 	}
 	if v < 1 {
@@ -253,24 +275,47 @@ type querier interface {
 }
 
 // migrate applies the missing migrations, each in its own BEGIN IMMEDIATE
-// transaction that re-reads the version first, so two processes opening a
-// new file at once apply each step exactly once.
-func migrate(w *sql.DB) error {
+// transaction (on PostgreSQL: holding the migrate advisory lock) that
+// re-reads the version first, so two processes opening a new store at
+// once apply each step exactly once.
+func (db *DB) migrate() error {
 	ctx := context.Background()
-	if _, err := w.ExecContext(ctx, sqlCreateMigrations); err != nil {
+	if err := db.createMigrationsTable(ctx); err != nil {
 		return fmt.Errorf("store: creating schema_migrations: %w", err)
 	}
-	latest := migrations[len(migrations)-1].version
-	for _, m := range migrations {
-		if err := applyMigration(ctx, w, m, latest); err != nil {
+	ms := db.d.migrations
+	latest := ms[len(ms)-1].version
+	for _, m := range ms {
+		if err := db.applyMigration(ctx, m, latest); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func applyMigration(ctx context.Context, w *sql.DB, m migration, latest int64) (err error) {
-	tx, err := w.BeginTx(ctx, nil)
+// createMigrationsTable runs CREATE TABLE IF NOT EXISTS under the migrate
+// lock: on PostgreSQL two concurrent IF NOT EXISTS can still collide.
+func (db *DB) createMigrationsTable(ctx context.Context) (err error) {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if err := db.lockNames(ctx, tx, lockMigrate); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, sqlCreateMigrations); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func (db *DB) applyMigration(ctx context.Context, m migration, latest int64) (err error) {
+	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: migration %d: %w: %w", m.version, ErrUnavailable, err)
 	}
@@ -279,6 +324,9 @@ func applyMigration(ctx context.Context, w *sql.DB, m migration, latest int64) (
 			tx.Rollback()
 		}
 	}()
+	if err := db.lockNames(ctx, tx, lockMigrate); err != nil {
+		return fmt.Errorf("store: migration %d: %w: %w", m.version, ErrUnavailable, err)
+	}
 	var cur int64
 	if err := tx.QueryRowContext(ctx, sqlSchemaVersion).Scan(&cur); err != nil {
 		return fmt.Errorf("store: reading schema version: %w", err)
@@ -306,8 +354,12 @@ func applyMigration(ctx context.Context, w *sql.DB, m migration, latest int64) (
 	return nil
 }
 
-// Path returns the absolute path of the store file.
+// Path returns the absolute path of the store file, or for PostgreSQL
+// the DSN without its password.
 func (db *DB) Path() string { return db.path }
+
+// Backend names the engine: "sqlite" or "postgres".
+func (db *DB) Backend() string { return db.d.name }
 
 // Close stops accepting appends, waits for the queued ones to be committed
 // (or fail), and closes the file. Calling it again returns nil.
@@ -331,6 +383,9 @@ func (db *DB) Close() error {
 func (db *DB) closeAll() error {
 	var errs []error
 	errs = append(errs, db.kill.close())
+	if db.pgKill != nil {
+		errs = append(errs, db.pgKill.close())
+	}
 	if db.insert != nil {
 		errs = append(errs, db.insert.Close())
 	}

@@ -83,7 +83,7 @@ func (s *DeclarationStore) Create(ctx context.Context, d *declarations.Declarati
 		fmt.Errorf("store: declaration %s: %w", d.ID, declarations.ErrExists)); err != nil {
 		return err
 	}
-	s.db.kill.refresh(context.Background())
+	s.db.afterWrite()
 	return nil
 }
 
@@ -134,7 +134,7 @@ func (s *DeclarationStore) Transition(ctx context.Context, id string, from []dec
 			tx.Rollback()
 		}
 	}()
-	next, err := swap(ctx, tx, id, from, to, mutate)
+	next, err := swap(ctx, tx, s.db.d.getDeclForUpdate, id, from, to, mutate)
 	if err != nil {
 		// With ErrState, next is the stored declaration.
 		return next, err
@@ -142,7 +142,7 @@ func (s *DeclarationStore) Transition(ctx context.Context, id string, from []dec
 	if err := tx.Commit(); err != nil {
 		return nil, writeError(ctx, what, err)
 	}
-	s.db.kill.refresh(context.Background())
+	s.db.afterWrite()
 	normalizeDeclaration(next)
 	return next, nil
 }
@@ -151,9 +151,12 @@ func (s *DeclarationStore) Transition(ctx context.Context, id string, from []dec
 // the declaration to commit, or an error after which tx must be rolled
 // back: with ErrState it also returns the declaration as stored, and
 // mutate's error comes back unchanged.
-func swap(ctx context.Context, tx *sql.Tx, id string, from []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (*declarations.Declaration, error) {
+// get reads the row; on PostgreSQL it is the FOR UPDATE read, which makes
+// a second instance's transition of the same declaration wait for this
+// one's commit and then see its state (TestPostgresCollectOnce).
+func swap(ctx context.Context, tx *sql.Tx, get, id string, from []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (*declarations.Declaration, error) {
 	what := "transition of declaration " + id
-	row, err := scanDeclRow(tx.QueryRowContext(ctx, sqlGetDeclaration, id))
+	row, err := scanDeclRow(tx.QueryRowContext(ctx, get, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundOr(id, nil)
 	}

@@ -25,7 +25,7 @@ func TestDeclarationsMigration(t *testing.T) {
 	if _, err := raw.ExecContext(ctx, sqlCreateMigrations); err != nil {
 		t.Fatal(err)
 	}
-	if err := applyMigration(ctx, raw, migrations[0], migrations[0].version); err != nil {
+	if err := (&DB{w: raw, d: sqliteDialect}).applyMigration(ctx, migrations[0], migrations[0].version); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()

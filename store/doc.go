@@ -1,7 +1,16 @@
 // Package store is Airlock's durable state: the hash-chained audit trail,
 // persisted secret keys, the kill switch and the declarations of needs
 // ([DB.Declarations], a [declarations.Store]), in one SQLite file (through
-// the pure-Go modernc.org/sqlite driver; no cgo).
+// the pure-Go modernc.org/sqlite driver; no cgo) — or, for several
+// instances behind a load balancer, in one PostgreSQL database
+// ([OpenPostgres], through pgx), which every instance shares.
+//
+// Both backends run the same code over database/sql; what differs is in
+// dialect.go (how a write transaction keeps what it read: SQLite's one
+// write lock, PostgreSQL's row and advisory locks), schema_pg.go (the same
+// numbered migrations in PostgreSQL's dialect) and killswitch_pg.go (the
+// kill switch cache, fed by LISTEN/NOTIFY). The invariants below hold on
+// both; where the mechanism differs, the PostgreSQL one is named.
 //
 // # Invariants
 //
@@ -23,9 +32,11 @@
 //     record, and deleted or added records at the end, and names the first
 //     bad seq.
 //   - One chain across processes. The chain head is read inside the write
-//     transaction (BEGIN IMMEDIATE), never from memory, so the server and an
-//     operator CLI appending to the same file at once still produce one
-//     contiguous, verifying chain.
+//     transaction (BEGIN IMMEDIATE; on PostgreSQL SELECT ... FOR UPDATE of
+//     the head row), never from memory, so the server and an operator CLI
+//     appending to the same file at once, or several instances appending
+//     to one database, still produce one contiguous, verifying chain. Each
+//     record names the instance that appended it ([Options.Instance]).
 //   - Single-use approvals across processes. [DeclarationStore.Transition]
 //     reads a declaration and writes its next state in one BEGIN IMMEDIATE
 //     transaction, so of the server beginning an execution and the
@@ -70,7 +81,17 @@
 //
 // # Portability
 //
-// The schema and all SQL are in schema.go, written for a PostgreSQL twin to
-// follow: plain types, explicit keys, no rowid, $n placeholders, and the
-// hash chain computed in Go, never in SQL.
+// The schema and all SQL are in schema.go, written so that the PostgreSQL
+// twin (schema_pg.go) follows it: plain types, explicit keys, no rowid, $n
+// placeholders, and the hash chain computed in Go, never in SQL.
+//
+// # PostgreSQL
+//
+// On PostgreSQL, "the file" above is the database: whoever can write it
+// can rewrite the chain (the witness anchors it), and durability is the
+// server's commit. The kill_switch setting is then the shared truth across
+// machines (each machine's kill switch file still trips its own
+// instances); a trigger NOTIFYs every write of it, and each instance's
+// cache trusts a value for at most a second. See SECURITY.md for the
+// tests and the known limits.
 package store

@@ -16,13 +16,20 @@ import (
 // back from the file exactly as appended, re-hashes to its stored hash and
 // leaves a chain that verifies.
 func FuzzRecordHash(f *testing.F) {
+	db, _ := openTemp(f, nil)
+	fuzzRecordHash(f, db)
+}
+
+// fuzzRecordHash is FuzzRecordHash's body on any store: SQLite here,
+// PostgreSQL in FuzzPostgresRecordHash.
+func fuzzRecordHash(f *testing.F, db *store.DB) {
 	f.Add("sess-1", "reason", `{"path":"a.csv"}`, `{}`, int64(12), int64(4096), true, int64(1_780_000_000_000_000))
 	f.Add("", "", "", "", int64(0), int64(0), false, int64(0))
 	f.Add("\x00\xff", "\u2028", " [1, 2] ", "null", int64(-1), int64(1<<62), false, int64(-62135596800000000))
 	f.Add("a", "b", `{"a":`, "", int64(1), int64(1), false, int64(253402300800000000))
+	f.Add("\xc3\x28", "a\x00b", `"\u0000"`, `{"k":"\xff"}`, int64(2), int64(3), true, int64(1_780_000_000_000_001))
 
 	ctx := context.Background()
-	db, _ := openTemp(f, nil)
 	var appended int64
 	f.Fuzz(func(t *testing.T, s1, s2, args, extra string, d, o int64, trunc bool, micros int64) {
 		rec := &store.Record{
@@ -52,7 +59,7 @@ func FuzzRecordHash(f *testing.F) {
 		if want.Time.IsZero() {
 			want.Time = rec.Time // zero means "now"
 		}
-		want.Seq, want.PrevHash, want.Hash = rec.Seq, rec.PrevHash, rec.Hash
+		want.Seq, want.PrevHash, want.Hash, want.Instance = rec.Seq, rec.PrevHash, rec.Hash, rec.Instance
 		if d := sameRecord(&got[0], &want); d != "" {
 			t.Fatalf("round trip: %s", d)
 		}

@@ -62,7 +62,9 @@ func parseKillSwitch(err error, v string) (bool, error) {
 	}
 }
 
-// KillSwitchEngaged is [DB.KillSwitch] for the per-call hot path. It asks
+// KillSwitchEngaged is [DB.KillSwitch] for the per-call hot path. On
+// PostgreSQL it answers from a cache that every instance's listener
+// invalidates on NOTIFY (see killswitch_pg.go). On SQLite it asks
 // SQLite's PRAGMA data_version on a connection of its own, which changes only
 // when another connection has committed to the file, and re-reads the
 // setting only then; otherwise it answers from memory. A switch flipped by
@@ -76,7 +78,21 @@ func (db *DB) KillSwitchEngaged(ctx context.Context) (bool, error) {
 	if db.isClosed() {
 		return true, fmt.Errorf("store: kill switch: %w", ErrClosed)
 	}
+	if db.pgKill != nil {
+		return db.pgKill.engaged(ctx)
+	}
 	return db.kill.engaged(ctx)
+}
+
+// afterWrite runs after every commit by this handle. On SQLite our own
+// commit changed data_version for the kill-switch probe connection:
+// re-prime the cache, so the next check is a hit instead of a re-read. On
+// PostgreSQL the cache is invalidated by NOTIFY only, so there is nothing
+// to do.
+func (db *DB) afterWrite() {
+	if db.pgKill == nil {
+		db.kill.refresh(context.Background())
+	}
 }
 
 // killCache holds the kill switch as last read on conn, and conn's

@@ -48,6 +48,12 @@ type Record struct {
 
 	PrevHash string `json:"prev_hash"`
 	Hash     string `json:"hash"`
+
+	// Instance names the Airlock process that appended the record
+	// (Options.Instance), so that a chain several instances share says
+	// which one wrote what. The store sets it; empty on records written
+	// before instances were recorded.
+	Instance string `json:"instance,omitempty"`
 }
 
 // The outcomes a record may carry.
@@ -111,8 +117,14 @@ func (r *Record) normalize(now time.Time) error {
 }
 
 // canonicalTag starts every record's canonical encoding. A change to the
-// encoding gets a new tag, never a silent reinterpretation of old hashes.
-const canonicalTag = "airlock.audit.v1"
+// encoding gets a new tag, never a silent reinterpretation of old hashes:
+// v1 records (no instance) keep their hashes, and a record with an
+// instance is encoded as v2, which appends it. Blanking a v2 record's
+// instance, or giving a v1 record one, changes the tag and so the hash.
+const (
+	canonicalTag   = "airlock.audit.v1"
+	canonicalTagV2 = "airlock.audit.v2"
+)
 
 // canonical returns the bytes a record's hash covers, apart from its
 // prev_hash. The encoding is defined here, not by a library's behaviour:
@@ -127,6 +139,7 @@ const canonicalTag = "airlock.audit.v1"
 //	ints     duration_micros output_bytes, 8 bytes big-endian each
 //	bool     truncated, one byte 0 or 1
 //	extra    length-prefixed exact bytes
+//	instance (v2 only) length-prefixed exact bytes
 //
 // Length prefixes make the encoding injective: no two different records
 // share an encoding, whatever bytes their fields hold. (json.Marshal would
@@ -138,7 +151,7 @@ func (r *Record) canonical() []byte {
 		len(r.Transport) + len(r.Tool) + len(r.Capability) + len(r.Tier) +
 		len(r.Phase) + len(r.Decision) + len(r.RuleID) + len(r.Reason) +
 		len(r.Args) + len(r.Outcome) + len(r.Violation) + len(r.ErrorRef) +
-		len(r.Error) + len(r.Extra)
+		len(r.Error) + len(r.Extra) + 8 + len(r.Instance)
 	b := make([]byte, 0, size)
 	str := func(s string) []byte {
 		b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
@@ -146,7 +159,11 @@ func (r *Record) canonical() []byte {
 	}
 	i64 := func(v int64) []byte { return binary.BigEndian.AppendUint64(b, uint64(v)) }
 
-	b = str(canonicalTag)
+	if r.Instance == "" {
+		b = str(canonicalTag)
+	} else {
+		b = str(canonicalTagV2)
+	}
 	b = i64(r.Seq)
 	b = i64(r.Time.UnixMicro())
 	for _, s := range [...]string{
@@ -163,7 +180,11 @@ func (r *Record) canonical() []byte {
 	} else {
 		b = append(b, 0)
 	}
-	return str(string(r.Extra))
+	b = str(string(r.Extra))
+	if r.Instance != "" {
+		b = str(r.Instance)
+	}
+	return b
 }
 
 // ComputeHash returns the hash r should carry: the hex SHA-256 of

@@ -204,6 +204,17 @@ var migrations = []migration{
 			`CREATE INDEX used_challenges_expires ON used_challenges (expires_at)`,
 		},
 	},
+	{
+		version: 4,
+		name:    "audit records name the instance that wrote them",
+		stmts: []string{
+			// Several instances append to one chain (PostgreSQL); each
+			// record says which one wrote it. Records from before this
+			// migration read back with an empty instance and keep their
+			// v1 hashes (see Record.canonical).
+			`ALTER TABLE audit_log ADD COLUMN instance TEXT NOT NULL DEFAULT ''`,
+		},
+	},
 }
 
 // auditColumns is the column list shared by the insert and the selects; its
@@ -211,12 +222,12 @@ var migrations = []migration{
 const auditColumns = `seq, recorded_at, session_id, context_id, principal, role, transport,
 	tool, capability, tier, phase, decision, rule_id, reason, args, outcome,
 	violation, error_ref, error_text, duration_micros, output_bytes, truncated,
-	extra, prev_hash, hash`
+	extra, prev_hash, hash, instance`
 
 const (
 	sqlInsertRecord = `INSERT INTO audit_log (` + auditColumns + `) VALUES
 	($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-	 $18, $19, $20, $21, $22, $23, $24, $25)`
+	 $18, $19, $20, $21, $22, $23, $24, $25, $26)`
 	sqlReadHead   = `SELECT last_seq, last_hash FROM audit_head WHERE id = 1`
 	sqlUpdateHead = `UPDATE audit_head SET last_seq = $1, last_hash = $2 WHERE id = 1`
 	sqlLastSeq    = `SELECT last_seq FROM audit_head WHERE id = 1`

@@ -28,7 +28,7 @@ func (db *DB) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int,
 		if err := insertOnce(ctx, db.w, what, sqlInsertSession, args, fmt.Errorf("store: session %s: %w", s.ID, contexts.ErrExists)); err != nil {
 			return err
 		}
-		db.kill.refresh(context.Background())
+		db.afterWrite()
 		return nil
 	}
 	tx, err := db.w.BeginTx(ctx, nil)
@@ -40,6 +40,9 @@ func (db *DB) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int,
 			tx.Rollback()
 		}
 	}()
+	if err := db.lockNames(ctx, tx, lockSessionCap(s.Principal)); err != nil {
+		return writeError(ctx, what, err)
+	}
 	var n int64
 	if idle > 0 {
 		err = tx.QueryRowContext(ctx, sqlCountLiveSessions, s.Principal, formatTime(s.CreatedAt.Add(-idle))).Scan(&n)
@@ -58,7 +61,7 @@ func (db *DB) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int,
 	if err := tx.Commit(); err != nil {
 		return writeError(ctx, what, err)
 	}
-	db.kill.refresh(context.Background())
+	db.afterWrite()
 	return nil
 }
 
@@ -123,8 +126,11 @@ func (db *DB) CloseIdleSessions(ctx context.Context, idleBefore, now time.Time, 
 			tx.Rollback()
 		}
 	}()
+	if err := db.lockNames(ctx, tx, lockIdleSweep); err != nil {
+		return nil, writeError(ctx, what, err)
+	}
 	before := formatTime(idleBefore)
-	idle, err := querySessions(ctx, tx, sqlIdleSessions, before)
+	idle, err := querySessions(ctx, tx, db.d.idleSessions, before)
 	if err != nil {
 		return nil, txReadError(ctx, what, err)
 	}
@@ -145,7 +151,7 @@ func (db *DB) CloseIdleSessions(ctx context.Context, idleBefore, now time.Time, 
 	if err := tx.Commit(); err != nil {
 		return nil, writeError(ctx, what, err)
 	}
-	db.kill.refresh(context.Background())
+	db.afterWrite()
 	for _, s := range idle {
 		s.ClosedAt, s.CloseReason = storedTime(now), reason
 	}
@@ -197,7 +203,7 @@ func (db *DB) execCount(ctx context.Context, what, query string, args ...any) (i
 		return 0, writeError(ctx, what, err)
 	}
 	if n > 0 {
-		db.kill.refresh(context.Background())
+		db.afterWrite()
 	}
 	return n, nil
 }

@@ -37,6 +37,15 @@ func (db *DB) UpdateUsage(ctx context.Context, keys []string, fn func(map[string
 			tx.Rollback()
 		}
 	}()
+	// PostgreSQL: one advisory lock per key, in sorted order, stands in
+	// for SQLite's write lock (a key may have no row yet to lock).
+	locks := make([]string, len(keys))
+	for i, k := range keys {
+		locks[i] = lockUsage(k)
+	}
+	if err := db.lockNames(ctx, tx, locks...); err != nil {
+		return writeError(ctx, what, err)
+	}
 	cur := make(map[string][]byte, len(keys))
 	if len(keys) > 0 {
 		if err := readUsage(ctx, tx, keys, cur); err != nil {
@@ -66,7 +75,7 @@ func (db *DB) UpdateUsage(ctx context.Context, keys []string, fn func(map[string
 	if err := tx.Commit(); err != nil {
 		return writeError(ctx, what, err)
 	}
-	db.kill.refresh(context.Background())
+	db.afterWrite()
 	return nil
 }
 
@@ -169,6 +178,6 @@ func (db *DB) UseChallenge(ctx context.Context, nonce string, expires time.Time)
 	if err := tx.Commit(); err != nil {
 		return writeError(ctx, what, err)
 	}
-	db.kill.refresh(context.Background())
+	db.afterWrite()
 	return nil
 }

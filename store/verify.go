@@ -39,7 +39,7 @@ func (db *DB) Verify(ctx context.Context) (VerifyResult, error) {
 	}
 	// One transaction, so the rows and the head are one snapshot even while
 	// appends go on.
-	tx, err := db.r.BeginTx(ctx, nil)
+	tx, err := db.r.BeginTx(ctx, db.d.verifyTx)
 	if err != nil {
 		return VerifyResult{}, fmt.Errorf("store: verify: %w", err)
 	}

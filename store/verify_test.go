@@ -50,17 +50,17 @@ var tamperSQL = []struct {
 		UPDATE audit_head SET last_seq = 9`, 5, "prev_hash"},
 	{"insert at end", `INSERT INTO audit_log SELECT 11, recorded_at, session_id, context_id, principal, role,
 		transport, tool, capability, tier, phase, decision, rule_id, reason, args, outcome, violation,
-		error_ref, error_text, duration_micros, output_bytes, truncated, extra, prev_hash, hash
+		error_ref, error_text, duration_micros, output_bytes, truncated, extra, prev_hash, hash, instance
 		FROM audit_log WHERE seq = 3`, 11, "prev_hash"},
 	{"insert in middle", `UPDATE audit_log SET seq = seq + 100 WHERE seq >= 5; UPDATE audit_log SET seq = seq - 99 WHERE seq > 100;
 		INSERT INTO audit_log SELECT 5, recorded_at, session_id, context_id, principal, role,
 		transport, tool, capability, tier, phase, decision, rule_id, 'forged', args, outcome, violation,
-		error_ref, error_text, duration_micros, output_bytes, truncated, extra, prev_hash, hash
+		error_ref, error_text, duration_micros, output_bytes, truncated, extra, prev_hash, hash, instance
 		FROM audit_log WHERE seq = 2;
 		UPDATE audit_head SET last_seq = 11`, 5, "prev_hash"},
 	{"insert with negative seq", `INSERT INTO audit_log SELECT -1, recorded_at, session_id, context_id, principal, role,
 		transport, tool, capability, tier, phase, decision, rule_id, reason, args, outcome, violation,
-		error_ref, error_text, duration_micros, output_bytes, truncated, extra, prev_hash, hash
+		error_ref, error_text, duration_micros, output_bytes, truncated, extra, prev_hash, hash, instance
 		FROM audit_log WHERE seq = 1`, -1, "out of order"},
 	{"swap two records keeping seqs", `UPDATE audit_log SET seq = -3 WHERE seq = 3;
 		UPDATE audit_log SET seq = 3 WHERE seq = 4; UPDATE audit_log SET seq = 4 WHERE seq = -3`, 3, "prev_hash"},
@@ -110,51 +110,54 @@ func TestVerifyDetectsTampering(t *testing.T) {
 	}
 }
 
-// TestVerifyDetectsForgery covers attackers who know the hash function and
-// recompute hashes, but stop short of rewriting everything after their edit.
+// forgeries are attackers who know the hash function and recompute
+// hashes, but stop short of rewriting everything after their edit. Each
+// returns the SQL to run given the intact records 1..10; the statements
+// are plain SQL both backends accept.
+var forgeries = []struct {
+	name     string
+	forge    func(recs []store.Record) []string
+	firstBad int64
+	problem  string
+}{
+	{"edit and rehash one record", func(recs []store.Record) []string {
+		r := recs[3] // seq 4
+		r.Reason = "forged"
+		return []string{update(r.Seq, "reason", r.Reason, r.ComputeHash())}
+	}, 5, "prev_hash"},
+	{"edit and rehash the last record", func(recs []store.Record) []string {
+		r := recs[9]
+		r.Outcome = store.OutcomeOK
+		r.Decision = "deny"
+		return []string{update(r.Seq, "decision", r.Decision, r.ComputeHash())}
+	}, 10, "head hash"},
+	{"append a well-formed record without the store", func(recs []store.Record) []string {
+		r := recs[9]
+		r.Seq, r.PrevHash, r.Reason = 11, r.Hash, "slipped in"
+		r.Hash = r.ComputeHash()
+		return []string{`INSERT INTO audit_log SELECT 11, recorded_at, session_id, context_id, principal, role,
+				transport, tool, capability, tier, phase, decision, rule_id, 'slipped in', args, outcome, violation,
+				error_ref, error_text, duration_micros, output_bytes, truncated, extra, '` + r.PrevHash + `', '` + r.Hash + `', instance
+				FROM audit_log WHERE seq = 10`}
+	}, 11, "past the chain head"},
+	{"rewrite a middle stretch", func(recs []store.Record) []string {
+		var stmts []string
+		prev := recs[2].Hash
+		for i := 3; i < 6; i++ { // seqs 4..6 rewritten, 7 left alone
+			r := recs[i]
+			r.PrevHash, r.Reason = prev, "forged"
+			r.Hash = r.ComputeHash()
+			stmts = append(stmts, `UPDATE audit_log SET reason = 'forged', prev_hash = '`+r.PrevHash+`', hash = '`+r.Hash+`' WHERE seq = `+itoa(r.Seq))
+			prev = r.Hash
+		}
+		return stmts
+	}, 7, "prev_hash"},
+}
+
 func TestVerifyDetectsForgery(t *testing.T) {
 	tmpl := chainTemplate(t)
 	ctx := context.Background()
-	tests := []struct {
-		name     string
-		forge    func(t *testing.T, recs []store.Record) []string
-		firstBad int64
-		problem  string
-	}{
-		{"edit and rehash one record", func(t *testing.T, recs []store.Record) []string {
-			r := recs[3] // seq 4
-			r.Reason = "forged"
-			return []string{update(r.Seq, "reason", r.Reason, r.ComputeHash())}
-		}, 5, "prev_hash"},
-		{"edit and rehash the last record", func(t *testing.T, recs []store.Record) []string {
-			r := recs[9]
-			r.Outcome = store.OutcomeOK
-			r.Decision = "deny"
-			return []string{update(r.Seq, "decision", r.Decision, r.ComputeHash())}
-		}, 10, "head hash"},
-		{"append a well-formed record without the store", func(t *testing.T, recs []store.Record) []string {
-			r := recs[9]
-			r.Seq, r.PrevHash, r.Reason = 11, r.Hash, "slipped in"
-			r.Hash = r.ComputeHash()
-			return []string{`INSERT INTO audit_log SELECT 11, recorded_at, session_id, context_id, principal, role,
-				transport, tool, capability, tier, phase, decision, rule_id, 'slipped in', args, outcome, violation,
-				error_ref, error_text, duration_micros, output_bytes, truncated, extra, '` + r.PrevHash + `', '` + r.Hash + `'
-				FROM audit_log WHERE seq = 10`}
-		}, 11, "past the chain head"},
-		{"rewrite a middle stretch", func(t *testing.T, recs []store.Record) []string {
-			var stmts []string
-			prev := recs[2].Hash
-			for i := 3; i < 6; i++ { // seqs 4..6 rewritten, 7 left alone
-				r := recs[i]
-				r.PrevHash, r.Reason = prev, "forged"
-				r.Hash = r.ComputeHash()
-				stmts = append(stmts, `UPDATE audit_log SET reason = 'forged', prev_hash = '`+r.PrevHash+`', hash = '`+r.Hash+`' WHERE seq = `+itoa(r.Seq))
-				prev = r.Hash
-			}
-			return stmts
-		}, 7, "prev_hash"},
-	}
-	for _, tt := range tests {
+	for _, tt := range forgeries {
 		t.Run(tt.name, func(t *testing.T) {
 			path := copyStore(t, tmpl)
 			db, err := store.Open(path, nil)
@@ -167,7 +170,7 @@ func TestVerifyDetectsForgery(t *testing.T) {
 				t.Fatal(err)
 			}
 			raw := rawOpen(t, path)
-			for _, s := range tt.forge(t, recs) {
+			for _, s := range tt.forge(recs) {
 				if _, err := raw.Exec(s); err != nil {
 					t.Fatal(err)
 				}

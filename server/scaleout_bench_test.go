@@ -1,0 +1,244 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/airlock-dev/airlock/store/pgtest"
+)
+
+// BenchmarkScaleOutCalls: governed read_pool_file calls per second through
+// HAProxy in front of 1, 2 and 3 `airlock serve --http` processes (bin/airlock,
+// demo config, role agent) on one PostgreSQL database, from 16 concurrent
+// client sessions. Besides calls/s it reports where the CPU went, in CPU
+// milliseconds per call: the airlock processes, HAProxy, PostgreSQL (every
+// process named postgres) and this benchmark process (the clients). On a
+// 2-core machine all of them share the same two cores, so more instances
+// cannot add CPU, only spread it: read the calls/s beside the CPU columns.
+func BenchmarkScaleOutCalls(b *testing.B) {
+	bin, _ := filepath.Abs(filepath.Join("..", "bin", "airlock"))
+	if _, err := os.Stat(bin); err != nil {
+		b.Skip("bin/airlock missing: run make build")
+	}
+	if _, err := os.Stat("/usr/sbin/haproxy"); err != nil {
+		b.Skip("haproxy missing: run make lb-deps")
+	}
+	for _, n := range []int{1, 2, 3} {
+		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) { benchInstances(b, bin, n) })
+	}
+}
+
+func benchInstances(b *testing.B, bin string, n int) {
+	dsn := pgtest.DSN(b)
+	const token = "bench-token-0123456789abcdef0123456789"
+	var pids []int
+	var backends []string
+	for i := range n {
+		addr, pid := startAirlock(b, bin, dsn, token, i)
+		backends = append(backends, addr)
+		pids = append(pids, pid)
+	}
+	lbURL, lbPid := startHAProxy(b, backends)
+	const clients = 16
+	pool := make(chan *client.Client, clients)
+	for range clients {
+		c, err := client.NewStreamableHttpClient(lbURL+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+		must2(b, err)
+		ctx := context.Background()
+		must2(b, c.Start(ctx))
+		init := mcp.InitializeRequest{}
+		init.Params.ClientInfo = mcp.Implementation{Name: "airlock-bench", Version: "1"}
+		init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+		_, err = c.Initialize(ctx, init)
+		must2(b, err)
+		b.Cleanup(func() { c.Close() })
+		pool <- c
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "read_pool_file"
+	req.Params.Arguments = map[string]any{"pool": "sales", "path": "regions.csv"}
+	airlock0, lb0, pg0, self0 := cpuOf(pids), cpuOf([]int{lbPid}), cpuOfComm("postgres"), selfCPU()
+	b.SetParallelism(clients / 2)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		c := <-pool
+		defer func() { pool <- c }()
+		for pb.Next() {
+			res, err := c.CallTool(context.Background(), req)
+			if err != nil || res.IsError {
+				b.Errorf("call: %v %v", err, res)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	calls := float64(b.N)
+	b.ReportMetric(calls/b.Elapsed().Seconds(), "calls/s")
+	b.ReportMetric((cpuOf(pids)-airlock0).Seconds()*1e3/calls, "airlock-cpu-ms/call")
+	b.ReportMetric((cpuOf([]int{lbPid})-lb0).Seconds()*1e3/calls, "haproxy-cpu-ms/call")
+	b.ReportMetric((cpuOfComm("postgres")-pg0).Seconds()*1e3/calls, "postgres-cpu-ms/call")
+	b.ReportMetric((selfCPU()-self0).Seconds()*1e3/calls, "client-cpu-ms/call")
+}
+
+var listening = regexp.MustCompile(`http://(127\.0\.0\.1:\d+)/`)
+
+// startAirlock runs bin/airlock serve --http on a free port with its own
+// state directory and returns its address and pid; it is stopped (SIGTERM)
+// at cleanup.
+func startAirlock(b *testing.B, bin, dsn, token string, i int) (string, int) {
+	state := b.TempDir()
+	cmd := exec.Command(bin, "serve", "--state", state, "--http", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "AIRLOCK_STORE="+dsn, "AIRLOCK_AGENT_TOKEN="+token)
+	stderr, err := cmd.StderrPipe()
+	must2(b, err)
+	must2(b, cmd.Start())
+	b.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	})
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case addr <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case a := <-addr:
+		return a, cmd.Process.Pid
+	case <-time.After(20 * time.Second):
+		b.Fatalf("instance %d printed no address", i)
+		return "", 0
+	}
+}
+
+// startHAProxy runs HAProxy in the foreground, round robin over backends,
+// every request balanced on its own; it returns the front URL and its pid.
+func startHAProxy(b *testing.B, backends []string) (string, int) {
+	dir := b.TempDir()
+	port := freePort(b)
+	var servers strings.Builder
+	for i, be := range backends {
+		fmt.Fprintf(&servers, "  server airlock%d %s\n", i, be)
+	}
+	cfg := fmt.Sprintf(`global
+  maxconn 4096
+defaults
+  mode http
+  option http-server-close
+  timeout connect 5s
+  timeout client 60s
+  timeout server 60s
+frontend mcp
+  bind 127.0.0.1:%d
+  default_backend airlock
+backend airlock
+  balance roundrobin
+%s`, port, servers.String())
+	path := filepath.Join(dir, "haproxy.cfg")
+	must2(b, os.WriteFile(path, []byte(cfg), 0o600))
+	cmd := exec.Command("/usr/sbin/haproxy", "-db", "-f", path)
+	must2(b, cmd.Start())
+	b.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	})
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if c, err := netDial(port); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("haproxy is not listening")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return url, cmd.Process.Pid
+}
+
+// cpuOf is the user+system CPU time the processes pids have used.
+func cpuOf(pids []int) time.Duration {
+	var total time.Duration
+	for _, pid := range pids {
+		total += procCPU(strconv.Itoa(pid))
+	}
+	return total
+}
+
+// cpuOfComm is the CPU time of every live process named comm.
+func cpuOfComm(comm string) time.Duration {
+	entries, _ := os.ReadDir("/proc")
+	var total time.Duration
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if c, _ := os.ReadFile("/proc/" + e.Name() + "/comm"); strings.TrimSpace(string(c)) == comm {
+			total += procCPU(e.Name())
+		}
+	}
+	return total
+}
+
+// procCPU reads utime+stime from /proc/PID/stat (clock ticks of 10 ms).
+func procCPU(pid string) time.Duration {
+	s, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0
+	}
+	// Fields after the ")" closing the command name: state is field 3,
+	// utime 14 and stime 15.
+	f := strings.Fields(string(s[strings.LastIndexByte(string(s), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * 10 * time.Millisecond
+}
+
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func must2(b testing.TB, err error) {
+	b.Helper()
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// freePort returns a loopback port that was free a moment ago.
+func freePort(b testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must2(b, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func netDial(port int) (net.Conn, error) {
+	return net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+}

@@ -1,0 +1,124 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+)
+
+// dialect is what differs between the two engines the store runs on. The
+// rest — every table, column and statement in schema.go, the hash chain,
+// the row codecs — is shared.
+//
+// SQLite serialises every write transaction with one file lock (BEGIN
+// IMMEDIATE, set through the DSN), so a read inside a write transaction
+// can never be raced. PostgreSQL runs write transactions concurrently at
+// READ COMMITTED; the same guarantees come from locks taken inside the
+// transaction:
+//
+//   - the chain head row is read with SELECT ... FOR UPDATE, so appends
+//     from every instance queue on it and seqs stay contiguous
+//     (TestPostgresAppendAcrossInstances);
+//   - a declaration's and a context's read-modify-write read their row
+//     FOR UPDATE (TestPostgresCollectOnce);
+//   - what has no row to lock — a principal's session cap, a limit's usage
+//     keys, the kill switch change, the migrations — takes a transaction
+//     advisory lock named after it ([DB.lockNames]), in sorted order so
+//     two transactions cannot deadlock.
+type dialect struct {
+	name       string
+	migrations []migration
+
+	// tableExists counts the schema_migrations table (0 or 1).
+	tableExists string
+
+	// The reads that a write transaction bases its write on.
+	readHeadForUpdate, getDeclForUpdate, getContextForUpdate string
+	// idleSessions is the idle sweep's select; PostgreSQL locks the rows
+	// it will close, so a concurrent touch waits instead of slipping
+	// between the select and the update.
+	idleSessions string
+
+	// byteaColumns marks the auditColumns positions that hold arbitrary
+	// caller bytes; PostgreSQL keeps them as BYTEA (its TEXT refuses NUL
+	// and invalid UTF-8, which SQLite's TEXT stores), so their arguments
+	// are bound as []byte there.
+	byteaColumns []bool
+
+	// verifyTx is how Verify opens its snapshot: PostgreSQL needs
+	// REPEATABLE READ for the rows and the head to be one snapshot while
+	// other instances append; SQLite's read transaction already is one.
+	verifyTx *sql.TxOptions
+
+	// advisory: take pg_advisory_xact_lock for the named resources.
+	advisory bool
+}
+
+var sqliteDialect = &dialect{
+	name:                "sqlite",
+	migrations:          migrations,
+	tableExists:         sqlMigrationsTableExists,
+	readHeadForUpdate:   sqlReadHead,
+	getDeclForUpdate:    sqlGetDeclaration,
+	getContextForUpdate: sqlGetContext,
+	idleSessions:        sqlIdleSessions,
+}
+
+var postgresDialect = &dialect{
+	name:                "postgres",
+	migrations:          pgMigrations,
+	tableExists:         pgMigrationsTableExists,
+	readHeadForUpdate:   sqlReadHead + ` FOR UPDATE`,
+	getDeclForUpdate:    sqlGetDeclaration + ` FOR UPDATE`,
+	getContextForUpdate: sqlGetContext + ` FOR UPDATE`,
+	idleSessions:        sqlIdleSessions + ` FOR UPDATE`,
+	byteaColumns:        pgAuditBytea,
+	verifyTx:            &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
+	advisory:            true,
+}
+
+// Names of the advisory locks (PostgreSQL only).
+const (
+	lockMigrate    = "airlock:migrate"
+	lockKillSwitch = "airlock:kill_switch"
+	lockIdleSweep  = "airlock:idle_sweep"
+)
+
+func lockSessionCap(principal string) string { return "airlock:session_cap:" + principal }
+func lockUsage(key string) string            { return "airlock:usage:" + key }
+
+// lockNames takes, inside tx, the advisory locks of names (already in the
+// order to take them); they are released at commit or rollback. On SQLite
+// it does nothing: BEGIN IMMEDIATE already holds the one write lock.
+func (db *DB) lockNames(ctx context.Context, tx *sql.Tx, names ...string) error {
+	if !db.d.advisory {
+		return nil
+	}
+	for _, n := range names {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, advisoryKey(n)); err != nil {
+			return fmt.Errorf("locking %s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// advisoryKey maps a lock name to PostgreSQL's 64-bit advisory lock space.
+// Two names sharing a key only serialise more than needed.
+func advisoryKey(name string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return int64(binary.BigEndian.Uint64(h.Sum(nil)))
+}
+
+// auditArgs is recordArgs bound for this dialect.
+func (db *DB) auditArgs(r *Record) []any {
+	args := recordArgs(r)
+	for i, b := range db.d.byteaColumns {
+		if b {
+			args[i] = []byte(args[i].(string))
+		}
+	}
+	return args
+}

@@ -1,0 +1,36 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// Test hooks for package store_test.
+
+// MigrationNames lists "version name" of the SQLite or PostgreSQL
+// migrations.
+func MigrationNames(postgres bool) []string {
+	ms := migrations
+	if postgres {
+		ms = pgMigrations
+	}
+	var out []string
+	for _, m := range ms {
+		out = append(out, fmt.Sprintf("%d %s", m.version, m.name))
+	}
+	return out
+}
+
+// PgKillReads is how many times db's PostgreSQL kill switch cache read the
+// row.
+func PgKillReads(db *DB) int64 {
+	db.pgKill.mu.Lock()
+	defer db.pgKill.mu.Unlock()
+	return db.pgKill.reads
+}
+
+// ReadPoolRefusesWrite tries a write through db's read pool.
+func ReadPoolRefusesWrite(db *DB) error {
+	_, err := db.r.ExecContext(context.Background(), `DELETE FROM audit_log`)
+	return err
+}
