@@ -18,11 +18,14 @@ run: build
 # PostgreSQL (the scale-out store's tests) and HAProxy (the load balancer of
 # the scale-out e2e test) from Debian's packages, installed only when
 # missing, so a second run costs nothing.
+# A fresh machine may have no package lists yet: update once, then retry.
+APT_INSTALL := DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends
+
 pg-deps:
-	@dpkg -s postgresql >/dev/null 2>&1 || apt-get install -y postgresql
+	@dpkg -s postgresql >/dev/null 2>&1 || $(APT_INSTALL) postgresql || (apt-get update -q && $(APT_INSTALL) postgresql)
 
 lb-deps:
-	@dpkg -s haproxy >/dev/null 2>&1 || apt-get install -y haproxy
+	@dpkg -s haproxy >/dev/null 2>&1 || $(APT_INSTALL) haproxy || (apt-get update -q && $(APT_INSTALL) haproxy)
 
 # -race needs cgo; the race-enabled test binaries re-exec themselves only for
 # the sandbox trampoline, which is built separately without cgo. One
