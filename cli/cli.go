@@ -52,6 +52,7 @@ func commands() map[string]command {
 		"approvals":   {"list, approve or deny declared needs", runApprovals},
 		"phase":       {"move a runtime context between planning and execution", runPhase},
 		"context":     {"list, show or create runtime contexts (a child restricts its parent)", runContext},
+		"init":        {"write a starter configuration with a pool (and its manifest) per directory", runInit},
 	}
 }
 

@@ -138,6 +138,17 @@ create  a child that restricts its parent; prints the handle a client presents
   --config FILE    create: configuration whose policies apply (default: the embedded demo)
   --state DIR      state directory (as for serve)
 `,
+	"init": `Usage: airlock init [--config FILE] [DIR...]
+
+Write a starter configuration: one untrusted pool per DIR (id from the
+directory name) with its SHA256SUMS manifest (hidden files such as .env and
+.git are left out), a deny-first policy that allows only listing and
+reading the pools, and the stdio role bound to every pool. Nothing is
+overwritten: an existing FILE or DIR/SHA256SUMS is refused before anything
+is written.
+
+  --config FILE  where to write the configuration (default airlock.yaml)
+`,
 }
 
 // helpFlags are the arguments that ask for help instead of running.
