@@ -160,7 +160,11 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(lockEnv); path != "" {
 		os.Exit(holdLock(path))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if binDir != "" { // built by airlockBinary
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }
 
 func holdLock(path string) int {

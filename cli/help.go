@@ -87,10 +87,16 @@ external source, every pipeline run, with hashes.
 
   --state DIR  state directory (as for serve)
 `,
-	"doctor": `Usage: airlock doctor
+	"doctor": `Usage: airlock doctor [--config FILE] [--state DIR]
 
-Report which sandbox mechanisms this host provides, and so whether
-run_pipeline will run here.
+Report what airlock serve with the same configuration and state will do
+with run_pipeline on this host: the sandbox mechanisms and the self-test
+serve runs at start (through this very binary: one built with cgo is
+refused), the configuration's pipelines and directories. Exit 1 when the
+configured pipelines would be refused, with the reason.
+
+  --config FILE  configuration file (default: the embedded demo, as for serve)
+  --state DIR    state directory (as for serve)
 `,
 	"attribution": `Usage: airlock attribution verify FILE [--session ID] [--state DIR]
 
