@@ -67,18 +67,28 @@ check   load and check a configuration file (errors name file:line)
 schema  print the configuration's JSON Schema
 `,
 	"policy": `Usage: airlock policy check FILE
-       airlock policy test FILE CASES.yaml
+       airlock policy test FILE CASES.yaml [-v] [--run REGEXP] [--json] [--coverage] [--require-coverage]
+       airlock policy fmt [--check] FILE
        airlock policy explain FILE --call JSON [--policy NAME] [--json]
        airlock policy schema
 
 check    compile the policies in FILE (a config or a policy file)
-test     run a case table against them
+test     run a case table against them (exit 1 if a case fails)
+fmt      rewrite FILE in canonical YAML (2-space indent, indented lists, original
+         key order); refused if the result would mean something else. Comments
+         above a key or at the end of its line are kept; others (e.g. after the
+         last node) are dropped, and anchors are expanded: check with --check first
 explain  show the decision for one call and why
 schema   print the JSON Schema
 
-  --call JSON     explain: the call, e.g. {"capability":"pool.read","args":{"pool":"sales"}}; @FILE reads a file
-  --policy NAME   explain: the policy (default: the file's only one)
-  --json          explain: print JSON
+  -v                  test: print every case with its decision, rule and reason
+  --run REGEXP        test: run only the cases whose name matches REGEXP
+  --json              test, explain: print JSON
+  --coverage          test: list the patterns and rules no case hit
+  --require-coverage  test: also exit 1 if one is hit by no case
+  --check             fmt: write nothing; exit 1 if FILE is not formatted
+  --call JSON         explain: the call, e.g. {"capability":"pool.read","args":{"pool":"sales"}}; @FILE reads a file
+  --policy NAME       explain: the policy (default: the file's only one)
 `,
 	"report": `Usage: airlock report SESSION [--state DIR]
 
