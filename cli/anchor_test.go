@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/airlock-dev/airlock/sandbox"
 	"io"
 	"os"
 	"os/exec"
@@ -112,7 +113,7 @@ func TestAuditVerifyCatchesRollback(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			state := t.TempDir()
+			state := usedState(t)
 			older := filepath.Join(t.TempDir(), "older.db")
 			drill(t, state, 1)
 			snapshot(t, state, older)
@@ -132,7 +133,7 @@ func TestAuditVerifyCatchesRollback(t *testing.T) {
 // store's setting cleared — fails verify.
 func TestRollbackCannotReleaseKillSwitch(t *testing.T) {
 	t.Run("restore an older copy", func(t *testing.T) {
-		state := t.TempDir()
+		state := usedState(t)
 		older := filepath.Join(t.TempDir(), "older.db")
 		drill(t, state, 1)
 		snapshot(t, state, older)
@@ -144,7 +145,7 @@ func TestRollbackCannotReleaseKillSwitch(t *testing.T) {
 		mustBreak(t, state, "chain ends at seq 2")
 	})
 	t.Run("release behind airlock's back", func(t *testing.T) {
-		state := t.TempDir()
+		state := usedState(t)
 		drill(t, state, 1)
 		mustRun(t, "kill", "--state", state, "--reason", "incident")
 		os.Remove(filepath.Join(state, "kill_switch.json"))
@@ -158,10 +159,19 @@ func TestRollbackCannotReleaseKillSwitch(t *testing.T) {
 const lockEnv = "AIRLOCK_TEST_HOLD_LOCK"
 
 func TestMain(m *testing.M) {
+	// serve (in-process, on the demo) dry-runs this test binary as its
+	// sandbox trampoline: answer as one (a race build has cgo, so it
+	// refuses at once) instead of running the tests inside the sandbox
+	// until the self-test's wall limit.
+	sandbox.MaybeRunTrampoline()
 	if path := os.Getenv(lockEnv); path != "" {
 		os.Exit(holdLock(path))
 	}
-	os.Exit(pgtest.Run(m)) // PostgreSQL for postgres_test.go, started on first use
+	code := pgtest.Run(m) // PostgreSQL for postgres_test.go, started on first use
+	if binDir != "" { // built by airlockBinary
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }
 
 func holdLock(path string) int {

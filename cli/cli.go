@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/airlock-dev/airlock/killswitch"
 	"github.com/airlock-dev/airlock/runner"
 	"github.com/airlock-dev/airlock/schemas"
 )
@@ -52,6 +53,7 @@ func commands() map[string]command {
 		"approvals":   {"list, approve or deny declared needs", runApprovals},
 		"phase":       {"move a runtime context between planning and execution", runPhase},
 		"context":     {"list, show or create runtime contexts (a child restricts its parent)", runContext},
+		"init":        {"write a starter configuration with a pool (and its manifest) per directory", runInit},
 	}
 }
 
@@ -150,28 +152,68 @@ func parse(fs *flag.FlagSet, args []string) error {
 }
 
 // stateDir resolves --state, then $AIRLOCK_STATE, then
-// $XDG_STATE_HOME/airlock, then ~/.local/state/airlock.
+// $XDG_STATE_HOME/airlock, then ~/.local/state/airlock. serve and every
+// operator command resolve it here and nowhere else.
 func stateDir(flagValue string) (string, error) {
+	dir, _, err := resolveState(flagValue)
+	return dir, err
+}
+
+// resolveState is stateDir that also says where the directory came from,
+// for messages.
+func resolveState(flagValue string) (dir, from string, err error) {
 	if flagValue != "" {
-		return filepath.Abs(flagValue)
+		dir, err = filepath.Abs(flagValue)
+		return dir, "--state", err
 	}
 	if v := os.Getenv("AIRLOCK_STATE"); v != "" {
-		return filepath.Abs(v)
+		dir, err = filepath.Abs(v)
+		return dir, "$AIRLOCK_STATE", err
 	}
 	if v := os.Getenv("XDG_STATE_HOME"); v != "" {
-		return filepath.Join(v, "airlock"), nil
+		dir, err = filepath.Abs(filepath.Join(v, "airlock"))
+		return dir, "$XDG_STATE_HOME", err
 	}
 	home, err := os.UserHomeDir()
 	if err != nil {
-		return "", fmt.Errorf("no --state, $AIRLOCK_STATE or home directory: %w", err)
+		return "", "", fmt.Errorf("no --state, $AIRLOCK_STATE or home directory: %w", err)
 	}
-	return filepath.Join(home, ".local", "state", "airlock"), nil
+	return filepath.Join(home, ".local", "state", "airlock"), "the default", nil
 }
 
-// openOperator resolves the state directory and opens its store for an
-// operator command (audit, report, kill).
+// ErrNoState is returned by an operator command whose state directory no
+// server has ever used.
+var ErrNoState = errors.New("no Airlock state there")
+
+// stateFiles are what a server leaves in its state directory (the store
+// and the witness at start; the kill switch file when engaged): one of
+// them is enough to know a server runs there, even if the database was
+// removed under it.
+var stateFiles = []string{runner.DBFile, runner.WitnessFile, killswitch.FileName}
+
+// existingState resolves the state directory exactly as serve does and
+// refuses one in which no server has ever run. Without this check a
+// mistyped --state, or a shell without serve's $AIRLOCK_STATE, made
+// `airlock kill` engage a switch no server reads and report success, and
+// `phase`/`approvals` create a fresh store in the wrong place
+// (TestOperatorRefusesUnusedState).
+func existingState(flagValue string) (string, error) {
+	dir, from, err := resolveState(flagValue)
+	if err != nil {
+		return "", err
+	}
+	for _, name := range stateFiles {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return dir, nil
+		}
+	}
+	return "", fmt.Errorf("%s (the state directory from %s): no server has run with it; pass the --state DIR that serve uses (it logs state=DIR at start): %w", dir, from, ErrNoState)
+}
+
+// openOperator resolves the state directory (which a server must have
+// used) and opens its store for an operator command.
 func openOperator(stateFlag string, readOnly bool) (*runner.Operator, string, error) {
-	dir, err := stateDir(stateFlag)
+	dir, err := existingState(stateFlag)
 	if err != nil {
 		return nil, "", err
 	}

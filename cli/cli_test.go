@@ -87,7 +87,7 @@ func TestPoolsManifestMatchesSha256sum(t *testing.T) {
 // TestAuditVerifyCatchesEdit: the CLI exits with ErrFailed and names the
 // first bad record after a record is edited in the SQLite file.
 func TestAuditVerifyCatchesEdit(t *testing.T) {
-	state := t.TempDir()
+	state := usedState(t)
 	for range 3 {
 		if _, err := run(t, "kill", "--state", state, "--reason", "drill"); err != nil {
 			t.Fatal(err)
@@ -125,7 +125,7 @@ func TestUnknownCommand(t *testing.T) {
 // TestAuditTailShowsHeaderRuleAndReason: the table names its columns and
 // carries the reason each record gives.
 func TestAuditTailShowsHeaderRuleAndReason(t *testing.T) {
-	state := t.TempDir()
+	state := usedState(t)
 	if _, err := run(t, "kill", "--state", state, "--reason", "drill\nwith a newline"); err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,11 @@ func runContext(ctx context.Context, args []string, io Streams) error {
 		if *parent == "" || *reason == "" {
 			return fmt.Errorf("--parent and --reason are required: %w", ErrUsage)
 		}
-		cfg, dir, err := loadConfigAndState(*cfgPath, *state)
+		dir, err := existingState(*state)
+		if err != nil {
+			return err
+		}
+		cfg, err := loadConfig(*cfgPath, dir)
 		if err != nil {
 			return err
 		}

@@ -67,18 +67,28 @@ check   load and check a configuration file (errors name file:line)
 schema  print the configuration's JSON Schema
 `,
 	"policy": `Usage: airlock policy check FILE
-       airlock policy test FILE CASES.yaml
+       airlock policy test FILE CASES.yaml [-v] [--run REGEXP] [--json] [--coverage] [--require-coverage]
+       airlock policy fmt [--check] FILE
        airlock policy explain FILE --call JSON [--policy NAME] [--json]
        airlock policy schema
 
 check    compile the policies in FILE (a config or a policy file)
-test     run a case table against them
+test     run a case table against them (exit 1 if a case fails)
+fmt      rewrite FILE in canonical YAML (2-space indent, indented lists, original
+         key order); refused if the result would mean something else. Comments
+         above a key or at the end of its line are kept; others (e.g. after the
+         last node) are dropped, and anchors are expanded: check with --check first
 explain  show the decision for one call and why
 schema   print the JSON Schema
 
-  --call JSON     explain: the call, e.g. {"capability":"pool.read","args":{"pool":"sales"}}; @FILE reads a file
-  --policy NAME   explain: the policy (default: the file's only one)
-  --json          explain: print JSON
+  -v                  test: print every case with its decision, rule and reason
+  --run REGEXP        test: run only the cases whose name matches REGEXP
+  --json              test, explain: print JSON
+  --coverage          test: list the patterns and rules no case hit
+  --require-coverage  test: also exit 1 if one is hit by no case
+  --check             fmt: write nothing; exit 1 if FILE is not formatted
+  --call JSON         explain: the call, e.g. {"capability":"pool.read","args":{"pool":"sales"}}; @FILE reads a file
+  --policy NAME       explain: the policy (default: the file's only one)
 `,
 	"report": `Usage: airlock report SESSION [--state DIR]
 
@@ -87,10 +97,16 @@ external source, every pipeline run, with hashes.
 
   --state DIR  state directory (as for serve)
 `,
-	"doctor": `Usage: airlock doctor
+	"doctor": `Usage: airlock doctor [--config FILE] [--state DIR]
 
-Report which sandbox mechanisms this host provides, and so whether
-run_pipeline will run here.
+Report what airlock serve with the same configuration and state will do
+with run_pipeline on this host: the sandbox mechanisms and the self-test
+serve runs at start (through this very binary: one built with cgo is
+refused), the configuration's pipelines and directories. Exit 1 when the
+configured pipelines would be refused, with the reason.
+
+  --config FILE  configuration file (default: the embedded demo, as for serve)
+  --state DIR    state directory (as for serve)
 `,
 	"attribution": `Usage: airlock attribution verify FILE [--session ID] [--state DIR]
 
@@ -137,6 +153,17 @@ create  a child that restricts its parent; prints the handle a client presents
   --reason TEXT    create: why (recorded in the audit trail)
   --config FILE    create: configuration whose policies apply (default: the embedded demo)
   --state DIR      state directory (as for serve)
+`,
+	"init": `Usage: airlock init [--config FILE] [DIR...]
+
+Write a starter configuration: one untrusted pool per DIR (id from the
+directory name) with its SHA256SUMS manifest (hidden files such as .env and
+.git are left out), a deny-first policy that allows only listing and
+reading the pools, and the stdio role bound to every pool. Nothing is
+overwritten: an existing FILE or DIR/SHA256SUMS is refused before anything
+is written.
+
+  --config FILE  where to write the configuration (default airlock.yaml)
 `,
 }
 

@@ -70,7 +70,8 @@ func TestHelpNamesEveryFlag(t *testing.T) {
 	for _, args := range [][]string{
 		{"serve"}, {"audit", "verify"}, {"pools", "verify"}, {"kill"}, {"policy", "explain", "f"},
 		{"report", "s"}, {"doctor"}, {"attribution", "verify", "f"}, {"approvals", "list"},
-		{"phase", "c", "execution"}, {"context", "list"},
+		{"phase", "c", "execution"}, {"context", "list"}, {"init"},
+		{"policy", "test", "f", "c"}, {"policy", "fmt", "f"},
 	} {
 		seen = nil
 		err := Run(context.Background(), append(args, "--zz-not-a-flag"), Streams{In: strings.NewReader(""), Out: &bytes.Buffer{}, Err: &bytes.Buffer{}})

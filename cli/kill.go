@@ -32,7 +32,7 @@ func runKill(ctx context.Context, args []string, io Streams) error {
 	if *reason == "" {
 		return fmt.Errorf("airlock kill --reason TEXT (the reason is recorded): %w", ErrUsage)
 	}
-	dir, err := stateDir(*state)
+	dir, err := existingState(*state)
 	if err != nil {
 		return err
 	}

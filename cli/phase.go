@@ -2,8 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/airlock-dev/airlock/runner"
 )
 
 // runPhase lets an operator move a runtime context between planning and
@@ -23,12 +26,16 @@ func runPhase(ctx context.Context, args []string, io Streams) error {
 	if *reason == "" {
 		return fmt.Errorf("--reason is required (it is recorded): %w", ErrUsage)
 	}
-	op, _, err := openOperator(*state, false)
+	op, dir, err := openOperator(*state, false)
 	if err != nil {
 		return err
 	}
 	defer op.Close()
 	cx, err := op.SetPhase(ctx, id, phase, operatorName(), *reason)
+	if errors.Is(err, runner.ErrNoSuchContext) || errors.Is(err, runner.ErrAmbiguousID) {
+		// The refusal is audited; the hint names the state in use.
+		return fmt.Errorf("%w; nothing changed (the contexts: airlock context list --state %s)", err, dir)
+	}
 	if err != nil {
 		return err
 	}

@@ -109,11 +109,39 @@ func ParseCall(data []byte) (*Input, error) {
 
 // CaseReport is the outcome of RunCases.
 type CaseReport struct {
-	File     string
-	Total    int
-	Passed   int
-	Failures []CaseFailure
+	File    string       `json:"file"`
+	Total   int          `json:"total"`
+	Passed  int          `json:"passed"`
+	Skipped int          `json:"skipped"`
+	Results []CaseResult `json:"cases"`
+	// Failures are the results that did not pass.
+	Failures []CaseFailure `json:"-"`
+	// Uncovered are the patterns and rules of the file's policies that no
+	// case that ran matched (as Decision.Matched or RuleID reports it);
+	// Rules is how many there are in all.
+	Uncovered []RuleRef `json:"uncovered"`
+	Rules     int       `json:"rules"`
 }
+
+// CaseResult is one case that ran.
+type CaseResult struct {
+	Name     string   `json:"name"`
+	Line     int      `json:"line"`
+	Policy   string   `json:"policy"`
+	Pass     bool     `json:"pass"`
+	Want     Effect   `json:"want"`
+	WantRule string   `json:"want_rule,omitempty"`
+	Got      Decision `json:"got"`
+}
+
+// RuleRef names a pattern or rule of a policy.
+type RuleRef struct {
+	Policy string `json:"policy"`
+	Kind   string `json:"kind"` // StepDenyPattern, StepAllowPattern or StepRule
+	ID     string `json:"id"`
+}
+
+func (r RuleRef) String() string { return r.Policy + "/" + r.ID + " (" + r.Kind + ")" }
 
 // CaseFailure is one case whose decision was not the expected one.
 type CaseFailure struct {
@@ -144,7 +172,49 @@ func (r *CaseReport) String() string {
 	if !r.OK() {
 		status = "FAIL"
 	}
-	fmt.Fprintf(&b, "%s: %d/%d cases passed\n", status, r.Passed, r.Total)
+	fmt.Fprintf(&b, "%s: %d/%d cases passed", status, r.Passed, r.Total-r.Skipped)
+	if r.Skipped > 0 {
+		fmt.Fprintf(&b, " (%d skipped by --run)", r.Skipped)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// Verbose renders every case that ran, with its decision, rule and
+// reason, then the summary.
+func (r *CaseReport) Verbose() string {
+	var b strings.Builder
+	for _, c := range r.Results {
+		status := "ok  "
+		if !c.Pass {
+			status = "FAIL"
+		}
+		want := string(c.Want)
+		if c.WantRule != "" {
+			want += " by " + c.WantRule
+		}
+		fmt.Fprintf(&b, "%s %s:%d %q (policy %s): %s by %s: %s", status, r.File, c.Line, c.Name, c.Policy, c.Got.Effect, c.Got.RuleID, c.Got.Reason)
+		if !c.Pass {
+			fmt.Fprintf(&b, " (want %s)", want)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "%s: %d/%d cases passed", map[bool]string{true: "PASS", false: "FAIL"}[r.OK()], r.Passed, r.Total-r.Skipped)
+	if r.Skipped > 0 {
+		fmt.Fprintf(&b, " (%d skipped by --run)", r.Skipped)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// CoverageString renders how many patterns and rules the cases hit and
+// lists those none hit.
+func (r *CaseReport) CoverageString() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "coverage: %d of %d patterns and rules hit by a case\n", r.Rules-len(r.Uncovered), r.Rules)
+	for _, u := range r.Uncovered {
+		fmt.Fprintf(&b, "  never hit: %s\n", u)
+	}
 	return b.String()
 }
 
@@ -154,6 +224,20 @@ func (r *CaseReport) String() string {
 // not be run at all (unreadable, malformed, naming an unknown policy) and
 // carries the file and line.
 func RunCases(s *Set, casesFile string) (*CaseReport, error) {
+	return RunCasesWith(s, casesFile, nil)
+}
+
+// CaseOptions select the cases RunCasesWith runs; nil runs them all.
+type CaseOptions struct {
+	// Match, when set, runs only the cases whose name it accepts (`policy
+	// test --run PATTERN`); the others are counted as skipped. Every case
+	// is still validated.
+	Match func(name string) bool
+}
+
+// RunCasesWith is RunCases with options. The report holds every case's
+// result and the rules no selected case hit (see [CaseReport.Uncovered]).
+func RunCasesWith(s *Set, casesFile string, opts *CaseOptions) (*CaseReport, error) {
 	data, err := os.ReadFile(casesFile)
 	if err != nil {
 		return nil, fmt.Errorf("reading cases: %w", err)
@@ -166,6 +250,7 @@ func RunCases(s *Set, casesFile string) (*CaseReport, error) {
 		return nil, yamlfile.At(casesFile, data, "$.cases", fmt.Errorf("no cases: %w", ErrInvalidCase))
 	}
 	rep := &CaseReport{File: casesFile, Total: len(cf.Cases)}
+	hits := map[string]map[string]bool{} // layer (policy) name → pattern/rule ids hit
 	for i, c := range cf.Cases {
 		path := fmt.Sprintf("$.cases[%d]", i)
 		bad := func(field string, err error) (*CaseReport, error) {
@@ -189,19 +274,89 @@ func RunCases(s *Set, casesFile string) (*CaseReport, error) {
 		if err != nil {
 			return bad(".call", err)
 		}
-		d := p.Decide(in)
-		if d.Effect == c.Expect && (c.ExpectRule == "" || c.ExpectRule == d.RuleID) {
-			rep.Passed++
-			continue
-		}
-		line, _ := yamlfile.Locate(data, path)
 		caseName := c.Name
 		if caseName == "" {
 			caseName = fmt.Sprintf("cases[%d]", i)
+		}
+		if opts != nil && opts.Match != nil && !opts.Match(caseName) {
+			rep.Skipped++
+			continue
+		}
+		d := p.Decide(in)
+		line, _ := yamlfile.Locate(data, path)
+		res := CaseResult{Name: caseName, Line: line, Policy: name, Want: c.Expect, WantRule: c.ExpectRule, Got: d,
+			Pass: d.Effect == c.Expect && (c.ExpectRule == "" || c.ExpectRule == d.RuleID)}
+		rep.Results = append(rep.Results, res)
+		markHits(hits, p, d)
+		if res.Pass {
+			rep.Passed++
+			continue
 		}
 		rep.Failures = append(rep.Failures, CaseFailure{
 			Name: caseName, Line: line, Policy: name, Want: c.Expect, WantRule: c.ExpectRule, Got: d,
 		})
 	}
+	rep.Uncovered, rep.Rules = uncovered(s, hits)
 	return rep, nil
+}
+
+// markHits records the patterns and rules a decision matched, in every
+// layer of p's chain that has an entry with that id.
+func markHits(hits map[string]map[string]bool, p *Policy, d Decision) {
+	ids := append([]string{d.RuleID}, d.Matched...)
+	for _, l := range p.layers {
+		for _, id := range ids {
+			if l.has(id) {
+				if hits[l.name] == nil {
+					hits[l.name] = map[string]bool{}
+				}
+				hits[l.name][id] = true
+			}
+		}
+	}
+}
+
+func (l *layer) has(id string) bool {
+	for _, es := range [][]entry{l.allow, l.deny} {
+		for _, e := range es {
+			if e.id == id {
+				return true
+			}
+		}
+	}
+	for _, r := range l.rules {
+		if r.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// uncovered lists every pattern and rule of every policy in s (each in
+// the policy that declares it) that no case hit, and counts them all.
+func uncovered(s *Set, hits map[string]map[string]bool) (out []RuleRef, total int) {
+	for _, name := range s.Names() {
+		p, _ := s.Get(name)
+		if p == nil || len(p.layers) == 0 {
+			continue
+		}
+		l := p.layers[len(p.layers)-1] // the policy's own layer
+		var refs []RuleRef
+		for _, e := range l.deny {
+			refs = append(refs, RuleRef{Policy: name, Kind: StepDenyPattern, ID: e.id})
+		}
+		for _, e := range l.allow {
+			refs = append(refs, RuleRef{Policy: name, Kind: StepAllowPattern, ID: e.id})
+		}
+		for _, r := range l.rules {
+			refs = append(refs, RuleRef{Policy: name, Kind: StepRule, ID: r.id})
+		}
+		for _, r := range refs {
+			total++
+			if !hits[name][r.ID] {
+				out = append(out, r)
+			}
+		}
+	}
+	return out, total
 }

@@ -22,6 +22,10 @@ type Context = contexts.Context
 // ErrNoSuchContext is returned for an id that names no context.
 var ErrNoSuchContext = errors.New("no such context")
 
+// ErrAmbiguousID is returned for an id that names a context and a session
+// onto another context.
+var ErrAmbiguousID = errors.New("ambiguous context id")
+
 // SetPhase moves a context between planning and execution on the
 // operator's word (the agent never can). Every process serving the context
 // sees it on the next call. A child context cannot be put in execution
@@ -64,16 +68,25 @@ func (o *Operator) setPhase(ctx context.Context, id, phase string) (*Context, er
 	})
 }
 
-// lookup finds a context by id, or by the id of a session onto it.
+// lookup finds a context by its exact id, or by the exact id of a session
+// onto it; never by a prefix or a name. An id that names a context and
+// also a session onto another context is refused: the operator's order
+// must reach the context they meant or none (TestPhaseRefusesUnknownOrAmbiguousIDs).
 func (o *Operator) lookup(ctx context.Context, id string) (*Context, error) {
 	cx, err := o.db.GetContext(ctx, id)
-	if errors.Is(err, contexts.ErrNotFound) {
-		if s, serr := o.db.GetSession(ctx, id); serr == nil {
-			return o.db.GetContext(ctx, s.ContextID)
-		}
-		return nil, fmt.Errorf("%q (see `airlock context list`): %w", id, ErrNoSuchContext)
+	if err != nil && !errors.Is(err, contexts.ErrNotFound) {
+		return nil, err
 	}
-	return cx, err
+	s, serr := o.db.GetSession(ctx, id)
+	switch {
+	case err == nil && serr == nil && s.ContextID != cx.ID:
+		return nil, fmt.Errorf("%q is context %s and a session onto context %s: %w", id, cx.ID, s.ContextID, ErrAmbiguousID)
+	case err == nil:
+		return cx, nil
+	case serr == nil:
+		return o.db.GetContext(ctx, s.ContextID)
+	}
+	return nil, fmt.Errorf("%q (see `airlock context list`): %w", id, ErrNoSuchContext)
 }
 
 // Context returns a context by id (or by the id of a session onto it).

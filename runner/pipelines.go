@@ -16,6 +16,10 @@ import (
 // ErrNotTraversable reports a directory the sandbox user cannot reach.
 var ErrNotTraversable = errors.New("not traversable by the sandbox user")
 
+// ErrNoPipelines is why run_pipeline is unavailable under a configuration
+// that declares none.
+var ErrNoPipelines = errors.New("no pipelines are configured")
+
 // newPipelineHost prepares the sandbox when the configuration declares
 // pipelines. If the host cannot confine a run (no network namespace, no
 // Landlock, ...) or the sandbox user could not reach the pools or the run
@@ -24,7 +28,7 @@ var ErrNotTraversable = errors.New("not traversable by the sandbox user")
 func newPipelineHost(cfg *config.Config, stateDir string, opts *Options, log *slog.Logger) toolkit.PipelineHost {
 	host := toolkit.PipelineHost{}
 	if len(cfg.Pipelines) == 0 {
-		host.Unavailable = fmt.Errorf("no pipelines are configured")
+		host.Unavailable = ErrNoPipelines
 		return host
 	}
 	var err error
@@ -45,6 +49,28 @@ func newPipelineHost(cfg *config.Config, stateDir string, opts *Options, log *sl
 	}
 	host.Sandbox = sb
 	return host
+}
+
+// CheckPipelines is serve's decision about run_pipeline for cfg and
+// stateDir on this host, for `airlock doctor`: nil when pipelines will run,
+// else the reason every run_pipeline call will be refused with. It is
+// newPipelineHost itself (one code path: the sandbox's self-test, which
+// catches a binary built with cgo, included), so doctor cannot call a host
+// ready that serve then refuses. The report lists the sandbox's mechanisms
+// whenever New got as far as checking them.
+func CheckPipelines(cfg *config.Config, stateDir string, opts *Options) (sandbox.Report, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	host := newPipelineHost(cfg, stateDir, opts, slog.New(slog.DiscardHandler))
+	if host.Sandbox != nil {
+		return host.Sandbox.Report(), nil
+	}
+	var ue *sandbox.UnavailableError
+	if errors.As(host.Unavailable, &ue) {
+		return ue.Report, host.Unavailable
+	}
+	return sandbox.Report{}, host.Unavailable
 }
 
 // checkReachable verifies that every directory from the root down to the

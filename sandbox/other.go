@@ -36,7 +36,7 @@ func Probe() Report {
 
 // New fails closed: there is no sandbox outside Linux.
 func New(*Options) (*Sandbox, error) {
-	return nil, fmt.Errorf("%w: pipelines need Linux (namespaces, Landlock, seccomp, cgroups)", ErrUnavailable)
+	return nil, &UnavailableError{Reason: "pipelines need Linux (namespaces, Landlock, seccomp, cgroups)", Report: Probe()}
 }
 
 // Report returns Probe's report.

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"runtime/debug"
 	"strings"
 )
 
@@ -75,4 +76,21 @@ func (r Report) String() string {
 		b.WriteString("sandbox: NOT READY, pipelines will be refused\n")
 	}
 	return b.String()
+}
+
+// BuiltWithCgo reports whether this binary was linked with cgo, which the
+// trampoline refuses (the uid change goes through libc's cross-thread
+// machinery and Landlock inside a PID namespace hangs): such a binary's
+// pipelines never run, and `airlock doctor` says how to rebuild it.
+func BuiltWithCgo() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "CGO_ENABLED" {
+			return s.Value == "1"
+		}
+	}
+	return false
 }

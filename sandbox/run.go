@@ -32,8 +32,9 @@ type Sandbox struct {
 
 // New checks every mechanism (Probe), then dry-runs the trampoline, which
 // applies all of them for real and exits. It fails closed: if anything
-// required is missing or the self-test fails, the error wraps
-// ErrUnavailable and names the mechanism.
+// required is missing or the self-test fails (a trampoline built with cgo
+// fails here), the error is an *UnavailableError naming the mechanism and
+// carrying the report.
 func New(opts *Options) (*Sandbox, error) {
 	var o Options
 	if opts != nil {
@@ -56,7 +57,7 @@ func New(opts *Options) (*Sandbox, error) {
 	if s.trampoline == "" {
 		exe, err := os.Executable()
 		if err != nil {
-			return nil, fmt.Errorf("%w: locating own executable: %v", ErrUnavailable, err)
+			return nil, &UnavailableError{Reason: "locating own executable: " + err.Error()}
 		}
 		s.trampoline = exe
 	}
@@ -73,17 +74,17 @@ func New(opts *Options) (*Sandbox, error) {
 	rep, cg := probe(cgParent)
 	s.report, s.cgroups = rep, cg
 	if !rep.Ready() {
-		return nil, fmt.Errorf("%w: %s", ErrUnavailable, strings.Join(rep.Missing(), "; "))
+		return nil, &UnavailableError{Reason: strings.Join(rep.Missing(), "; "), Report: rep}
 	}
 	stage, err := ensureStage()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, &UnavailableError{Reason: err.Error(), Report: rep}
 	}
 	s.stage = stage
 	st := s.selfTest()
 	s.report.Mechanisms = append(s.report.Mechanisms, st)
 	if !st.Active {
-		return nil, fmt.Errorf("%w: self-test: %s", ErrUnavailable, st.Detail)
+		return nil, &UnavailableError{Reason: "self-test: " + st.Detail, Report: s.Report()}
 	}
 	return s, nil
 }

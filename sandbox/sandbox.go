@@ -37,6 +37,20 @@ func (e *SetupError) Error() string {
 // Is makes errors.Is(err, ErrSetup) true for every *SetupError.
 func (e *SetupError) Is(target error) bool { return target == ErrSetup }
 
+// UnavailableError is New's refusal: why no sandbox can be built here,
+// with the report of every mechanism New checked (its self-test included
+// once it ran). It matches ErrUnavailable. `airlock doctor` prints the
+// report, so what it says is what New decided, not a second opinion.
+type UnavailableError struct {
+	Reason string
+	Report Report
+}
+
+func (e *UnavailableError) Error() string { return ErrUnavailable.Error() + ": " + e.Reason }
+
+// Unwrap makes errors.Is(err, ErrUnavailable) true.
+func (e *UnavailableError) Unwrap() error { return ErrUnavailable }
+
 // Spec is one pipeline run. Argv is executed directly (never through a
 // shell); a pipeline that is itself a shell script is run as
 // {"/bin/sh", "/path/to/script"}.

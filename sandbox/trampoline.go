@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -81,7 +80,7 @@ func runTrampoline(status *os.File) (stage string, err error) {
 		// nobody mistakes this for a sandboxed start.
 		return "namespaces", errors.New("trampoline is not PID 1 of a new PID namespace")
 	}
-	if builtWithCgo() {
+	if BuiltWithCgo() {
 		return "build", errors.New("trampoline binary was built with cgo; rebuild with CGO_ENABLED=0")
 	}
 	unix.CloseOnExec(statusFD)
@@ -184,18 +183,4 @@ func execPipeline(argv, env []string) error {
 func writeStatus(f *os.File, msg statusMsg) {
 	b, _ := json.Marshal(msg)
 	f.Write(append(b, '\n'))
-}
-
-// builtWithCgo reports whether this binary was linked with cgo.
-func builtWithCgo() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "CGO_ENABLED" {
-			return s.Value == "1"
-		}
-	}
-	return false
 }

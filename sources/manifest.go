@@ -209,6 +209,18 @@ func (m *Manifest) Entries() []Entry { return slices.Clone(m.entries) }
 // Len returns the number of entries.
 func (m *Manifest) Len() int { return len(m.entries) }
 
+// Filter returns a manifest of the entries keep accepts (`airlock init`
+// leaves hidden files such as .env and .git out of a starter manifest).
+func (m *Manifest) Filter(keep func(Entry) bool) *Manifest {
+	var out []Entry
+	for _, e := range m.entries {
+		if keep(e) {
+			out = append(out, e)
+		}
+	}
+	return newManifest(out)
+}
+
 // BuildManifest hashes every regular file under dir, walking through an
 // os.Root. It does not follow symbolic links (a link, even one that stays in
 // dir, is not listed: list it by hand if you want it readable), and skips the
