@@ -168,7 +168,7 @@ func TestMain(m *testing.M) {
 		os.Exit(holdLock(path))
 	}
 	code := pgtest.Run(m) // PostgreSQL for postgres_test.go, started on first use
-	if binDir != "" { // built by airlockBinary
+	if binDir != "" {     // built by airlockBinary
 		os.RemoveAll(binDir)
 	}
 	os.Exit(code)

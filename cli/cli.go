@@ -202,6 +202,12 @@ func existingState(flagValue string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// With the store in PostgreSQL ($AIRLOCK_STORE) the database is what
+	// every instance reads (the kill switch row, contexts, declarations), so
+	// an operator command acts there whatever this directory holds.
+	if os.Getenv(runner.StoreEnv) != "" {
+		return dir, nil
+	}
 	for _, name := range stateFiles {
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
 			return dir, nil

@@ -127,16 +127,16 @@ type binding struct {
 // bound returns this process's binding of a context's pools, made once per
 // context and pool set (the binding itself is frozen in the store; a
 // rebound default context gets a new one).
-func (r *Runner) bound(cx *contexts.Context) (*sources.Context, error) {
-	pools := strings.Join(cx.Pools, "\x00")
-	if v, ok := r.bindings.Load(cx.ID); ok && v.(*binding).pools == pools {
+func (r *Runner) bound(ctx context.Context, cx *contexts.Context) (*sources.Context, error) {
+	key := strings.Join(cx.Pools, "\x00") + "\x01" + cx.Env[envDerivedPools]
+	if v, ok := r.bindings.Load(cx.ID); ok && v.(*binding).pools == key {
 		return v.(*binding).sc, nil
 	}
-	sc, err := r.pools.Bind(cx.ID, cx.Pools)
+	sc, err := r.pools.Bind(cx.ID, r.boundPoolIDs(ctx, cx))
 	if err != nil {
 		return nil, fmt.Errorf("binding pools of context %s: %w", cx.ID, err)
 	}
-	r.bindings.Store(cx.ID, &binding{pools: pools, sc: sc})
+	r.bindings.Store(cx.ID, &binding{pools: key, sc: sc})
 	return sc, nil
 }
 

@@ -20,6 +20,15 @@ import (
 // finish runs steps 10-13: bound the error, truncate, fence, audit.
 func (c *call) finish(ctx context.Context, res *toolkit.Result, err error) *Response {
 	c.rec.DurationMicros = c.s.r.now().Sub(c.start).Microseconds()
+	if err == nil && res != nil && res.Derived != nil {
+		// The outputs exist whatever happens here; if the pool cannot be
+		// registered the agent is told so and the audit keeps the cause.
+		if derr := c.s.r.addDerived(ctx, c.s.contextID, res.Derived); derr != nil {
+			c.s.r.log.Error("registering a run's output pool", "context", c.s.contextID, "pool", res.Derived.ID, "err", derr)
+			c.rec.Error = truncateString(derr.Error(), 4096)
+			res.Text += "(The output pool could not be registered; the outputs are kept on the server.)\n"
+		}
+	}
 	var resp *Response
 	if err != nil {
 		resp = c.boundError(err)

@@ -212,7 +212,7 @@ func (c *call) load(ctx context.Context) error {
 	if c.policy, err = c.s.r.policyOf(chain[0]); err != nil {
 		return err
 	}
-	if c.sources, err = c.s.r.bound(chain[0]); err != nil {
+	if c.sources, err = c.s.r.bound(ctx, chain[0]); err != nil {
 		return violation.Wrap(violation.Unavailable, err, "the pools of this context cannot be bound")
 	}
 	return nil

@@ -104,7 +104,7 @@ func (r *Registry) Bind(contextID string, poolIDs []string) (*Context, error) {
 		log:       accessLog{max: r.opts.MaxAccessLog},
 	}
 	for _, id := range poolIDs {
-		p, ok := r.pools[id]
+		p, ok := r.lookup(id)
 		if !ok {
 			return nil, violation.New(violation.UnknownPoolID, "pool %s is not configured", short(id))
 		}
@@ -151,7 +151,7 @@ func (c *Context) resolve(poolID string) (*pool, error) {
 	if p, ok := c.bound[poolID]; ok {
 		return p, nil
 	}
-	if _, ok := c.reg.pools[poolID]; ok {
+	if _, ok := c.reg.lookup(poolID); ok {
 		return nil, violation.New(violation.PoolNotSelected, "pool %s is not bound to this session", short(poolID))
 	}
 	return nil, violation.New(violation.UnknownPoolID, "pool %s does not exist", short(poolID))

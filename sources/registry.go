@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -68,13 +69,66 @@ type pool struct {
 	bytes    int64 // sum of known entry sizes
 }
 
-// Registry holds every configured pool, opened. It is safe for concurrent
-// use; its pools never change after OpenRegistry.
+// Registry holds every configured pool, opened, and the derived pools added
+// since (a pipeline run's outputs, [Registry.AddPool]). It is safe for
+// concurrent use; a pool never changes once added.
 type Registry struct {
 	opts   Options
-	pools  map[string]*pool
-	ids    []string // sorted
+	mu     sync.RWMutex
+	pools  map[string]*pool // configured and derived
+	ids    []string         // the configured ones, sorted
 	closed atomic.Bool
+}
+
+// ErrPoolExists is returned by AddPool for an id already taken by another
+// directory.
+var ErrPoolExists = errors.New("a pool with that id exists")
+
+// AddPool opens a derived pool (a run's published outputs) and makes it
+// bindable. Adding the same id and directory again is a no-op, so every
+// process serving a context can add what the store says it holds.
+func (r *Registry) AddPool(cfg PoolConfig) error {
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	r.mu.RLock()
+	old, ok := r.pools[cfg.ID]
+	r.mu.RUnlock()
+	if ok {
+		if old.cfg.Path == cfg.Path {
+			return nil
+		}
+		return fmt.Errorf("pool %q: %w", cfg.ID, ErrPoolExists)
+	}
+	p, err := openPool(cfg)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, ok := r.pools[cfg.ID]; ok { // raced with another AddPool
+		p.root.Close()
+		if old.cfg.Path == cfg.Path {
+			return nil
+		}
+		return fmt.Errorf("pool %q: %w", cfg.ID, ErrPoolExists)
+	}
+	r.pools[cfg.ID] = p
+	return nil
+}
+
+// Has reports whether a pool with this id is open (configured or derived).
+func (r *Registry) Has(id string) bool {
+	_, ok := r.lookup(id)
+	return ok
+}
+
+// lookup returns a pool by id.
+func (r *Registry) lookup(id string) (*pool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	p, ok := r.pools[id]
+	return p, ok
 }
 
 // OpenRegistry validates each config, opens each pool directory with
@@ -177,6 +231,8 @@ func (r *Registry) Close() error {
 		return nil
 	}
 	var errs []error
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	for _, p := range r.pools {
 		errs = append(errs, p.root.Close())
 	}
@@ -191,7 +247,8 @@ func (r *Registry) IDs() []string { return slices.Clone(r.ids) }
 func (r *Registry) Info() []PoolInfo {
 	out := make([]PoolInfo, 0, len(r.ids))
 	for _, id := range r.ids {
-		out = append(out, r.pools[id].info(IntegrityUnverified))
+		p, _ := r.lookup(id)
+		out = append(out, p.info(IntegrityUnverified))
 	}
 	return out
 }
@@ -233,7 +290,8 @@ type Problem struct {
 func (r *Registry) Verify() []VerifyReport {
 	out := make([]VerifyReport, 0, len(r.ids))
 	for _, id := range r.ids {
-		out = append(out, r.pools[id].verify(r.opts.MaxFileBytes, r.closed.Load()))
+		p, _ := r.lookup(id)
+		out = append(out, p.verify(r.opts.MaxFileBytes, r.closed.Load()))
 	}
 	return out
 }

@@ -216,11 +216,25 @@ type Result struct {
 	Elicit *ElicitRequest
 	// Audit is tool-specific detail for the audit record (never secrets).
 	Audit map[string]any
+	// Derived, when set, is a new read-only pool the result created (a
+	// pipeline run's published outputs); the runner binds it to the
+	// calling context, in the store, for every process serving it.
+	Derived *DerivedPool
 	// Exact says the tool sized Text and UntrustedText to the output limit
 	// itself (a page whose next_offset counts the bytes it holds); the
 	// runner refuses such a result rather than cut it, since a cut page
 	// would make next_offset skip bytes.
 	Exact bool
+}
+
+// DerivedPool is a pool made by a call: a directory of files and their
+// SHA-256 manifest, with the trust its inputs allow.
+type DerivedPool struct {
+	ID          string
+	Description string
+	Dir         string // host path; never shown to the agent
+	Manifest    string // host path of the sha256sum manifest
+	Trust       string // "trusted" or "untrusted"
 }
 
 // Provenance describes where untrusted text came from.

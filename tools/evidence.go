@@ -16,21 +16,25 @@ import (
 // with its SourceUsageSummary): returned to the agent, stored in the run's
 // audit record, and read back by `airlock report`.
 type Evidence struct {
-	RunID        string                `json:"run_id"`
-	Pipeline     string                `json:"pipeline"`
-	ContextID    string                `json:"context_id"`
-	StartedAt    time.Time             `json:"started_at"`
-	ExitCode     int                   `json:"exit_code"`
-	Signal       string                `json:"signal,omitempty"`
-	Killed       bool                  `json:"killed"`
-	KillReason   string                `json:"kill_reason,omitempty"`
-	LimitsHit    []string              `json:"limits_hit,omitempty"`
-	DurationMS   int64                 `json:"duration_ms"`
-	UserCPUMS    int64                 `json:"user_cpu_ms"`
-	SysCPUMS     int64                 `json:"sys_cpu_ms"`
-	MaxRSSBytes  int64                 `json:"max_rss_bytes"`
-	DiskBytes    int64                 `json:"disk_bytes"` // what /out and /tmp held at the end
-	Outputs      []workspace.Output    `json:"outputs"`
+	RunID       string             `json:"run_id"`
+	Pipeline    string             `json:"pipeline"`
+	ContextID   string             `json:"context_id"`
+	StartedAt   time.Time          `json:"started_at"`
+	ExitCode    int                `json:"exit_code"`
+	Signal      string             `json:"signal,omitempty"`
+	Killed      bool               `json:"killed"`
+	KillReason  string             `json:"kill_reason,omitempty"`
+	LimitsHit   []string           `json:"limits_hit,omitempty"`
+	DurationMS  int64              `json:"duration_ms"`
+	UserCPUMS   int64              `json:"user_cpu_ms"`
+	SysCPUMS    int64              `json:"sys_cpu_ms"`
+	MaxRSSBytes int64              `json:"max_rss_bytes"`
+	DiskBytes   int64              `json:"disk_bytes"` // what /out and /tmp held at the end
+	Outputs     []workspace.Output `json:"outputs"`
+	// OutputPool is the pool the outputs can be read from (read_pool_file,
+	// list_pools): "run-<id>", with the trust of the least-trusted input.
+	OutputPool   string                `json:"output_pool,omitempty"`
+	OutputTrust  string                `json:"output_trust,omitempty"`
 	Missing      []string              `json:"missing_outputs,omitempty"`
 	SnapshotHash string                `json:"snapshot_hash"`
 	Violations   []workspace.Violation `json:"violations,omitempty"`
@@ -94,6 +98,10 @@ func (ev *Evidence) result(res *sandbox.Result) *toolkit.Result {
 		} else {
 			fmt.Fprintf(&b, "- %s: %s\n", v.Code, fence.Quote(v.Detail))
 		}
+	}
+	if ev.OutputPool != "" {
+		fmt.Fprintf(&b, "Outputs are readable as pool %s (%s): list_pools pool=%q, read_pool_file pool=%q path=NAME.\n",
+			ev.OutputPool, ev.OutputTrust, ev.OutputPool, ev.OutputPool)
 	}
 	fmt.Fprintf(&b, "Snapshot hash: %s\n", ev.SnapshotHash)
 	s := ev.Sources

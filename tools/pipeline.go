@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,10 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/fence"
 	"github.com/airlock-dev/airlock/limits"
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/schemas"
@@ -154,7 +157,66 @@ func pipelineHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*too
 			Detail: fmt.Sprintf("disk quota of %d bytes for /out and /tmp reached; writes past it failed (ENOSPC)", quota)})
 		ev.Sources.Violations++
 	}
-	return ev.result(res), nil
+	if len(col.Outputs) > 0 && col.Manifest != "" {
+		ev.OutputPool, ev.OutputTrust = outputPoolID(ev.RunID), outputTrust(env, p.Inputs)
+	}
+	out := ev.result(res)
+	if ev.OutputPool != "" {
+		out.Derived = &toolkit.DerivedPool{ID: ev.OutputPool, Dir: col.PublishedDir, Manifest: col.Manifest,
+			Trust: ev.OutputTrust, Description: fmt.Sprintf("Outputs of run %s of pipeline %s", ev.RunID, p.Name)}
+		if ev.OutputTrust == "trusted" {
+			out.Text += inlineOutputs(col)
+		}
+	}
+	return out, nil
+}
+
+// outputPoolID names a run's output pool: "run-" and the run's uuid.
+func outputPoolID(runID string) string { return "run-" + strings.TrimPrefix(runID, "run_") }
+
+// outputTrust is the trust of the least-trusted input: a run over an
+// untrusted pool may have copied anything from it into its outputs.
+func outputTrust(env *toolkit.Env, inputs []string) string {
+	for _, in := range inputs {
+		for _, p := range env.Sources.Pools() {
+			if p.ID == in && p.Trust != "trusted" {
+				return "untrusted"
+			}
+		}
+	}
+	return "trusted"
+}
+
+// Small trusted text outputs come back inline, so a short answer needs no
+// second call; the rest are read from the output pool.
+const (
+	maxInlineOutput = 2048
+	maxInlineTotal  = 4096
+)
+
+func inlineOutputs(col *workspace.Collected) string {
+	root, err := os.OpenRoot(col.PublishedDir)
+	if err != nil {
+		return ""
+	}
+	defer root.Close()
+	var b strings.Builder
+	total := 0
+	for _, o := range col.Outputs {
+		if o.Size > maxInlineOutput || total+int(o.Size) > maxInlineTotal {
+			continue
+		}
+		data, err := root.ReadFile(o.Name)
+		if err != nil || !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
+			continue
+		}
+		total += len(data)
+		fmt.Fprintf(&b, "--- output %s ---\n%s", fence.Quote(o.Name), data)
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
 }
 
 // buildSpec turns a pipeline declaration into a sandbox spec: argv tokens

@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/airlock-dev/airlock/violation"
@@ -36,6 +37,7 @@ type Collected struct {
 	SnapshotHash string   // see SnapshotHash
 	Violations   []Violation
 	PublishedDir string // where the outputs now are: baseDir/runID/published
+	Manifest     string // their SHA-256 manifest (sha256sum format), baseDir/runID/published.sha256; "" without outputs
 }
 
 const (
@@ -102,12 +104,50 @@ func (w *Workspace) CollectFrom(root *os.Root) (*Collected, error) {
 		os.RemoveAll(staging)
 		return nil, fmt.Errorf("publishing outputs: %w", err)
 	}
-	syncDir(w.dir)
 	c.PublishedDir = final
+	// The outputs' manifest, beside (not inside) published/, so the run's
+	// outputs can be served as a read-only, integrity-checked pool without
+	// a name a pipeline could have claimed.
+	if len(c.Outputs) > 0 {
+		if c.Manifest, err = writeManifest(w.dir, c.Outputs); err != nil {
+			return nil, err
+		}
+	}
+	syncDir(w.dir)
 	c.SnapshotHash = SnapshotHash(c.Outputs)
 	c.Violations = capViolations(viols)
 	w.collected = true
 	return c, nil
+}
+
+// writeManifest writes the outputs' manifest next to published/, whole or
+// not at all (temporary file, fsync, rename).
+func writeManifest(dir string, outs []Output) (string, error) {
+	var b strings.Builder
+	for _, o := range outs {
+		fmt.Fprintf(&b, "%s  %s\n", o.SHA256, o.Name)
+	}
+	path := filepath.Join(dir, manifestName)
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("writing the outputs' manifest: %w", err)
+	}
+	_, werr := f.WriteString(b.String())
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("writing the outputs' manifest: %w", werr)
+	}
+	return path, nil
 }
 
 // scan walks out/ without following symlinks (WalkDir never descends into

@@ -39,6 +39,7 @@ const (
 	outDirName    = "out"
 	tmpDirName    = "tmp"
 	publishedName = "published"
+	manifestName  = "published.sha256"
 )
 
 // Workspace is one run's directory. Its methods are safe for concurrent use.
@@ -144,7 +145,7 @@ func (w *Workspace) Remove() error {
 		return fmt.Errorf("removing workspace: %w", err)
 	}
 	for _, e := range ents {
-		if e.Name() == publishedName {
+		if e.Name() == publishedName || e.Name() == manifestName {
 			continue
 		}
 		// os.RemoveAll unlinks symlinks rather than following them.
