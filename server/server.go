@@ -97,15 +97,16 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 		s.closeLocal(ctx, cs.SessionID())
 	})
 	hooks.AddOnError(s.auditRefusedCall)
+	s.registerResources(hooks)
 	s.mcp = mcpserver.NewMCPServer(r.Config().Server.Name, Version,
 		// listChanged: a 2026-07-28 client's subscriptions/listen then has
 		// something to listen to, so mcp-go keeps the stream open and its
 		// acknowledgement is always delivered (with nothing subscribable
 		// the ack can race the end of the stream and be dropped).
 		mcpserver.WithToolCapabilities(true),
-		// Resources and prompts are offered as empty lists and logging as a
-		// level setting, so clients (and the conformance suite) that probe
-		// them get answers rather than method-not-found.
+		// Everything advertised is served: pool files as resources (read
+		// through the runner), one prompt (airlock_guide), and log messages
+		// about pipeline runs and declarations at the client's level.
 		mcpserver.WithResourceCapabilities(false, false),
 		mcpserver.WithPromptCapabilities(false),
 		mcpserver.WithLogging(),
@@ -113,6 +114,8 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 		mcpserver.WithInstructions(instructions),
 	)
 	s.registerTools()
+	s.addResourceTemplate()
+	s.addPrompts()
 	return s, nil
 }
 
@@ -207,6 +210,7 @@ func (s *Server) forward(name string) mcpserver.ToolHandlerFunc {
 		if resp.Elicit != nil {
 			return askClient(resp), nil
 		}
+		s.logOutcome(ctx, name, resp)
 		return toResult(resp), nil
 	}
 }
