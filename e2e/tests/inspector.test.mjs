@@ -70,6 +70,24 @@ describe('MCP inspector CLI', () => {
     assert.match(report.stdout, /\| Integrity Verified \| ✅ Yes \|/);
   });
 
+  it('an agent discovers a pipeline in the schema, runs it and reads its outputs through the four tools (three inspector processes)', async () => {
+    const list = parseJSON(await inspectStdio(state, '--method', 'tools/list'));
+    const rp = list.tools.find((t) => t.name === 'run_pipeline');
+    assert.ok(rp.inputSchema.properties.pipeline.enum.includes('sales_summary'), JSON.stringify(rp.inputSchema));
+    assert.match(rp.description, /- sales_summary: /);
+    assert.ok(rp.outputSchema, 'run_pipeline declares an outputSchema');
+    const run1 = await inspectStdio(state, '--method', 'tools/call', '--tool-name', 'run_pipeline', '--tool-arg', 'pipeline=sales_summary');
+    assert.equal(run1.code, 0, run1.stdout + run1.stderr);
+    const pool = parseJSON(run1).structuredContent.output_pool;
+    assert.match(pool, /^run-[0-9a-f-]{36}$/);
+    // A new inspector process is a new session onto the same context.
+    const read = await inspectStdio(state, '--method', 'tools/call', '--tool-name', 'read_pool_file',
+      '--tool-arg', `pool=${pool}`, '--tool-arg', 'path=summary.csv');
+    assert.equal(read.code, 0, read.stdout + read.stderr);
+    assert.equal(parseJSON(read).structuredContent.pool, pool);
+    assert.match(read.stdout, /region/);
+  });
+
   it('a ../ path comes back as a PATH_OUTSIDE_POOLS tool error (non-zero exit)', async () => {
     const res = await inspectStdio(state, '--method', 'tools/call', '--tool-name', 'read_pool_file',
       '--tool-arg', 'pool=sales', '--tool-arg', 'path=../secrets');
