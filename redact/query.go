@@ -44,7 +44,7 @@ func SecretQueryParam(name, value string) bool {
 			return true
 		}
 	}
-	return secretValue.MatchString(unescape(value))
+	return secretValue(unescape(value))
 }
 
 func unescape(s string) string {

@@ -20,7 +20,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/url"
-	"regexp"
 	"strings"
 )
 
@@ -39,12 +38,6 @@ func (r *Redactor) Hash(s string) string {
 	m.Write([]byte(s))
 	return Prefix + hex.EncodeToString(m.Sum(nil))
 }
-
-// sensitiveKey matches argument names that hold credentials.
-var sensitiveKey = regexp.MustCompile(`(?i)(pass(word|wd|phrase)?|secret|token|api[_-]?key|apikey|auth(orization)?|cookie|credential|private[_-]?key|session[_-]?key|signature)`)
-
-// secretValue matches strings that are credentials whatever their key.
-var secretValue = regexp.MustCompile(`(?i)^(bearer|basic)\s+\S+|-----BEGIN [A-Z ]*PRIVATE KEY-----|\b(sk|pk|rk)[-_](live|test|proj)?[-_]?[A-Za-z0-9]{16,}|\bAKIA[0-9A-Z]{16}\b|\bgh[pousr]_[A-Za-z0-9]{30,}|\bxox[abpr]-[A-Za-z0-9-]{10,}|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.`)
 
 // JSON returns a redacted copy of a JSON document. Input that is not valid
 // JSON is replaced whole by its hash: unparseable bytes are never recorded
@@ -75,7 +68,7 @@ func (r *Redactor) walk(v any, sensitive bool) any {
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, val := range t {
-			out[k] = r.walk(val, sensitive || sensitiveKey.MatchString(k))
+			out[k] = r.walk(val, sensitive || sensitiveKey(k))
 		}
 		return out
 	case []any:
@@ -85,7 +78,7 @@ func (r *Redactor) walk(v any, sensitive bool) any {
 		}
 		return out
 	case string:
-		if sensitive || secretValue.MatchString(t) {
+		if sensitive || secretValue(t) {
 			return r.Hash(t)
 		}
 		return Query(r.stripURLPassword(t), r.Hash)
