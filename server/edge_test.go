@@ -25,8 +25,7 @@ import (
 func edgeServer(t *testing.T, httpYAML string) (*fixture, string) {
 	t.Helper()
 	t.Setenv("AIRLOCK_TEST_TOKEN", testToken)
-	cfgText := strings.Replace(fmt.Sprintf(testConfig, "local"), "  stdio: {role: local}\n",
-		"  stdio: {role: local}\n  http: "+httpYAML+"\n", 1)
+	cfgText := withHTTP(t, fmt.Sprintf(testConfig, "local"), httpYAML)
 	f := newFixtureConfig(t, cfgText)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	must(t, err)
@@ -111,7 +110,7 @@ func TestOriginIsChecked(t *testing.T) {
 
 func TestAnonymousRoleOffLoopback(t *testing.T) {
 	t.Setenv("AIRLOCK_TEST_TOKEN", testToken)
-	cfg := strings.Replace(fmt.Sprintf(testConfig, "local"), "  stdio: {role: local}\n", "  stdio: {role: local}\n  http: {anonymous_role: agent}\n", 1)
+	cfg := withHTTP(t, fmt.Sprintf(testConfig, "local"), "anonymous_role: agent")
 	f := newFixtureConfig(t, cfg)
 	ln, err := net.Listen("tcp", "0.0.0.0:0")
 	must(t, err)
@@ -121,7 +120,7 @@ func TestAnonymousRoleOffLoopback(t *testing.T) {
 	}
 	// Forced: served, with a warning in the log.
 	var logBuf syncBuffer
-	cfg = strings.Replace(cfg, "{anonymous_role: agent}", "{anonymous_role: agent, allow_anonymous_remote: true}", 1)
+	cfg = strings.Replace(cfg, "anonymous_role: agent}", "anonymous_role: agent, allow_anonymous_remote: true}", 1)
 	f = newFixtureConfig(t, cfg)
 	srv, err := New(f.r, &Options{Logger: newTestLogger(&logBuf)})
 	must(t, err)

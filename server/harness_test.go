@@ -102,6 +102,7 @@ roles:
     tokens: [{env: AIRLOCK_TEST_TOKEN_METERED}]
 transports:
   stdio: {role: %s}
+  http: {refusal_audit_window_seconds: 3600}
 comm:
   fetch: {allow_http_hosts: ["127.0.0.1"], allow_private: ["127.0.0.0/8"], per_minute: 4}
 pipelines:
@@ -190,6 +191,24 @@ pipelines:
     parameters: {name: {type: string, pattern: "[a-z]+", required: true}}
     outputs: [greeting.txt]
 `
+
+// httpBlock is testConfig's transports.http line. A window of an hour
+// keeps the edge's periodic flush out of tests that count records.
+const httpBlock = "  http: {refusal_audit_window_seconds: 3600}\n"
+
+// withHTTP adds settings ("key: value, ..." with or without the braces)
+// to testConfig's transports.http block.
+func withHTTP(t testing.TB, cfg, settings string) string {
+	t.Helper()
+	inner := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(settings), "{"), "}")
+	if strings.TrimSpace(inner) == "" {
+		return cfg
+	}
+	if !strings.Contains(cfg, httpBlock) {
+		t.Fatal("the transports.http block of testConfig moved")
+	}
+	return strings.Replace(cfg, httpBlock, "  http: {refusal_audit_window_seconds: 3600, "+inner+"}\n", 1)
+}
 
 // writeFile creates a file under dir with parents.
 func writeFile(t testing.TB, dir, name, content string) {

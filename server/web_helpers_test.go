@@ -67,8 +67,7 @@ func webFixture(t *testing.T) *web {
 // webFixtureHTTP serves testConfig with a transports.http block.
 func webFixtureHTTP(t *testing.T, httpSettings string) *web {
 	t.Helper()
-	cfg := strings.Replace(fmt.Sprintf(testConfig, "local"), "  stdio: {role: local}\n",
-		"  stdio: {role: local}\n  http: {"+httpSettings+"}\n", 1)
+	cfg := withHTTP(t, fmt.Sprintf(testConfig, "local"), httpSettings)
 	if !strings.Contains(cfg, httpSettings) {
 		t.Fatal("the transports block of testConfig moved")
 	}
