@@ -6,9 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/contexts"
+	"github.com/airlock-dev/airlock/violation"
 )
 
 // Server-issued HTTP sessions are handles onto the principal's context:
@@ -266,4 +269,58 @@ func TestSessionServedByAnotherProcess(t *testing.T) {
 	}
 	// ...and still only for its principal.
 	w2.wantRefusal(t, w2.legacyCall(t, "agent-b", sid, "list_pools", nil), http.StatusNotFound, "SESSION_FOREIGN", principalOf("agent-b"), 0)
+}
+
+// TestSSESessionIsBoundToItsPrincipal: another principal's token on an SSE
+// session id (POST /message?sessionId=…) does not get that session's
+// context: the call is refused SESSION_FOREIGN (audited), no tool runs for
+// it, and the session's owner keeps working.
+func TestSSESessionIsBoundToItsPrincipal(t *testing.T) {
+	f, ts := httpFixture(t)
+	t.Setenv("AIRLOCK_TEST_TOKEN_B", "test-token-b-0123456789abcdef012")
+	must(t, f.srv.Reload())
+	a, err := client.NewSSEMCPClient(ts.URL+PathSSE, transport.WithHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
+	must(t, err)
+	initialize(t, a)
+	if res := call(t, a, "list_pools", nil); res.IsError {
+		t.Fatal(text(res))
+	}
+	sse, _ := a.GetTransport().(*transport.SSE)
+	if sse == nil || sse.GetEndpoint() == nil {
+		t.Fatal("no SSE message endpoint")
+	}
+	sid := sse.GetEndpoint().Query().Get("sessionId")
+	if sid == "" {
+		t.Fatalf("no session id in %s", sse.GetEndpoint())
+	}
+	body := `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"read_pool_file","arguments":{"pool":"alpha","path":"hello.txt"}}}`
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+PathMessage+"?sessionId="+sid, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer test-token-b-0123456789abcdef012")
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	resp.Body.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var foreign, bRead bool
+		for _, r := range f.auditRecords(t) {
+			if r.Principal == "agent-b/env:AIRLOCK_TEST_TOKEN_B" {
+				foreign = foreign || r.Violation == string(violation.SessionForeign)
+				bRead = bRead || (r.Tool == "read_pool_file" && r.Outcome == "ok")
+			}
+		}
+		if bRead {
+			t.Fatal("another principal read through the SSE session")
+		}
+		if foreign {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the foreign use of the SSE session was not refused and audited")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if res := call(t, a, "read_pool_file", map[string]any{"pool": "alpha", "path": "hello.txt"}); res.IsError {
+		t.Fatalf("the owner lost its session: %s", text(res))
+	}
 }
