@@ -32,8 +32,9 @@ type versionKey struct {
 }
 
 // verifiedFile is what the whole-file check of one file version leaves
-// behind: the chunk digests of the bytes that matched the manifest, and
-// whether those bytes sniffed as binary (a later page cannot see the head).
+// behind: the SHA-256 chaining value after each whole chunk of the bytes
+// that matched the manifest (chunks.go), and whether those bytes sniffed as
+// binary (a later page cannot see the head).
 type verifiedFile struct {
 	size   int64
 	sums   [][32]byte
@@ -68,7 +69,7 @@ func newDigestCache(max int64) *digestCache {
 // fits reports whether a file of size bytes could be cached at all; when it
 // cannot, the whole-file check need not keep chunk digests.
 func (d *digestCache) fits(name string, size int64) bool {
-	return (size+chunkSize-1)/chunkSize*32+int64(len(name))+entryOverhead <= d.max
+	return size/chunkSize*32+int64(len(name))+entryOverhead <= d.max
 }
 
 func (d *digestCache) get(k versionKey) (*verifiedFile, bool) {

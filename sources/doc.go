@@ -28,15 +28,18 @@
 //     digest equals the manifest's. A mismatch marks the pool "failed" in that
 //     Context for good; a match marks it "verified" unless it already failed
 //     (TestIntegrityState).
-//   - That pass also keeps the SHA-256 of each aligned 16 KiB chunk of the
-//     bytes that matched, keyed by the file version (pool, name, device,
+//   - That pass also keeps the SHA-256 chaining value at each aligned
+//     16 KiB chunk boundary of the bytes that matched (the hash's own state,
+//     so the pass stays one pass), keyed by the file version (pool, name, device,
 //     inode, size, mtime, ctime of the open descriptor). A later page of the
 //     same version reads the chunks it overlaps once, into the buffer it
-//     both hashes and serves, and returns nothing unless every chunk equals
-//     its kept digest: paging costs O(page), and a file rewritten in place
+//     both hashes and serves, resumes the hash from the chain before them,
+//     and returns nothing unless it reaches the kept chain (the manifest
+//     digest for the last chunk): paging costs O(page), and a file rewritten in place
 //     behind an unchanged stat is still INTEGRITY_FAILURE when a page covers
 //     the change (TestChunkTamperSameStat, TestChunkShrunkSameStat,
-//     TestPageHashesOnlyItsChunks, FuzzChunkedRead, FuzzChunkHasher).
+//     TestPageHashesOnlyItsChunks, TestChainRoundTrip, FuzzChunkedRead,
+//     FuzzChunkHasher).
 //   - Every access, allowed or refused, is recorded; the log keeps the newest
 //     [Options].MaxAccessLog records and the counts in [UsageSummary] stay
 //     exact (TestAccessLogBounded).

@@ -2,7 +2,6 @@ package sources
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -147,8 +146,8 @@ func (c *Context) readWhole(p *pool, f *os.File, name string, statSize int64, ke
 
 // readChunks serves a page of a file version already verified whole: it
 // reads the aligned chunks the page overlaps, once, into the buffer it then
-// both hashes and serves, and compares each chunk with the digest kept from
-// the whole-file check. Cost is O(page), not O(file). A chunk that differs
+// both hashes and serves, and checks each chunk against the SHA-256 chain
+// kept from the whole-file check (chunks.go). Cost is O(page), not O(file). A chunk that differs
 // (the file was rewritten in place without its stat changing) is
 // INTEGRITY_FAILURE like a whole-file mismatch, and the version is dropped
 // from the cache so the next read verifies the whole file again
@@ -177,14 +176,14 @@ func (c *Context) readChunks(p *pool, f *os.File, key versionKey, v *verifiedFil
 		err = fmt.Errorf("reading %q bytes %d-%d: got %d: %w", name, lo, hi, n, err)
 		return nil, markFailed, violation.Wrap(violation.IntegrityFailure, err, "file in pool %s could not be read", short(poolID))
 	}
-	for i := first; i < last; i++ {
-		chunk := buf[(i-first)*chunkSize : min((i-first+1)*chunkSize, int64(len(buf)))]
-		if sha256.Sum256(chunk) != v.sums[i] {
-			c.reg.digests.drop(key)
-			err := fmt.Errorf("%q chunk %d (bytes %d-%d) changed since the file matched sha256 %x", name, i, i*chunkSize, i*chunkSize+int64(len(chunk)), want)
-			return nil, markFailed, violation.Wrap(violation.IntegrityFailure, err,
-				"file content does not match the manifest of pool %s", short(poolID))
+	if bad, err := verifyChunks(buf, first, last, v.size, v.sums, want); bad >= 0 {
+		c.reg.digests.drop(key)
+		cause := fmt.Errorf("%q chunk %d (from byte %d) differs from the version that matched sha256 %x", name, bad, bad*chunkSize, want)
+		if err != nil {
+			cause = fmt.Errorf("%q chunk %d: %w", name, bad, err)
 		}
+		return nil, markFailed, violation.Wrap(violation.IntegrityFailure, cause,
+			"file content does not match the manifest of pool %s", short(poolID))
 	}
 	return c.page(p, name, want, buf[offset-lo:end-lo], offset, v.size, v.binary), markVerified, nil
 }
