@@ -49,7 +49,7 @@ type Config struct {
 // Server holds server-wide settings.
 type Server struct {
 	Name           string `json:"name,omitempty" jsonschema:"description=Name reported to MCP clients (default airlock)."`
-	MaxOutputBytes int    `json:"max_output_bytes,omitempty" jsonschema:"minimum=0,maximum=582542,description=Largest tool output sent to the agent before truncation (default 262144; at most 582542 so that one answer fits the 10 MiB message buffer of the TypeScript SDK's stdio client)."`
+	MaxOutputBytes int    `json:"max_output_bytes,omitempty" jsonschema:"minimum=0,maximum=578901,description=Largest tool output sent to the agent before truncation (default 262144; at most 578901 so that one answer fits the 10 MiB message buffer of the TypeScript SDK's stdio client)."`
 	MaxReadBytes   int64  `json:"max_read_bytes,omitempty" jsonschema:"minimum=0,description=Largest page read_pool_file returns; at most max_output_bytes (default 65536 or max_output_bytes if smaller)."`
 	MaxFileBytes   int64  `json:"max_file_bytes,omitempty" jsonschema:"minimum=0,description=Largest pool file that may be read at all (default 1073741824)."`
 }
@@ -114,9 +114,13 @@ const ClientMessageBytes = 10 << 20
 // byte as six (\u003c for '<', \u0000 for a control byte).
 const answerExpansion = 3 * 6
 
-// MaxOutputBytes is the largest max_output_bytes accepted: any answer within
-// it fits in ClientMessageBytes.
-const MaxOutputBytes = ClientMessageBytes / answerExpansion
+// envelopeReserve is left in a message for what surrounds the page: the
+// JSON-RPC envelope, the fence markers and notice, the result's metadata.
+const envelopeReserve = 64 << 10
+
+// MaxOutputBytes is the largest max_output_bytes accepted (578901): any
+// answer within it fits in ClientMessageBytes.
+const MaxOutputBytes = (ClientMessageBytes - envelopeReserve) / answerExpansion
 
 // Errors callers can test for.
 var (
@@ -218,7 +222,7 @@ func (c *Config) check() error {
 	// A page whose answer outgrows a client's message buffer does not fail
 	// one call: the TypeScript SDK closes the whole stdio connection.
 	if c.Server.MaxOutputBytes > MaxOutputBytes {
-		return c.at("$.server.max_output_bytes", fmt.Errorf("max_output_bytes %d is larger than %d: one answer can be %d times that once JSON-encoded, "+
+		return c.at("$.server.max_output_bytes", fmt.Errorf("max_output_bytes %d is larger than %d: one answer can be %d times that (plus its envelope) once JSON-encoded, "+
 			"and MCP clients such as the TypeScript SDK (stdio) drop the connection on a message over %d bytes: %w",
 			c.Server.MaxOutputBytes, MaxOutputBytes, answerExpansion, ClientMessageBytes, ErrInvalid))
 	}
