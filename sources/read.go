@@ -35,7 +35,9 @@ type ReadResult struct {
 }
 
 // Read returns the window [offset, offset+limit) of a file of a bound pool,
-// after hashing the whole file and comparing it with the manifest. limit 0
+// after checking it against the manifest: the first read of a file version
+// hashes the whole file, later ones only the chunks the window overlaps
+// (see readChunks). limit 0
 // means Options.MaxReadBytes, and larger limits are cut to it. For text, the
 // window is shortened to end on a UTF-8 rune boundary (unless that would
 // leave it empty), so NextOffset can be smaller than offset+limit.
@@ -49,8 +51,9 @@ type ReadResult struct {
 //   - PATH_OUTSIDE_POOLS: the name resolves, through a symlink, outside the pool.
 //   - INTEGRITY_FAILURE: the file is missing, not a regular file or unreadable.
 //   - LIMIT_EXCEEDED: the file is larger than Options.MaxFileBytes.
-//   - INTEGRITY_FAILURE: the content does not match the manifest; no data
-//     is returned.
+//   - INTEGRITY_FAILURE: the content does not match the manifest (the whole
+//     file, or a chunk of the window since the version was verified); no
+//     data is returned.
 //   - INVALID_ARGUMENTS: offset is beyond the end of the file (offset equal
 //     to the size gives an empty page with EOF set).
 func (c *Context) Read(poolID, name string, offset, limit int64) (*ReadResult, error) {
