@@ -49,9 +49,9 @@ type Config struct {
 // Server holds server-wide settings.
 type Server struct {
 	Name           string `json:"name,omitempty" jsonschema:"description=Name reported to MCP clients (default airlock)."`
-	MaxOutputBytes int    `json:"max_output_bytes,omitempty" jsonschema:"minimum=0,description=Largest tool output sent to the agent before truncation (default 262144)."`
+	MaxOutputBytes int    `json:"max_output_bytes,omitempty" jsonschema:"minimum=0,maximum=578901,description=Largest tool output sent to the agent before truncation (default 262144; at most 578901 so that one answer fits the 10 MiB message buffer of the TypeScript SDK's stdio client)."`
 	MaxReadBytes   int64  `json:"max_read_bytes,omitempty" jsonschema:"minimum=0,description=Largest page read_pool_file returns; at most max_output_bytes (default 65536 or max_output_bytes if smaller)."`
-	MaxFileBytes   int64  `json:"max_file_bytes,omitempty" jsonschema:"minimum=0,description=Largest pool file that may be read at all (default 67108864)."`
+	MaxFileBytes   int64  `json:"max_file_bytes,omitempty" jsonschema:"minimum=0,description=Largest pool file that may be read at all (default 1073741824)."`
 }
 
 // Role is what a principal is allowed: a policy, a set of pools, a phase to
@@ -99,9 +99,28 @@ const (
 	DefaultServerName     = "airlock"
 	DefaultMaxOutputBytes = 256 << 10
 	DefaultMaxReadBytes   = 64 << 10
-	DefaultMaxFileBytes   = 64 << 20
+	DefaultMaxFileBytes   = 1 << 30
 	DefaultStdioRole      = "local"
 )
+
+// ClientMessageBytes is the largest JSON-RPC message common MCP clients
+// accept: the TypeScript SDK's stdio transport closes the connection on a
+// line over 10 MiB (STDIO_DEFAULT_MAX_BUFFER_SIZE).
+const ClientMessageBytes = 10 << 20
+
+// answerExpansion is how much larger than max_output_bytes one answer can be
+// once encoded: untrusted text travels up to three times (content, and
+// structuredContent's untrusted_content and content) and JSON may spell one
+// byte as six (\u003c for '<', \u0000 for a control byte).
+const answerExpansion = 3 * 6
+
+// envelopeReserve is left in a message for what surrounds the page: the
+// JSON-RPC envelope, the fence markers and notice, the result's metadata.
+const envelopeReserve = 64 << 10
+
+// MaxOutputBytes is the largest max_output_bytes accepted (578901): any
+// answer within it fits in ClientMessageBytes.
+const MaxOutputBytes = (ClientMessageBytes - envelopeReserve) / answerExpansion
 
 // Errors callers can test for.
 var (
@@ -200,6 +219,13 @@ func (c *Config) check() error {
 	// A read_pool_file page larger than the output limit would be cut by
 	// the runner while next_offset advanced past the cut: a client paging
 	// by next_offset would silently skip bytes (issue 10 item 11).
+	// A page whose answer outgrows a client's message buffer does not fail
+	// one call: the TypeScript SDK closes the whole stdio connection.
+	if c.Server.MaxOutputBytes > MaxOutputBytes {
+		return c.at("$.server.max_output_bytes", fmt.Errorf("max_output_bytes %d is larger than %d: one answer can be %d times that (plus its envelope) once JSON-encoded, "+
+			"and MCP clients such as the TypeScript SDK (stdio) drop the connection on a message over %d bytes: %w",
+			c.Server.MaxOutputBytes, MaxOutputBytes, answerExpansion, ClientMessageBytes, ErrInvalid))
+	}
 	if c.Server.MaxReadBytes > int64(c.Server.MaxOutputBytes) {
 		return c.at("$.server.max_read_bytes", fmt.Errorf("max_read_bytes %d is larger than max_output_bytes %d (a page must fit in one answer): %w",
 			c.Server.MaxReadBytes, c.Server.MaxOutputBytes, ErrInvalid))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -46,6 +47,26 @@ func TestReadPageDefaultsWithinOutput(t *testing.T) {
 	}
 }
 
+// TestClientSafeOutput: the largest accepted max_output_bytes still fits
+// one worst-case answer in a client's message buffer, and the defaults are
+// within it; the default file limit reads files of 1 GiB.
+func TestClientSafeOutput(t *testing.T) {
+	if config.MaxOutputBytes*18+64<<10 > config.ClientMessageBytes || config.DefaultMaxOutputBytes > config.MaxOutputBytes {
+		t.Fatalf("bound %d (default %d) does not fit %d", config.MaxOutputBytes, config.DefaultMaxOutputBytes, config.ClientMessageBytes)
+	}
+	src := fmt.Sprintf("server: {max_output_bytes: %d, max_read_bytes: %d}\n", config.MaxOutputBytes, config.MaxOutputBytes) + base
+	if _, err := config.Parse("airlock.yaml", []byte(src), t.TempDir()); err != nil {
+		t.Fatalf("at the bound: %v", err)
+	}
+	cfg, err := config.Parse("airlock.yaml", []byte(base), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.MaxFileBytes < 1<<30 {
+		t.Fatalf("default max_file_bytes %d, want at least 1 GiB", cfg.Server.MaxFileBytes)
+	}
+}
+
 func TestParseRefusesWithLine(t *testing.T) {
 	tests := []struct {
 		name, src string
@@ -64,6 +85,9 @@ func TestParseRefusesWithLine(t *testing.T) {
 		// issue 10 item 11: a page larger than one answer was cut while next_offset skipped the rest.
 		{"read page larger than output", "server: {max_output_bytes: 65536, max_read_bytes: 65537}\n" + base, 1, config.ErrInvalid},
 		{"default page larger than small output", "server:\n  max_output_bytes: 1024\n  max_read_bytes: 4096\n" + base, 3, config.ErrInvalid},
+		// issue 11: a page that outgrows the TypeScript SDK's 10 MiB stdio buffer closes the connection.
+		{"page breaks stdio clients", "server:\n  max_output_bytes: 10485760\n  max_read_bytes: 10485760\n" + base, 2, config.ErrInvalid},
+		{"output over the client-safe bound", "server: {max_output_bytes: 578902}\n" + base, 1, config.ErrInvalid},
 		{"store not postgres", base + "store: /var/lib/airlock.db\n", 7, config.ErrInvalid},
 		{"store with a password", base + "store: postgres://airlock:hunter2@db/airlock\n", 7, config.ErrInvalid},
 		{"store with a password parameter", base + "store: postgres://airlock@db/airlock?password=hunter2\n", 7, config.ErrInvalid},

@@ -23,10 +23,23 @@
 //     PATH_OUTSIDE_POOLS; one that stays inside works. The check happens in
 //     the kernel-facing open, so swapping a link mid-read cannot win a race
 //     (TestSymlinkSwapRace).
-//   - Read hashes the whole file in the same pass that captures the
-//     requested window, and returns nothing unless the digest equals the
-//     manifest's. A mismatch marks the pool "failed" in that Context for good;
-//     a match marks it "verified" unless it already failed (TestIntegrityState).
+//   - The first Read of a file version hashes the whole file in the same
+//     pass that captures the requested window, and returns nothing unless the
+//     digest equals the manifest's. A mismatch marks the pool "failed" in that
+//     Context for good; a match marks it "verified" unless it already failed
+//     (TestIntegrityState).
+//   - That pass also keeps the SHA-256 chaining value at each aligned
+//     16 KiB chunk boundary of the bytes that matched (the hash's own state,
+//     so the pass stays one pass), keyed by the file version (pool, name, device,
+//     inode, size, mtime, ctime of the open descriptor). A later page of the
+//     same version reads the chunks it overlaps once, into the buffer it
+//     both hashes and serves, resumes the hash from the chain before them,
+//     and returns nothing unless it reaches the kept chain (the manifest
+//     digest for the last chunk): paging costs O(page), and a file rewritten in place
+//     behind an unchanged stat is still INTEGRITY_FAILURE when a page covers
+//     the change (TestChunkTamperSameStat, TestChunkShrunkSameStat,
+//     TestPageHashesOnlyItsChunks, TestChainRoundTrip, FuzzChunkedRead,
+//     FuzzChunkHasher).
 //   - Every access, allowed or refused, is recorded; the log keeps the newest
 //     [Options].MaxAccessLog records and the counts in [UsageSummary] stay
 //     exact (TestAccessLogBounded).
@@ -34,8 +47,14 @@
 // # Limits
 //
 //   - Reads are bounded: at most Options.MaxReadBytes per page (1 MiB) and
-//     files of at most Options.MaxFileBytes (64 MiB, else LIMIT_EXCEEDED).
-//     Every page hashes the whole file again: cost is O(file size) per page.
+//     files of at most Options.MaxFileBytes (1 GiB, else LIMIT_EXCEEDED).
+//     The first page of a file version costs one pass over the whole file;
+//     later pages cost their own bytes plus at most two partial chunks.
+//   - The chunk digests are bounded by Options.MaxDigestBytes (16 MiB,
+//     least recently used dropped first); a file whose digests do not fit,
+//     and every file outside Linux (no inode or ctime to key on), is verified
+//     whole on every page, as before. Two first reads of one version racing
+//     each other both hash the whole file.
 //   - os.Root does not stop traversal of mount points, bind mounts or device
 //     nodes placed inside the pool directory. Files are opened non-blocking
 //     and anything but a regular file is refused before a byte is read, but

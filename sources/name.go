@@ -117,27 +117,28 @@ func problemKind(err error) string {
 }
 
 // openRegular opens name through root and refuses anything that is not a
-// regular file of at most maxBytes (maxBytes < 0: no limit). The open is
+// regular file of at most maxBytes (maxBytes < 0: no limit), and returns the
+// descriptor's own stat (the file version the digest cache keys on). The open is
 // non-blocking so that a FIFO planted under a manifest name cannot hang the
 // reader (TestReadHostilePaths/fifo); the type is checked on the opened
 // descriptor, so there is no window between check and use.
-func openRegular(root *os.Root, name string, maxBytes int64) (*os.File, int64, error) {
+func openRegular(root *os.Root, name string, maxBytes int64) (*os.File, os.FileInfo, error) {
 	f, err := root.OpenFile(name, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	info, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, 0, fmt.Errorf("stat %q: %w", name, err)
+		return nil, nil, fmt.Errorf("stat %q: %w", name, err)
 	}
 	if !info.Mode().IsRegular() {
 		f.Close()
-		return nil, 0, fmt.Errorf("%q is %v: %w", name, info.Mode().Type(), errNotRegular)
+		return nil, nil, fmt.Errorf("%q is %v: %w", name, info.Mode().Type(), errNotRegular)
 	}
 	if maxBytes >= 0 && info.Size() > maxBytes {
 		f.Close()
-		return nil, 0, fmt.Errorf("%q has %d bytes, limit %d: %w", name, info.Size(), maxBytes, errFileTooLarge)
+		return nil, nil, fmt.Errorf("%q has %d bytes, limit %d: %w", name, info.Size(), maxBytes, errFileTooLarge)
 	}
-	return f, info.Size(), nil
+	return f, info, nil
 }

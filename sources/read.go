@@ -2,11 +2,11 @@ package sources
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"mime"
+	"os"
 	"path"
 	"sync"
 	"unicode/utf8"
@@ -18,7 +18,7 @@ import (
 const sniffLen = 8 << 10
 
 // copyBuffers recycles the buffers that stream files through the hash.
-var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 8*chunkSize); return &b }}
 
 // ReadResult is one page of a verified file.
 type ReadResult struct {
@@ -35,7 +35,9 @@ type ReadResult struct {
 }
 
 // Read returns the window [offset, offset+limit) of a file of a bound pool,
-// after hashing the whole file and comparing it with the manifest. limit 0
+// after checking it against the manifest: the first read of a file version
+// hashes the whole file, later ones only the chunks the window overlaps
+// (see readChunks). limit 0
 // means Options.MaxReadBytes, and larger limits are cut to it. For text, the
 // window is shortened to end on a UTF-8 rune boundary (unless that would
 // leave it empty), so NextOffset can be smaller than offset+limit.
@@ -49,8 +51,9 @@ type ReadResult struct {
 //   - PATH_OUTSIDE_POOLS: the name resolves, through a symlink, outside the pool.
 //   - INTEGRITY_FAILURE: the file is missing, not a regular file or unreadable.
 //   - LIMIT_EXCEEDED: the file is larger than Options.MaxFileBytes.
-//   - INTEGRITY_FAILURE: the content does not match the manifest; no data
-//     is returned.
+//   - INTEGRITY_FAILURE: the content does not match the manifest (the whole
+//     file, or a chunk of the window since the version was verified); no
+//     data is returned.
 //   - INVALID_ARGUMENTS: offset is beyond the end of the file (offset equal
 //     to the size gives an empty page with EOF set).
 func (c *Context) Read(poolID, name string, offset, limit int64) (*ReadResult, error) {
@@ -88,18 +91,35 @@ func (c *Context) read(poolID, name string, offset, limit int64) (*ReadResult, i
 		limit = opts.MaxReadBytes
 	}
 
-	f, statSize, err := openRegular(p.root, name, opts.MaxFileBytes)
+	f, info, err := openRegular(p.root, name, opts.MaxFileBytes)
 	if err != nil {
 		return nil, markFor(err), c.fileViolation(poolID, err)
 	}
 	defer f.Close()
+	key, cacheable := versionOf(p, name, info)
+	if cacheable {
+		if v, ok := c.reg.digests.get(key); ok {
+			return c.readChunks(p, f, key, v, want.SHA256, offset, limit)
+		}
+	}
+	return c.readWhole(p, f, name, info.Size(), key, cacheable, want.SHA256, offset, limit)
+}
+
+// readWhole is the whole-file check: one pass hashes every byte, compares
+// the digest with the manifest's and keeps the requested window, and, when
+// the file version can be cached, the chunk digests later pages are checked
+// against. The bytes hashed are the bytes returned, so the file cannot change
+// between the check and the use.
+func (c *Context) readWhole(p *pool, f *os.File, name string, statSize int64, key versionKey, cacheable bool, want [32]byte, offset, limit int64) (*ReadResult, integrityMark, error) {
+	opts := &c.reg.opts
+	poolID := p.cfg.ID
+	keep := cacheable && c.reg.digests.fits(name, statSize)
+	h := newChunkHasher(keep, statSize)
 	w := newWindow(offset, limit, statSize)
-	h := sha256.New()
-	// One pass: the bytes hashed are the bytes returned, so the file cannot
-	// change between the check and the use.
 	buf := copyBuffers.Get().(*[]byte)
 	size, err := io.CopyBuffer(io.MultiWriter(h, w), io.LimitReader(f, opts.MaxFileBytes+1), *buf)
 	copyBuffers.Put(buf)
+	c.reg.hashed.Add(size)
 	if err != nil {
 		err = fmt.Errorf("reading %q: %w", name, err)
 		return nil, markFailed, violation.Wrap(violation.IntegrityFailure, err, "file in pool %s could not be read", short(poolID))
@@ -108,19 +128,71 @@ func (c *Context) read(poolID, name string, offset, limit int64) (*ReadResult, i
 		err = fmt.Errorf("%q grew past %d bytes: %w", name, opts.MaxFileBytes, errFileTooLarge)
 		return nil, markNone, c.fileViolation(poolID, err)
 	}
-	var sum [32]byte
-	h.Sum(sum[:0])
-	if sum != want.SHA256 {
-		err = fmt.Errorf("%q has sha256 %x, manifest says %x", name, sum, want.SHA256)
+	sum, sums := h.finish()
+	if sum != want {
+		err = fmt.Errorf("%q has sha256 %x, manifest says %x", name, sum, want)
 		return nil, markFailed, violation.Wrap(violation.IntegrityFailure, err,
 			"file content does not match the manifest of pool %s", short(poolID))
+	}
+	binary := isBinary(w.head, size > int64(len(w.head)))
+	// Only a version read to the size its stat announced is cached: a file
+	// that grew or shrank while being read is another version, and its next
+	// read verifies it whole again.
+	if keep && size == statSize {
+		c.reg.digests.put(key, &verifiedFile{size: size, sums: sums, binary: binary})
 	}
 	if offset > size {
 		return nil, markNone, violation.New(violation.InvalidArguments, "offset %d is beyond the end of the file (%d bytes)", offset, size)
 	}
+	return c.page(p, name, want, w.buf, offset, size, binary), markVerified, nil
+}
 
-	binary := isBinary(w.head, size > int64(len(w.head)))
-	data := w.buf
+// readChunks serves a page of a file version already verified whole: it
+// reads the aligned chunks the page overlaps, once, into the buffer it then
+// both hashes and serves, and checks each chunk against the SHA-256 chain
+// kept from the whole-file check (chunks.go). Cost is O(page), not O(file). A chunk that differs
+// (the file was rewritten in place without its stat changing) is
+// INTEGRITY_FAILURE like a whole-file mismatch, and the version is dropped
+// from the cache so the next read verifies the whole file again
+// (TestChunkTamperSameStat).
+func (c *Context) readChunks(p *pool, f *os.File, key versionKey, v *verifiedFile, want [32]byte, offset, limit int64) (*ReadResult, integrityMark, error) {
+	poolID, name := p.cfg.ID, key.name
+	if offset > v.size {
+		return nil, markNone, violation.New(violation.InvalidArguments, "offset %d is beyond the end of the file (%d bytes)", offset, v.size)
+	}
+	end := v.size
+	if limit < v.size-offset {
+		end = offset + limit
+	}
+	if end == offset { // offset == size: the empty last page
+		return c.page(p, name, want, nil, offset, v.size, v.binary), markVerified, nil
+	}
+	first, last := chunkSpan(offset, end)
+	lo, hi := first*chunkSize, min(last*chunkSize, v.size)
+	buf := make([]byte, hi-lo)
+	n, err := f.ReadAt(buf, lo)
+	c.reg.hashed.Add(int64(n))
+	if n < len(buf) {
+		// The file is shorter than the version verified: a change the stat
+		// did not show (or an I/O error).
+		c.reg.digests.drop(key)
+		err = fmt.Errorf("reading %q bytes %d-%d: got %d: %w", name, lo, hi, n, err)
+		return nil, markFailed, violation.Wrap(violation.IntegrityFailure, err, "file in pool %s could not be read", short(poolID))
+	}
+	if bad, err := verifyChunks(buf, first, last, v.size, v.sums, want); bad >= 0 {
+		c.reg.digests.drop(key)
+		cause := fmt.Errorf("%q chunk %d (from byte %d) differs from the version that matched sha256 %x", name, bad, bad*chunkSize, want)
+		if err != nil {
+			cause = fmt.Errorf("%q chunk %d: %w", name, bad, err)
+		}
+		return nil, markFailed, violation.Wrap(violation.IntegrityFailure, cause,
+			"file content does not match the manifest of pool %s", short(poolID))
+	}
+	return c.page(p, name, want, buf[offset-lo:end-lo], offset, v.size, v.binary), markVerified, nil
+}
+
+// page builds the result for verified bytes data at offset of a file of size.
+func (c *Context) page(p *pool, name string, sum [32]byte, data []byte, offset, size int64, binary bool) *ReadResult {
 	if !binary && offset+int64(len(data)) < size {
 		if t := trimPartialRune(data); len(t) > 0 {
 			data = t
@@ -128,7 +200,7 @@ func (c *Context) read(poolID, name string, offset, limit int64) (*ReadResult, i
 	}
 	next := offset + int64(len(data))
 	return &ReadResult{
-		PoolID:     poolID,
+		PoolID:     p.cfg.ID,
 		Path:       name,
 		Trust:      p.trust,
 		Data:       data,
@@ -139,7 +211,7 @@ func (c *Context) read(poolID, name string, offset, limit int64) (*ReadResult, i
 		SHA256:     hex.EncodeToString(sum[:]),
 		MIMEType:   mimeType(name, binary),
 		Binary:     binary,
-	}, markVerified, nil
+	}
 }
 
 // fileViolation maps a failure to open or bound a manifest-listed file.

@@ -16,10 +16,10 @@ import (
 
 // Default limits; see Options.
 const (
-	DefaultMaxReadBytes  = 1 << 20  // 1 MiB per page
-	DefaultMaxFileBytes  = 64 << 20 // 64 MiB per file
-	DefaultMaxListLimit  = 1000     // files per List page
-	DefaultMaxAccessLog  = 10000    // records kept per Context
+	DefaultMaxReadBytes  = 1 << 20 // 1 MiB per page
+	DefaultMaxFileBytes  = 1 << 30 // 1 GiB per file
+	DefaultMaxListLimit  = 1000    // files per List page
+	DefaultMaxAccessLog  = 10000   // records kept per Context
 	maxManifestBytes     = 64 << 20
 	maxContextIDLen      = 256
 	maxRecordedStringLen = 1024 // pool ids and paths as kept in an AccessRecord
@@ -27,11 +27,15 @@ const (
 
 // Options tunes a Registry. A nil *Options or a zero field means the default.
 type Options struct {
-	MaxReadBytes int64            // most bytes one Read returns; default 1 MiB
-	MaxFileBytes int64            // largest file Read or Verify will hash; default 64 MiB
-	MaxListLimit int              // most files one List page returns; default 1000
-	MaxAccessLog int              // AccessRecords kept per Context (oldest dropped, counts stay exact); default 10,000
-	Now          func() time.Time // clock for AccessRecords; default time.Now
+	MaxReadBytes int64 // most bytes one Read returns; default 1 MiB
+	MaxFileBytes int64 // largest file Read or Verify will hash; default 1 GiB
+	// MaxDigestBytes bounds the chunk digests kept for verified file
+	// versions (least recently used dropped first); default 16 MiB. A file
+	// whose digests do not fit is verified whole on every page.
+	MaxDigestBytes int64
+	MaxListLimit   int              // most files one List page returns; default 1000
+	MaxAccessLog   int              // AccessRecords kept per Context (oldest dropped, counts stay exact); default 10,000
+	Now            func() time.Time // clock for AccessRecords; default time.Now
 }
 
 func (o *Options) withDefaults() (Options, error) {
@@ -39,7 +43,7 @@ func (o *Options) withDefaults() (Options, error) {
 	if o != nil {
 		out = *o
 	}
-	if out.MaxReadBytes < 0 || out.MaxFileBytes < 0 || out.MaxListLimit < 0 || out.MaxAccessLog < 0 {
+	if out.MaxReadBytes < 0 || out.MaxFileBytes < 0 || out.MaxListLimit < 0 || out.MaxAccessLog < 0 || out.MaxDigestBytes < 0 {
 		return out, fmt.Errorf("negative limit: %w", ErrInvalidOptions)
 	}
 	if out.MaxReadBytes == 0 {
@@ -47,6 +51,9 @@ func (o *Options) withDefaults() (Options, error) {
 	}
 	if out.MaxFileBytes == 0 {
 		out.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if out.MaxDigestBytes == 0 {
+		out.MaxDigestBytes = DefaultMaxDigestBytes
 	}
 	if out.MaxListLimit == 0 {
 		out.MaxListLimit = DefaultMaxListLimit
@@ -78,6 +85,14 @@ type Registry struct {
 	pools  map[string]*pool // configured and derived
 	ids    []string         // the configured ones, sorted
 	closed atomic.Bool
+
+	// digests holds the chunk digests of file versions verified whole, so
+	// that later pages re-hash only their own chunks (read.go).
+	digests *digestCache
+	// hashed counts the file bytes Read has hashed, whole-file checks and
+	// chunk checks alike: what makes paging O(page) observable
+	// (TestPageHashesOnlyItsChunks).
+	hashed atomic.Int64
 }
 
 // ErrPoolExists is returned by AddPool for an id already taken by another
@@ -140,7 +155,7 @@ func OpenRegistry(cfgs []PoolConfig, opts *Options) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Registry{opts: o, pools: make(map[string]*pool, len(cfgs))}
+	r := &Registry{opts: o, pools: make(map[string]*pool, len(cfgs)), digests: newDigestCache(o.MaxDigestBytes)}
 	for _, cfg := range cfgs {
 		if _, dup := r.pools[cfg.ID]; dup {
 			r.Close()
