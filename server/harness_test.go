@@ -207,6 +207,9 @@ func withHTTP(t testing.TB, cfg, settings string) string {
 	if !strings.Contains(cfg, httpBlock) {
 		t.Fatal("the transports.http block of testConfig moved")
 	}
+	if strings.Contains(inner, "refusal_audit_window_seconds") { // the caller's own window
+		return strings.Replace(cfg, httpBlock, "  http: {"+inner+"}\n", 1)
+	}
 	return strings.Replace(cfg, httpBlock, "  http: {refusal_audit_window_seconds: 3600, "+inner+"}\n", 1)
 }
 
