@@ -12,7 +12,7 @@ import (
 // before exiting 0 without running anything. TestHelpNamesEveryFlag keeps
 // it in step with the flags each command defines.
 var helpText = map[string]string{
-	"serve": `Usage: airlock serve [--config FILE] [--state DIR] [--http ADDR] [--context HANDLE] [--log-level LEVEL]
+	"serve": `Usage: airlock serve [--config FILE] [--state DIR] [--http ADDR] [--context HANDLE] [--log-level LEVEL] [--log-format FORMAT]
 
 Run the MCP server: stdio by default (one client, e.g. Claude Desktop), or
 streamable HTTP at /mcp and SSE at /sse with --http.
@@ -23,6 +23,8 @@ streamable HTTP at /mcp and SSE at /sse with --http.
   --http ADDR        serve HTTP on ADDR (e.g. 127.0.0.1:8080) instead of stdio
   --context HANDLE   stdio: run in the child context with this handle (airlock context create)
   --log-level LEVEL  debug, info (default), warn, error; logs go to stderr
+  --log-format FORMAT  text (default) or json: one object per line; each tool call logs one
+                     info line (call id, context, tool, decision, rule, outcome, duration)
 `,
 	"audit": `Usage: airlock audit verify [--witness FILE] [--state DIR]
        airlock audit tail [-n N] [--follow] [--json] [--state DIR]

@@ -17,11 +17,12 @@ func runServe(ctx context.Context, args []string, io Streams) error {
 	state := fs.String("state", "", "state directory (default $AIRLOCK_STATE, else $XDG_STATE_HOME/airlock)")
 	addr := fs.String("http", "", "serve streamable HTTP at /mcp and SSE at /sse on this address instead of stdio")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	format := fs.String("log-format", "text", "log format: text or json (one object per line)")
 	ctxHandle := fs.String("context", "", "stdio: run in the child context with this handle (from `airlock context create`)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	log, err := newLogger(io.Err, *level)
+	log, err := newLogger(io.Err, *level, *format)
 	if err != nil {
 		return err
 	}

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"runtime/debug"
 	"time"
 	"unicode/utf8"
 
+	"github.com/airlock-dev/airlock/calllog"
 	"github.com/airlock-dev/airlock/contexts"
 	"github.com/airlock-dev/airlock/phasegate"
 	"github.com/airlock-dev/airlock/policy"
@@ -54,6 +56,8 @@ const maxRecordedArgs = 64 << 10
 type call struct {
 	s     *Session
 	in    Call
+	id    string       // the call id (calllog), on every log line the call causes
+	log   *slog.Logger // the runner's logger with the call id
 	rec   *store.Record
 	start time.Time
 	tool  toolkit.Tool
@@ -73,7 +77,9 @@ type call struct {
 // Run executes one tool call through the fixed steps and returns what the
 // agent may see. It never panics and always writes an audit record.
 func (s *Session) Run(ctx context.Context, in Call) *Response {
-	c := &call{s: s, in: in, rec: s.record(""), start: s.r.now()}
+	id := calllog.NewID()
+	ctx = calllog.WithID(ctx, id)
+	c := &call{s: s, in: in, id: id, log: s.r.log.With(calllog.Key, id), rec: s.record(""), start: s.r.now()}
 	c.rec.Tool = boundedName(in.Tool)
 	// Step 7 runs first in time so that whatever step ends the call, the
 	// record already holds only redacted arguments.

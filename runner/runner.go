@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/attribution"
+	"github.com/airlock-dev/airlock/calllog"
 	"github.com/airlock-dev/airlock/challenge"
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/declarations"
@@ -83,6 +84,8 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
+	// Lines logged with a call's context carry its id (calllog).
+	r.log = slog.New(calllog.Handler(r.log.Handler()))
 	if r.now == nil {
 		r.now = time.Now
 	}
