@@ -28,15 +28,21 @@ streamable HTTP at /mcp and SSE at /sse with --http.
 `,
 	"audit": `Usage: airlock audit verify [--witness FILE] [--state DIR]
        airlock audit tail [-n N] [--follow] [--json] [--state DIR]
-       airlock audit export [--state DIR]
+       airlock audit export [--format jsonl] [--from SEQ] [--cursor FILE] [--follow] [--poll D] [--state DIR]
 
 verify   check the hash chain and the witness checkpoints (exit 1 and the first bad record)
 tail     print the last records as a table (or JSON lines), optionally following new ones
-export   print every record as JSON lines
+export   print the records as JSON lines (each with its seq) in chain order, from --from or
+         the cursor on; with --follow keep printing new ones (for a SIEM)
 
   --state DIR     state directory (as for serve)
   -n N            tail: number of records (default 20)
-  --follow        tail: keep printing new records
+  --follow        tail, export: keep printing new records
+  --poll D        tail, export --follow: how often to look for new records (default 500ms)
+  --format jsonl  export: the output format (the only one)
+  --from SEQ      export: first seq to print (default 1); resume with the last seq seen + 1
+  --cursor FILE   export: read the next seq from FILE at start (if it exists) and replace it
+                  atomically after every flushed batch and on SIGINT/SIGTERM
   --json          tail: JSON lines instead of a table
   --witness FILE  verify: check against this witness file (e.g. a mirror)
 `,
