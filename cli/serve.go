@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/metrics"
 	"github.com/airlock-dev/airlock/runner"
 	"github.com/airlock-dev/airlock/server"
 )
@@ -30,12 +31,16 @@ func runServe(ctx context.Context, args []string, io Streams) error {
 	if err != nil {
 		return err
 	}
-	r, err := runner.New(cfg, dir, &runner.Options{Logger: log})
+	var m *metrics.Metrics
+	if *addr != "" { // served at /metrics on the HTTP listener only
+		m = metrics.New()
+	}
+	r, err := runner.New(cfg, dir, &runner.Options{Logger: log, Metrics: m})
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	srv, err := server.New(r, &server.Options{Logger: log, StdioContext: *ctxHandle})
+	srv, err := server.New(r, &server.Options{Logger: log, StdioContext: *ctxHandle, Metrics: m})
 	if err != nil {
 		return err
 	}
@@ -78,5 +83,6 @@ func serveHTTP(ctx context.Context, addr string, srv *server.Server, io Streams)
 	}
 	defer ln.Close()
 	fmt.Fprintf(io.Err, "airlock: serving streamable HTTP at http://%s%s and SSE at http://%s%s\n", ln.Addr(), server.PathStreamable, ln.Addr(), server.PathSSE)
+	fmt.Fprintf(io.Err, "airlock: metrics at http://%s%s, health at %s and %s\n", ln.Addr(), server.PathMetrics, server.PathHealthz, server.PathReadyz)
 	return srv.ServeHTTP(ctx, ln)
 }

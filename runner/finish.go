@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -37,7 +38,10 @@ func (c *call) finish(ctx context.Context, res *toolkit.Result, err error) *Resp
 	}
 	// 13. audit — durable before the response leaves. Use a context that
 	// outlives a cancelled call: a call the client abandoned is still recorded.
-	if aerr := c.s.r.db.Append(context.WithoutCancel(ctx), c.rec); aerr != nil {
+	c.auditStart = time.Now()
+	aerr := c.s.r.db.Append(context.WithoutCancel(ctx), c.rec)
+	defer c.observe(time.Now())
+	if aerr != nil {
 		c.log.Error("audit append failed; refusing call", "session", c.s.id, "tool", c.rec.Tool, "err", aerr)
 		c.rec.Outcome, c.rec.Violation = "error", string(violation.AuditUnavailable)
 		c.logLine()

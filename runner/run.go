@@ -63,6 +63,9 @@ type call struct {
 	tool  toolkit.Tool
 	mode  phasegate.Mode
 
+	// Step boundaries for metrics (zero when the call never got there).
+	execStart, execEnd, auditStart time.Time
+
 	// The runtime context, loaded from the store at the start of every
 	// call, so an operator's phase change or another process's usage is
 	// seen at once: the context and its ancestors, its effective phase, the
@@ -161,11 +164,13 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 	}
 	// 9. execute.
 	var res *toolkit.Result
+	c.execStart = time.Now()
 	err = guard(func() error {
 		var herr error
 		res, herr = tool.Handle(ctx, env, args)
 		return herr
 	})
+	c.execEnd = time.Now()
 	if err == nil && res == nil {
 		err = errors.New("handler returned no result")
 	}

@@ -28,6 +28,7 @@ type Sandbox struct {
 	cgroups    *cgroupSetup
 	log        *slog.Logger
 	report     Report
+	onRun      func(*Result, error)
 }
 
 // New checks every mechanism (Probe), then dry-runs the trampoline, which
@@ -86,6 +87,7 @@ func New(opts *Options) (*Sandbox, error) {
 	if !st.Active {
 		return nil, &UnavailableError{Reason: "self-test: " + st.Detail, Report: s.Report()}
 	}
+	s.onRun = o.OnRun // after the self-test: it is not a pipeline run
 	return s, nil
 }
 
@@ -134,6 +136,9 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (*Result, error) {
 	res, err := s.execute(ctx, ws, lim, spec.Stdin, spec.Collect)
 	if err == nil && res.KillReason == KillCanceled {
 		err = ctx.Err()
+	}
+	if s.onRun != nil {
+		s.onRun(res, err)
 	}
 	return res, err
 }
