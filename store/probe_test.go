@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/store"
+	"github.com/airlock-dev/airlock/store/pgtest"
 )
 
 // TestWritable (issue 12 item 2, /readyz): the probe passes on a healthy
@@ -94,4 +95,38 @@ func sum(xs []int) (n int) {
 		n += x
 	}
 	return n
+}
+
+// TestPostgresWritable: the probe is the same on the PostgreSQL backend:
+// it passes, leaves nothing behind, and fails while another session holds
+// the settings table locked past the probe's deadline.
+func TestPostgresWritable(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	db := openPG(t, dsn, nil)
+	if err := db.Writable(ctx); err != nil {
+		t.Fatalf("healthy store: %v", err)
+	}
+	raw := rawPG(t, dsn)
+	var n int
+	if err := raw.QueryRow(`SELECT count(*) FROM settings WHERE name = 'airlock.ready-probe'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("the probe left %d rows (%v)", n, err)
+	}
+	tx, err := raw.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `LOCK TABLE settings IN EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if err := db.Writable(pctx); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("locked: %v, want ErrUnavailable", err)
+	}
+	tx.Rollback()
+	if err := db.Writable(ctx); err != nil {
+		t.Fatalf("after the lock is released: %v", err)
+	}
 }
