@@ -167,6 +167,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(lockEnv); path != "" {
 		os.Exit(holdLock(path))
 	}
+	if args := os.Getenv(cliEnv); args != "" {
+		os.Exit(helperCLI(args))
+	}
 	code := pgtest.Run(m) // PostgreSQL for postgres_test.go, started on first use
 	if binDir != "" {     // built by airlockBinary
 		os.RemoveAll(binDir)

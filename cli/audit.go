@@ -17,9 +17,13 @@ func runAudit(ctx context.Context, args []string, io Streams) error {
 	fs := newFlags("audit "+args[0], io)
 	state := fs.String("state", "", "state directory")
 	n := fs.Int("n", 20, "tail: number of records")
-	follow := fs.Bool("follow", false, "tail: keep printing new records")
+	follow := fs.Bool("follow", false, "tail, export: keep printing new records")
 	asJSON := fs.Bool("json", false, "tail: print JSON lines instead of a table")
 	witnessFile := fs.String("witness", "", "verify: check against this witness file (e.g. a mirror) instead of the state directory's")
+	format := fs.String("format", "jsonl", "export: output format (jsonl)")
+	from := fs.Int64("from", 0, "export: first seq to print (default 1, or the cursor's)")
+	cursor := fs.String("cursor", "", "export: file holding the next seq, read at start and replaced after each flushed batch")
+	poll := fs.Duration("poll", 500*time.Millisecond, "tail/export --follow: how often to look for new records")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
 	}
@@ -32,10 +36,12 @@ func runAudit(ctx context.Context, args []string, io Streams) error {
 	case "verify":
 		return auditVerify(ctx, op, *witnessFile, io)
 	case "tail":
-		return auditTail(ctx, op, io, *n, *follow, *asJSON)
+		return auditTail(ctx, op, io, *n, *follow, *asJSON, *poll)
 	case "export":
-		enc := json.NewEncoder(io.Out)
-		return op.Scan(ctx, 0, func(r *runner.AuditRecord) error { return enc.Encode(r) })
+		if *from < 0 || *poll <= 0 {
+			return fmt.Errorf("--from must be ≥ 1 and --poll positive: %w", ErrUsage)
+		}
+		return auditExport(ctx, op, io, exportOptions{format: *format, from: *from, cursor: *cursor, follow: *follow, poll: *poll})
 	default:
 		return fmt.Errorf("unknown audit command %q: %w", args[0], ErrUsage)
 	}
@@ -65,7 +71,7 @@ func auditVerify(ctx context.Context, op *runner.Operator, witnessFile string, i
 	return nil
 }
 
-func auditTail(ctx context.Context, op *runner.Operator, io Streams, n int, follow, asJSON bool) error {
+func auditTail(ctx context.Context, op *runner.Operator, io Streams, n int, follow, asJSON bool, poll time.Duration) error {
 	recs, err := op.Tail(ctx, n)
 	if err != nil {
 		return err
@@ -93,7 +99,7 @@ func auditTail(ctx context.Context, op *runner.Operator, io Streams, n int, foll
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(500 * time.Millisecond):
+		case <-time.After(poll):
 		}
 		err := op.Scan(ctx, last, func(r *runner.AuditRecord) error {
 			last = r.Seq

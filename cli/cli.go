@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/airlock-dev/airlock/calllog"
 	"github.com/airlock-dev/airlock/killswitch"
 	"github.com/airlock-dev/airlock/runner"
 	"github.com/airlock-dev/airlock/schemas"
@@ -238,10 +239,22 @@ func printSchema(w io.Writer) error {
 	return err
 }
 
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+// newLogger builds serve's logger: text (logfmt) or JSON lines on w, and
+// every line logged with a call's context carries the call id (calllog).
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
 		return nil, fmt.Errorf("--log-level %q: %w", level, ErrUsage)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	opts := &slog.HandlerOptions{Level: l}
+	var h slog.Handler
+	switch format {
+	case "text":
+		h = slog.NewTextHandler(w, opts)
+	case "json":
+		h = slog.NewJSONHandler(w, opts)
+	default:
+		return nil, fmt.Errorf("--log-format %q (want json or text): %w", format, ErrUsage)
+	}
+	return slog.New(calllog.Handler(h)), nil
 }

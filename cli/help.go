@@ -12,7 +12,7 @@ import (
 // before exiting 0 without running anything. TestHelpNamesEveryFlag keeps
 // it in step with the flags each command defines.
 var helpText = map[string]string{
-	"serve": `Usage: airlock serve [--config FILE] [--state DIR] [--http ADDR] [--context HANDLE] [--log-level LEVEL]
+	"serve": `Usage: airlock serve [--config FILE] [--state DIR] [--http ADDR] [--context HANDLE] [--log-level LEVEL] [--log-format FORMAT]
 
 Run the MCP server: stdio by default (one client, e.g. Claude Desktop), or
 streamable HTTP at /mcp and SSE at /sse with --http.
@@ -23,18 +23,26 @@ streamable HTTP at /mcp and SSE at /sse with --http.
   --http ADDR        serve HTTP on ADDR (e.g. 127.0.0.1:8080) instead of stdio
   --context HANDLE   stdio: run in the child context with this handle (airlock context create)
   --log-level LEVEL  debug, info (default), warn, error; logs go to stderr
+  --log-format FORMAT  text (default) or json: one object per line; each tool call logs one
+                     info line (call id, context, tool, decision, rule, outcome, duration)
 `,
 	"audit": `Usage: airlock audit verify [--witness FILE] [--state DIR]
        airlock audit tail [-n N] [--follow] [--json] [--state DIR]
-       airlock audit export [--state DIR]
+       airlock audit export [--format jsonl] [--from SEQ] [--cursor FILE] [--follow] [--poll D] [--state DIR]
 
 verify   check the hash chain and the witness checkpoints (exit 1 and the first bad record)
 tail     print the last records as a table (or JSON lines), optionally following new ones
-export   print every record as JSON lines
+export   print the records as JSON lines (each with its seq) in chain order, from --from or
+         the cursor on; with --follow keep printing new ones (for a SIEM)
 
   --state DIR     state directory (as for serve)
   -n N            tail: number of records (default 20)
-  --follow        tail: keep printing new records
+  --follow        tail, export: keep printing new records
+  --poll D        tail, export --follow: how often to look for new records (default 500ms)
+  --format jsonl  export: the output format (the only one)
+  --from SEQ      export: first seq to print (default 1); resume with the last seq seen + 1
+  --cursor FILE   export: read the next seq from FILE at start (if it exists) and replace it
+                  atomically after every flushed batch and on SIGINT/SIGTERM
   --json          tail: JSON lines instead of a table
   --witness FILE  verify: check against this witness file (e.g. a mirror)
 `,

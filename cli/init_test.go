@@ -170,12 +170,18 @@ func treeSnapshot(t *testing.T, root string) string {
 // connects a real mcp-go client to it over stdio framing.
 func serveStdio(t *testing.T, args ...string) *client.Client {
 	t.Helper()
+	return serveStdioLog(t, io.Discard, args...)
+}
+
+// serveStdioLog is serveStdio with serve's stderr (its log) going to errW.
+func serveStdioLog(t *testing.T, errW io.Writer, args ...string) *client.Client {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	inR, inW := io.Pipe()   // client → server
 	outR, outW := io.Pipe() // server → client
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, append([]string{"serve"}, args...), Streams{In: inR, Out: outW, Err: io.Discard})
+		done <- Run(ctx, append([]string{"serve"}, args...), Streams{In: inR, Out: outW, Err: errW})
 		outW.Close()
 	}()
 	c := client.NewClient(transport.NewIO(outR, inW, io.NopCloser(strings.NewReader(""))))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/metrics"
 	"github.com/airlock-dev/airlock/runner"
 	"github.com/airlock-dev/airlock/server"
 )
@@ -17,11 +18,12 @@ func runServe(ctx context.Context, args []string, io Streams) error {
 	state := fs.String("state", "", "state directory (default $AIRLOCK_STATE, else $XDG_STATE_HOME/airlock)")
 	addr := fs.String("http", "", "serve streamable HTTP at /mcp and SSE at /sse on this address instead of stdio")
 	level := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	format := fs.String("log-format", "text", "log format: text or json (one object per line)")
 	ctxHandle := fs.String("context", "", "stdio: run in the child context with this handle (from `airlock context create`)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	log, err := newLogger(io.Err, *level)
+	log, err := newLogger(io.Err, *level, *format)
 	if err != nil {
 		return err
 	}
@@ -29,12 +31,16 @@ func runServe(ctx context.Context, args []string, io Streams) error {
 	if err != nil {
 		return err
 	}
-	r, err := runner.New(cfg, dir, &runner.Options{Logger: log})
+	var m *metrics.Metrics
+	if *addr != "" { // served at /metrics on the HTTP listener only
+		m = metrics.New()
+	}
+	r, err := runner.New(cfg, dir, &runner.Options{Logger: log, Metrics: m})
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	srv, err := server.New(r, &server.Options{Logger: log, StdioContext: *ctxHandle})
+	srv, err := server.New(r, &server.Options{Logger: log, StdioContext: *ctxHandle, Metrics: m})
 	if err != nil {
 		return err
 	}
@@ -77,5 +83,6 @@ func serveHTTP(ctx context.Context, addr string, srv *server.Server, io Streams)
 	}
 	defer ln.Close()
 	fmt.Fprintf(io.Err, "airlock: serving streamable HTTP at http://%s%s and SSE at http://%s%s\n", ln.Addr(), server.PathStreamable, ln.Addr(), server.PathSSE)
+	fmt.Fprintf(io.Err, "airlock: metrics at http://%s%s, health at %s and %s\n", ln.Addr(), server.PathMetrics, server.PathHealthz, server.PathReadyz)
 	return srv.ServeHTTP(ctx, ln)
 }

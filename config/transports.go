@@ -25,8 +25,10 @@ type StdioTransport struct {
 type HTTPTransport struct {
 	AnonymousRole string `json:"anonymous_role,omitempty" jsonschema:"description=Role for requests without a token. Empty (the default) means such requests get 401. Refused on a non-loopback address unless allow_anonymous_remote is set."`
 	// AllowAnonymousRemote forces anonymous_role on a non-loopback bind.
-	AllowAnonymousRemote bool  `json:"allow_anonymous_remote,omitempty" jsonschema:"description=Serve anonymous_role on a non-loopback address anyway: anyone who can reach the port gets that role. Logged as a warning at start."`
-	MaxBodyBytes         int64 `json:"max_body_bytes,omitempty" jsonschema:"minimum=0,description=Largest request body accepted (default 1048576); larger gets 413."`
+	AllowAnonymousRemote bool `json:"allow_anonymous_remote,omitempty" jsonschema:"description=Serve anonymous_role on a non-loopback address anyway: anyone who can reach the port gets that role. Logged as a warning at start."`
+	// MetricsRole may read /metrics from the network (issue 12 item 2).
+	MetricsRole  string `json:"metrics_role,omitempty" jsonschema:"description=Role whose bearer tokens may read /metrics from any address. Empty (the default): /metrics answers loopback peers only. Never the anonymous role from the network."`
+	MaxBodyBytes int64  `json:"max_body_bytes,omitempty" jsonschema:"minimum=0,description=Largest request body accepted (default 1048576); larger gets 413."`
 	// MaxSessionsPerPrincipal caps open Mcp-Session-Ids per principal.
 	MaxSessionsPerPrincipal int `json:"max_sessions_per_principal,omitempty" jsonschema:"minimum=0,description=Open streamable HTTP sessions one principal may hold (default 16); initialize beyond it gets 429."`
 	// SessionIdleTimeoutSeconds closes sessions nobody used for that long.
@@ -99,6 +101,11 @@ func (c *Config) checkTransports() error {
 	if ar := c.Transports.HTTP.AnonymousRole; ar != "" {
 		if _, ok := c.Roles[ar]; !ok {
 			return c.at("$.transports.http.anonymous_role", fmt.Errorf("role %q: %w", ar, ErrUnknownReference))
+		}
+	}
+	if mr := c.Transports.HTTP.MetricsRole; mr != "" {
+		if _, ok := c.Roles[mr]; !ok {
+			return c.at("$.transports.http.metrics_role", fmt.Errorf("role %q: %w", mr, ErrUnknownReference))
 		}
 	}
 	if _, err := edge.NewOrigins(c.Transports.HTTP.AllowedOrigins); err != nil {

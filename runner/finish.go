@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -24,7 +25,7 @@ func (c *call) finish(ctx context.Context, res *toolkit.Result, err error) *Resp
 		// The outputs exist whatever happens here; if the pool cannot be
 		// registered the agent is told so and the audit keeps the cause.
 		if derr := c.s.r.addDerived(ctx, c.s.contextID, res.Derived); derr != nil {
-			c.s.r.log.Error("registering a run's output pool", "context", c.s.contextID, "pool", res.Derived.ID, "err", derr)
+			c.log.Error("registering a run's output pool", "context", c.s.contextID, "pool", res.Derived.ID, "err", derr)
 			c.rec.Error = truncateString(derr.Error(), 4096)
 			res.Text += "(The output pool could not be registered; the outputs are kept on the server.)\n"
 		}
@@ -37,13 +38,45 @@ func (c *call) finish(ctx context.Context, res *toolkit.Result, err error) *Resp
 	}
 	// 13. audit — durable before the response leaves. Use a context that
 	// outlives a cancelled call: a call the client abandoned is still recorded.
-	if aerr := c.s.r.db.Append(context.WithoutCancel(ctx), c.rec); aerr != nil {
-		c.s.r.log.Error("audit append failed; refusing call", "session", c.s.id, "tool", c.rec.Tool, "err", aerr)
+	c.auditStart = time.Now()
+	aerr := c.s.r.db.Append(context.WithoutCancel(ctx), c.rec)
+	defer c.observe(time.Now())
+	if aerr != nil {
+		c.log.Error("audit append failed; refusing call", "session", c.s.id, "tool", c.rec.Tool, "err", aerr)
+		c.rec.Outcome, c.rec.Violation = "error", string(violation.AuditUnavailable)
+		c.logLine()
 		return &Response{IsError: true, Code: violation.AuditUnavailable,
 			Text: violation.New(violation.AuditUnavailable, "the audit trail cannot be written; call refused").Public()}
 	}
 	resp.AuditSeq = c.rec.Seq
+	c.logLine()
 	return resp
+}
+
+// logLine is the call's one info line: who, where, what was decided and
+// how it ended, and the audit seq to find the full record. It carries ids,
+// names and codes only — never an argument value, a reason or an error
+// text, which may quote what the agent sent (SECURITY.md, "logs";
+// TestServeLogsOneJSONLinePerCall). An unknown tool's agent-chosen name
+// is not logged either.
+func (c *call) logLine() {
+	tool := "(unknown)"
+	if c.tool.Name != "" {
+		tool = c.tool.Name
+	}
+	attrs := []any{"context", c.s.contextID, "session", c.s.id, "principal", c.s.principal,
+		"tool", tool, "capability", c.rec.Capability, "decision", c.rec.Decision, "rule", c.rec.RuleID,
+		"outcome", c.rec.Outcome, "duration_ms", float64(c.rec.DurationMicros) / 1000}
+	if c.rec.Violation != "" {
+		attrs = append(attrs, "violation", c.rec.Violation)
+	}
+	if c.rec.ErrorRef != "" {
+		attrs = append(attrs, "ref", c.rec.ErrorRef)
+	}
+	if c.rec.Seq != 0 {
+		attrs = append(attrs, "audit_seq", c.rec.Seq)
+	}
+	c.log.Info("call", attrs...)
 }
 
 // boundError is step 10: the agent sees a violation code and a message
@@ -54,7 +87,7 @@ func (c *call) boundError(err error) *Response {
 		ref := newRef()
 		v = violation.Wrap(violation.Internal, err, "internal error (ref %s)", ref)
 		c.rec.ErrorRef = ref
-		c.s.r.log.Error("tool call failed", "ref", ref, "session", c.s.id, "tool", c.rec.Tool, "err", err)
+		c.log.Error("tool call failed", "ref", ref, "session", c.s.id, "tool", c.rec.Tool, "err", err)
 	}
 	c.rec.Violation = string(v.Code)
 	c.rec.Outcome = outcomeOf(v.Code)

@@ -41,7 +41,7 @@ func newPipelineHost(cfg *config.Config, stateDir string, opts *Options, log *sl
 		host.Unavailable = err
 		return host
 	}
-	sb, err := sandbox.New(&sandbox.Options{TrampolinePath: opts.SandboxTrampoline, Logger: log})
+	sb, err := sandbox.New(&sandbox.Options{TrampolinePath: opts.SandboxTrampoline, Logger: log, OnRun: sandboxObserver(opts.Metrics)})
 	if err != nil {
 		log.Warn("run_pipeline disabled: the sandbox is unavailable", "err", err)
 		host.Unavailable = err

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"runtime/debug"
 	"time"
 	"unicode/utf8"
 
+	"github.com/airlock-dev/airlock/calllog"
 	"github.com/airlock-dev/airlock/contexts"
 	"github.com/airlock-dev/airlock/phasegate"
 	"github.com/airlock-dev/airlock/policy"
@@ -54,10 +56,15 @@ const maxRecordedArgs = 64 << 10
 type call struct {
 	s     *Session
 	in    Call
+	id    string       // the call id (calllog), on every log line the call causes
+	log   *slog.Logger // the runner's logger with the call id
 	rec   *store.Record
 	start time.Time
 	tool  toolkit.Tool
 	mode  phasegate.Mode
+
+	// Step boundaries for metrics (zero when the call never got there).
+	execStart, execEnd, auditStart time.Time
 
 	// The runtime context, loaded from the store at the start of every
 	// call, so an operator's phase change or another process's usage is
@@ -73,7 +80,9 @@ type call struct {
 // Run executes one tool call through the fixed steps and returns what the
 // agent may see. It never panics and always writes an audit record.
 func (s *Session) Run(ctx context.Context, in Call) *Response {
-	c := &call{s: s, in: in, rec: s.record(""), start: s.r.now()}
+	id := calllog.NewID()
+	ctx = calllog.WithID(ctx, id)
+	c := &call{s: s, in: in, id: id, log: s.r.log.With(calllog.Key, id), rec: s.record(""), start: s.r.now()}
 	c.rec.Tool = boundedName(in.Tool)
 	// Step 7 runs first in time so that whatever step ends the call, the
 	// record already holds only redacted arguments.
@@ -155,11 +164,13 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 	}
 	// 9. execute.
 	var res *toolkit.Result
+	c.execStart = time.Now()
 	err = guard(func() error {
 		var herr error
 		res, herr = tool.Handle(ctx, env, args)
 		return herr
 	})
+	c.execEnd = time.Now()
 	if err == nil && res == nil {
 		err = errors.New("handler returned no result")
 	}

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/attribution"
+	"github.com/airlock-dev/airlock/calllog"
 	"github.com/airlock-dev/airlock/challenge"
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/metrics"
 	"github.com/airlock-dev/airlock/redact"
 	"github.com/airlock-dev/airlock/sources"
 	"github.com/airlock-dev/airlock/store"
@@ -30,6 +32,10 @@ type Options struct {
 	Logger *slog.Logger
 	Now    func() time.Time
 
+	// Metrics receives the runner's, the store's and the sandbox's series
+	// (issue 12 item 2); nil records none.
+	Metrics *metrics.Metrics
+
 	// SandboxTrampoline is the cgo-free binary the sandbox re-executes
 	// (default: this executable, which calls sandbox.MaybeRunTrampoline).
 	SandboxTrampoline string
@@ -41,6 +47,7 @@ type Options struct {
 type Runner struct {
 	gen      atomic.Pointer[generation] // config + policies; swapped by Reload
 	log      *slog.Logger
+	metrics  *metrics.Metrics // nil-safe
 	now      func() time.Time
 	db       *store.DB
 	pools    *sources.Registry
@@ -78,11 +85,13 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	r := &Runner{log: opts.Logger, now: opts.Now,
+	r := &Runner{log: opts.Logger, now: opts.Now, metrics: opts.Metrics,
 		tools: map[string]toolkit.Tool{}}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
+	// Lines logged with a call's context carry its id (calllog).
+	r.log = slog.New(calllog.Handler(r.log.Handler()))
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -108,6 +117,7 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		sopts = *opts.storeOpts
 	}
 	sopts.OnCommit = r.anchor.notify
+	sopts.OnBatch = r.metrics.AuditCommit
 	sopts.Instance = instance
 	if r.db, err = openStore(storeLocation(cfg.Store, stateDir), &sopts); err != nil {
 		r.anchor.log.Close()
@@ -149,6 +159,7 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		return nil, err
 	}
 	r.gen.Store(gen)
+	r.registerGauges()
 	return r, nil
 }
 

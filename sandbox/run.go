@@ -28,6 +28,7 @@ type Sandbox struct {
 	cgroups    *cgroupSetup
 	log        *slog.Logger
 	report     Report
+	onRun      func(*Result, error)
 }
 
 // New checks every mechanism (Probe), then dry-runs the trampoline, which
@@ -86,6 +87,7 @@ func New(opts *Options) (*Sandbox, error) {
 	if !st.Active {
 		return nil, &UnavailableError{Reason: "self-test: " + st.Detail, Report: s.Report()}
 	}
+	s.onRun = o.OnRun // after the self-test: it is not a pipeline run
 	return s, nil
 }
 
@@ -134,6 +136,9 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (*Result, error) {
 	res, err := s.execute(ctx, ws, lim, spec.Stdin, spec.Collect)
 	if err == nil && res.KillReason == KillCanceled {
 		err = ctx.Err()
+	}
+	if s.onRun != nil {
+		s.onRun(res, err)
 	}
 	return res, err
 }
@@ -225,10 +230,10 @@ func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin [
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	s.log.Debug("sandbox: run starting", "run", runID, "cgroup", "airlock-"+runID, "dry_run", ws.DryRun)
+	s.log.DebugContext(ctx, "sandbox: run starting", "run", runID, "cgroup", "airlock-"+runID, "dry_run", ws.DryRun)
 	defer func() {
 		if err := cg.remove(); err != nil {
-			s.log.Warn("sandbox: cgroup cleanup", "run", runID, "err", err)
+			s.log.WarnContext(ctx, "sandbox: cgroup cleanup", "run", runID, "err", err)
 		}
 	}()
 	scratch, err := newScratch(lim.DiskBytes, scratchInodes+mountPoints(ws))
@@ -252,12 +257,12 @@ func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin [
 	dur := time.Since(start)
 	stopWatch()
 	if waitErr != nil && errors.Is(waitErr, exec.ErrWaitDelay) {
-		s.log.Warn("sandbox: output pipes held open after exit", "run", runID)
+		s.log.WarnContext(ctx, "sandbox: output pipes held open after exit", "run", runID)
 	}
 	// If the wall clock or ctx ended the run while it was still being set
 	// up, the setup "failure" is only the consequence: report the kill.
 	if reason := l.kl.why(); setupErr != nil && reason != KillWallTime && reason != KillCanceled {
-		s.log.Debug("sandbox: setup failed", "run", runID, "err", setupErr)
+		s.log.DebugContext(ctx, "sandbox: setup failed", "run", runID, "err", setupErr)
 		return nil, setupErr
 	}
 	res := buildResult(l.cmd.ProcessState, l.kl.why(), cg.stats(), lim)
@@ -274,7 +279,7 @@ func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin [
 			res.LimitsHit = appendOnce(res.LimitsHit, LimitDisk)
 		}
 	}
-	s.log.Debug("sandbox: run ended", "run", runID, "exit", res.ExitCode, "signal", res.Signal,
+	s.log.DebugContext(ctx, "sandbox: run ended", "run", runID, "exit", res.ExitCode, "signal", res.Signal,
 		"kill_reason", res.KillReason, "duration", dur, "disk_bytes", res.DiskBytes)
 	if collect != nil {
 		if err := collectOut(scratch, collect); err != nil {

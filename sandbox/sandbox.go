@@ -218,4 +218,7 @@ type Options struct {
 	CgroupParent string
 	// Logger receives one debug line per run; nil discards.
 	Logger *slog.Logger
+	// OnRun, when set, is told how every Run ended (res nil when nothing
+	// ran), after the run: metrics. It must not block.
+	OnRun func(res *Result, err error)
 }

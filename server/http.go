@@ -37,7 +37,8 @@ const HeaderContext = "Airlock-Context"
 // Handler serves streamable HTTP at /mcp — the session-oriented revisions
 // (up to 2025-11-25) and the sessionless 2026-07-28 side by side — and SSE
 // at /sse (+ /message), every request authenticated first and every
-// session-oriented request checked against the server's own sessions.
+// session-oriented request checked against the server's own sessions;
+// and the operator endpoints /metrics, /healthz and /readyz (ops.go).
 func (s *Server) Handler() http.Handler {
 	ctxFunc := func(ctx context.Context, r *http.Request) context.Context {
 		if id, ok := r.Context().Value(identityKey{}).(identity); ok {
@@ -67,6 +68,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(PathMessage, s.guard(transportSSE, sse))
 	mux.Handle(oauth.WellKnownPath, s.protectedResourceMetadata())
 	mux.Handle(oauth.WellKnownPath+"/", s.protectedResourceMetadata())
+	s.handleOps(mux)
 	return mux
 }
 

@@ -34,6 +34,7 @@ import (
 
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/edge"
+	"github.com/airlock-dev/airlock/metrics"
 	"github.com/airlock-dev/airlock/runner"
 	"github.com/airlock-dev/airlock/toolkit"
 )
@@ -46,6 +47,9 @@ type Options struct {
 	Logger *slog.Logger
 	// StdioContext is a context handle for stdio calls (serve --context).
 	StdioContext string
+	// Metrics, when set, is served at /metrics on the HTTP listener
+	// (issue 12 item 2); the runner reports into the same registry.
+	Metrics *metrics.Metrics
 }
 
 // Server is Airlock's MCP front end.
@@ -54,6 +58,9 @@ type Server struct {
 	mcp  *mcpserver.MCPServer
 	log  *slog.Logger
 	auth atomic.Pointer[authenticator]
+
+	metrics  *metrics.Metrics // nil: no /metrics
+	notReady atomic.Bool      // /readyz's last answer, to log changes once
 
 	// stdioContext is the context handle stdio calls run in ("" = the
 	// local principal's default context).
@@ -78,7 +85,7 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	s := &Server{r: r, log: opts.Logger, local: map[string]*runner.Session{}, stdioContext: opts.StdioContext}
+	s := &Server{r: r, log: opts.Logger, local: map[string]*runner.Session{}, stdioContext: opts.StdioContext, metrics: opts.Metrics}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -104,7 +104,11 @@ func (db *DB) commitBatch(batch []*appendReq) {
 	if len(live) == 0 {
 		return
 	}
+	began := time.Now()
 	err := db.writeRecords(live)
+	if db.opts.OnBatch != nil {
+		db.opts.OnBatch(len(live), time.Since(began), err != nil)
+	}
 	// Our own commit changed data_version for the kill-switch probe
 	// connection. Re-prime the cache once per batch, before waking the
 	// callers, so their next check is a hit instead of a re-read each.

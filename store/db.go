@@ -41,6 +41,11 @@ type Options struct {
 	// anchor the chain every N records.
 	OnCommit func(lastSeq int64)
 
+	// OnBatch, when set, is called after every group commit attempt with
+	// the number of records in it, how long the write took and whether it
+	// failed, from the writing goroutine: it must not block (metrics).
+	OnBatch func(records int, took time.Duration, failed bool)
+
 	// Instance names this process in every record it appends
 	// ([Record.Instance]); empty records none. At most 128 bytes of UTF-8
 	// without NUL.
@@ -90,6 +95,10 @@ type DB struct {
 	queue      chan *appendReq
 	writerDone chan struct{}
 	insert     *sql.Stmt
+
+	// probing is the readiness probe in flight, if any (see Writable).
+	probeMu sync.Mutex
+	probing *probeRun
 
 	mu     sync.RWMutex // guards closed against Append's send on queue
 	closed bool

@@ -244,3 +244,34 @@ func ReadFile(path string, key []byte) ([]Checkpoint, error) {
 	}
 	return Parse(b, key)
 }
+
+// ErrUnreachable: a witness file (the primary or a mirror) is no longer
+// the file the log opened — its mount went away, or it was deleted or
+// replaced — so checkpoints would not land where `audit verify` looks.
+var ErrUnreachable = errors.New("witness file unreachable")
+
+// Reachable checks, cheaply (two stats per file, no write), that each
+// witness file is still reachable at its path and is the file the log
+// has open. For /readyz; a write failure is still only seen when a
+// checkpoint is written.
+func (l *Log) Reachable() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.files == nil {
+		return errors.New("witness: log is closed")
+	}
+	for _, f := range l.files {
+		open, err := f.Stat()
+		if err != nil {
+			return fmt.Errorf("witness: %s: %w: %w", f.Name(), ErrUnreachable, err)
+		}
+		now, err := os.Stat(f.Name())
+		if err != nil {
+			return fmt.Errorf("witness: %s: %w: %w", f.Name(), ErrUnreachable, err)
+		}
+		if !os.SameFile(open, now) {
+			return fmt.Errorf("witness: %s was replaced: %w", f.Name(), ErrUnreachable)
+		}
+	}
+	return nil
+}
