@@ -42,9 +42,8 @@ func newOpsFixture(t *testing.T, httpSettings string, extraYAML ...string) *opsF
 	t.Helper()
 	setTokens(t)
 	t.Setenv(runnerTokenEnv, tokenOf("runner"))
-	cfg := fmt.Sprintf(testConfig, "local")
+	cfg := withHTTP(t, fmt.Sprintf(testConfig, "local"), httpSettings)
 	for _, r := range [][2]string{
-		{"  stdio: {role: local}\n", "  stdio: {role: local}\n  http: {" + httpSettings + "}\n"},
 		{"  runner: {policy: pipes, pools: [alpha, delta], initial_phase: execution}\n",
 			"  runner: {policy: pipes, pools: [alpha, delta], initial_phase: execution, tokens: [{env: " + runnerTokenEnv + "}]}\n"},
 	} {
