@@ -121,6 +121,13 @@ func DSN(t testing.TB) string {
 		}
 		t.Skipf("PostgreSQL not available (install Debian's postgresql, or set %s): %v", EnvDSN, err)
 	}
+	return WithDatabase(adminDSN, createDatabase(t, ""))
+}
+
+// createDatabase creates a database with a fresh name, empty or copied
+// from template, and returns its name.
+func createDatabase(t testing.TB, template string) string {
+	t.Helper()
 	var b [6]byte
 	rand.Read(b[:])
 	name := "t_" + hex.EncodeToString(b[:])
@@ -131,10 +138,14 @@ func DSN(t testing.TB) string {
 		t.Fatalf("pgtest: connecting to the cluster: %v", err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("pgtest: creating database: %v", err)
+	stmt := "CREATE DATABASE " + name
+	if template != "" {
+		stmt += " TEMPLATE " + pgx.Identifier{template}.Sanitize()
 	}
-	return WithDatabase(adminDSN, name)
+	if _, err := conn.Exec(ctx, stmt); err != nil {
+		t.Fatalf("pgtest: creating database %s: %v", name, err)
+	}
+	return name
 }
 
 // Clone returns a DSN for a new database copied from the one dsn names,
@@ -146,20 +157,7 @@ func Clone(t testing.TB, dsn string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b [6]byte
-	rand.Read(b[:])
-	name := "t_" + hex.EncodeToString(b[:])
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, adminDSN)
-	if err != nil {
-		t.Fatalf("pgtest: connecting to the cluster: %v", err)
-	}
-	defer conn.Close(ctx)
-	src := strings.TrimPrefix(u.Path, "/")
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name+" TEMPLATE "+pgx.Identifier{src}.Sanitize()); err != nil {
-		t.Fatalf("pgtest: cloning %s: %v", src, err)
-	}
+	name := createDatabase(t, strings.TrimPrefix(u.Path, "/"))
 	return WithDatabase(adminDSN, name)
 }
 
