@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/airlock-dev/airlock/policy"
@@ -14,8 +15,12 @@ import (
 
 var readArgs = json.RawMessage(`{"pool":"p","path":"long.txt"}`)
 
+// benchCfgYAML lets the 200-byte file come back whole in one page (the
+// tests' 64-byte output limit is for truncation cases).
+var benchCfgYAML = strings.Replace(cfgYAML, "max_output_bytes: 64", "max_output_bytes: 4096", 1)
+
 func BenchmarkReadDirectHandler(b *testing.B) {
-	r, _ := newRunner(b, nil)
+	r, _ := newRunnerWith(b, benchCfgYAML, nil)
 	s := openSession(b, r)
 	tool := r.tools["read_pool_file"]
 	args, _, err := decode(tool, r.gen.Load().tools[tool.Name].validator, readArgs)
@@ -37,7 +42,7 @@ func BenchmarkReadDirectHandler(b *testing.B) {
 }
 
 func BenchmarkReadGoverned(b *testing.B) {
-	r, _ := newRunner(b, nil)
+	r, _ := newRunnerWith(b, benchCfgYAML, nil)
 	s := openSession(b, r)
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -50,7 +55,7 @@ func BenchmarkReadGoverned(b *testing.B) {
 
 // BenchmarkReadGovernedParallel: concurrent calls share group commits.
 func BenchmarkReadGovernedParallel(b *testing.B) {
-	r, _ := newRunner(b, nil)
+	r, _ := newRunnerWith(b, benchCfgYAML, nil)
 	s := openSession(b, r)
 	ctx := context.Background()
 	b.SetParallelism(16)
@@ -69,7 +74,7 @@ func BenchmarkReadGovernedParallel(b *testing.B) {
 // skips the durable append of step 13, separating the boundary's CPU cost
 // from the cost of an fsync per call.
 func BenchmarkReadGovernedNoCommit(b *testing.B) {
-	r, _ := newRunner(b, nil)
+	r, _ := newRunnerWith(b, benchCfgYAML, nil)
 	s := openSession(b, r)
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -82,6 +87,23 @@ func BenchmarkReadGovernedNoCommit(b *testing.B) {
 		}
 		if resp := c.render(res); resp.IsError {
 			b.Fatal(resp.Text)
+		}
+	}
+}
+
+// TestBenchmarksRun is the harnesses' smoke test: make bench must not be
+// the first place a broken benchmark shows (a change of the output limit
+// once made every one of these fail before measuring anything).
+func TestBenchmarksRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs each benchmark for its default time")
+	}
+	for name, bf := range map[string]func(*testing.B){
+		"ReadDirectHandler": BenchmarkReadDirectHandler, "ReadGoverned": BenchmarkReadGoverned,
+		"ReadGovernedParallel": BenchmarkReadGovernedParallel, "ReadGovernedNoCommit": BenchmarkReadGovernedNoCommit,
+	} {
+		if r := testing.Benchmark(bf); r.N == 0 {
+			t.Errorf("Benchmark%s failed before measuring anything", name)
 		}
 	}
 }

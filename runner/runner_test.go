@@ -33,6 +33,12 @@ roles:
 
 func newRunner(t testing.TB, opts *Options) (*Runner, string) {
 	t.Helper()
+	return newRunnerWith(t, cfgYAML, opts)
+}
+
+// newRunnerWith is newRunner on another configuration text.
+func newRunnerWith(t testing.TB, yaml string, opts *Options) (*Runner, string) {
+	t.Helper()
 	dir := t.TempDir()
 	pool := filepath.Join(dir, "pool")
 	if err := os.MkdirAll(pool, 0o755); err != nil {
@@ -46,7 +52,7 @@ func newRunner(t testing.TB, opts *Options) (*Runner, string) {
 	if err := os.WriteFile(filepath.Join(pool, "SHA256SUMS"), []byte(hex.EncodeToString(sum[:])+"  long.txt\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse("test.yaml", []byte(cfgYAML), dir)
+	cfg, err := config.Parse("test.yaml", []byte(yaml), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
