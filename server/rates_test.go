@@ -3,9 +3,12 @@ package server
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/contexts"
 	"github.com/airlock-dev/airlock/runner"
 )
@@ -49,5 +52,43 @@ func TestRateIsThePrincipalsAcrossContexts(t *testing.T) {
 	}
 	if !inChild {
 		t.Fatal("no call was recorded in the child context")
+	}
+}
+
+// TestContextWhosePolicyWasRemovedIsRefused: a child context runs under a
+// policy a reload then removes; its next call is refused (fail closed:
+// never run under no policy, or silently under another), and audited.
+func TestContextWhosePolicyWasRemovedIsRefused(t *testing.T) {
+	cfg := fmt.Sprintf(testConfig, "local")
+	cfg = strings.Replace(cfg, "policies:\n", "policies:\n  narrow:\n    extends: base\n    deny: [\"pool.list\"]\n", 1)
+	f := newFixtureConfig(t, cfg)
+	call(t, f.connect(t), "list_pools", nil) // the default context exists
+	op, err := runner.OpenOperator(f.state, false)
+	must(t, err)
+	_, handle, err := op.CreateChild(context.Background(), f.cfg, runner.ChildSpec{Parent: contexts.DefaultID("local"), Policy: "narrow"}, "tester", "narrow policy")
+	op.Close()
+	must(t, err)
+	child, err := New(f.r, &Options{StdioContext: handle})
+	must(t, err)
+	defer child.Close()
+	cc := (&fixture{dir: f.dir, state: f.state, cfg: f.cfg, r: f.r, srv: child}).connect(t)
+	read := map[string]any{"pool": "alpha", "path": "hello.txt"}
+	if res := call(t, cc, "read_pool_file", read); res.IsError {
+		t.Fatalf("under narrow: %s", text(res))
+	}
+	// Reload without the narrow policy.
+	reloaded := strings.Replace(string(f.cfg.Bytes()), "  narrow:\n    extends: base\n    deny: [\"pool.list\"]\n", "", 1)
+	path := filepath.Join(f.dir, "airlock.yaml")
+	must(t, os.WriteFile(path, []byte(reloaded), 0o644))
+	newCfg, err := config.Load(path)
+	must(t, err)
+	must(t, f.r.Reload(context.Background(), newCfg, "test"))
+	res := call(t, cc, "read_pool_file", read)
+	if !res.IsError || (code(res) != "UNAVAILABLE" && code(res) != "CONTEXT_INVALID") {
+		t.Fatalf("a context whose policy is gone still ran: %s", text(res))
+	}
+	recs := f.auditRecords(t)
+	if last := recs[len(recs)-1]; last.Tool != "read_pool_file" || last.Outcome == "ok" {
+		t.Fatalf("the refusal is not the last record: %+v", last)
 	}
 }
