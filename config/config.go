@@ -37,6 +37,7 @@ type Config struct {
 	Pipelines  []Pipeline             `json:"pipelines,omitempty" jsonschema:"description=Commands run_pipeline may run in the sandbox."`
 	Comm       Comm                   `json:"comm,omitempty" jsonschema:"description=Executors of approved external needs (declare_need)."`
 	Audit      Audit                  `json:"audit,omitempty" jsonschema:"description=How the audit trail is anchored outside its database (witness checkpoints)."`
+	Notify     Notify                 `json:"notifications,omitempty" jsonschema:"description=Who is told when a declared need waits for an operator or expires undecided."`
 	Store      string                 `json:"store,omitempty" jsonschema:"description=Where the shared state lives: empty for the SQLite file in the state directory (the default)\\, or a postgres:// URL for several instances on one PostgreSQL database. No password here: use PGPASSWORD or a .pgpass file. AIRLOCK_STORE overrides it."`
 
 	// file is where the config came from (for errors); data its bytes (for
@@ -280,6 +281,9 @@ func (c *Config) check() error {
 				return c.at(fmt.Sprintf("%s.tokens[%d]", base, i), fmt.Errorf("set exactly one of env or file: %w", ErrInvalid))
 			}
 		}
+	}
+	if err := c.checkNotify(); err != nil {
+		return err
 	}
 	return c.checkTransports()
 }

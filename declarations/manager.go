@@ -292,29 +292,36 @@ func (m *Manager) Get(ctx context.Context, id, contextID string) (*Declaration, 
 // A declaration that moves on concurrently is left alone. Errors of single
 // declarations do not stop the sweep; they are joined.
 func (m *Manager) Expire(ctx context.Context) (int, error) {
+	moved, err := m.ExpireDue(ctx)
+	return len(moved), err
+}
+
+// ExpireDue is Expire returning the declarations it moved, as they were
+// just before (State says whether a decision or an approval ran out).
+func (m *Manager) ExpireDue(ctx context.Context) ([]*Declaration, error) {
 	now := m.now()
 	pending, err := m.st.List(ctx, Filter{States: []State{StateDeclared, StateApproved}})
 	if err != nil {
-		return 0, fmt.Errorf("listing pending declarations: %w", err)
+		return nil, fmt.Errorf("listing pending declarations: %w", err)
 	}
-	n := 0
+	var out []*Declaration
 	var errs []error
 	for _, d := range pending {
 		if err := ctx.Err(); err != nil {
-			return n, errors.Join(append(errs, err)...)
+			return out, errors.Join(append(errs, err)...)
 		}
 		if now.Before(d.ExpiresAt) {
 			continue
 		}
 		moved, err := m.expire(ctx, d.ID, d.State, now)
 		if moved {
-			n++
+			out = append(out, d)
 		}
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			errs = append(errs, err)
 		}
 	}
-	return n, errors.Join(errs...)
+	return out, errors.Join(errs...)
 }
 
 var errNotDue = errors.New("deadline not passed")

@@ -68,20 +68,3 @@ func (r *Runner) every(interval time.Duration, f func(context.Context)) {
 		}
 	}
 }
-
-// ExpireDeclarations moves every declaration or approval past its deadline
-// to expired and audits how many.
-func (r *Runner) ExpireDeclarations(ctx context.Context) int {
-	n, err := r.decls.Expire(ctx)
-	if err != nil {
-		r.log.Error("expiring declarations", "err", err)
-	}
-	if n > 0 {
-		rec := &store.Record{Time: r.now().UTC(), Principal: "airlock", Transport: "internal", Capability: "declaration.expire",
-			Decision: "allow", Outcome: "ok", Reason: fmt.Sprintf("%d declarations or approvals expired", n)}
-		if err := r.db.Append(ctx, rec); err != nil {
-			r.log.Error("auditing expiry", "err", err)
-		}
-	}
-	return n
-}

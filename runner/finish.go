@@ -21,6 +21,9 @@ import (
 // finish runs steps 10-13: bound the error, truncate, fence, audit.
 func (c *call) finish(ctx context.Context, res *toolkit.Result, err error) *Response {
 	c.rec.DurationMicros = c.s.r.now().Sub(c.start).Microseconds()
+	if err == nil && res != nil && res.Pending != nil {
+		c.s.r.notifyPending(c.s, res.Pending)
+	}
 	if err == nil && res != nil && res.Derived != nil {
 		// The outputs exist whatever happens here; if the pool cannot be
 		// registered the agent is told so and the audit keeps the cause.

@@ -53,6 +53,7 @@ func (r *Runner) reload(cfg *config.Config) error {
 		return err
 	}
 	r.gen.Store(gen)
+	r.reloadNotifier(old.cfg, cfg)
 	return nil
 }
 

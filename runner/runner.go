@@ -16,6 +16,7 @@ import (
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/metrics"
+	"github.com/airlock-dev/airlock/notify"
 	"github.com/airlock-dev/airlock/redact"
 	"github.com/airlock-dev/airlock/sources"
 	"github.com/airlock-dev/airlock/store"
@@ -67,6 +68,7 @@ type Runner struct {
 	decls     *declarations.Manager
 	signer    *attribution.Signer
 	broker    *brokerConfig
+	notifier  atomic.Pointer[notify.Notifier]
 	stop      chan struct{}
 
 	anchor anchor // kill switch file and witness checkpoints
@@ -160,6 +162,7 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	}
 	r.gen.Store(gen)
 	r.registerGauges()
+	r.notifier.Store(newNotifier(cfg, r))
 	return r, nil
 }
 
@@ -171,6 +174,7 @@ func (r *Runner) Close() error {
 	r.closeOnce.Do(func() {
 		close(r.stop)
 		r.broker.close()
+		r.notifier.Load().Close()
 		r.closeErr = errors.Join(r.pools.Close(), r.closeStore())
 	})
 	return r.closeErr

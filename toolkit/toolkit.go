@@ -220,11 +220,20 @@ type Result struct {
 	// pipeline run's published outputs); the runner binds it to the
 	// calling context, in the store, for every process serving it.
 	Derived *DerivedPool
+	// Pending, when set, is a declaration that now waits for an operator:
+	// the runner notifies the configured webhooks (package notify).
+	Pending *PendingApproval
 	// Exact says the tool sized Text and UntrustedText to the output limit
 	// itself (a page whose next_offset counts the bytes it holds); the
 	// runner refuses such a result rather than cut it, since a cut page
 	// would make next_offset skip bytes.
 	Exact bool
+}
+
+// PendingApproval describes a declaration waiting for an operator.
+type PendingApproval struct {
+	DeclarationID, Operation, Target, RuleID string
+	ExpiresAt                                time.Time
 }
 
 // DerivedPool is a pool made by a call: a directory of files and their

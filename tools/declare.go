@@ -194,7 +194,14 @@ func declareHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*tool
 	if d, err = applyAnswer(ctx, env, d); err != nil {
 		return nil, err
 	}
-	return advance(ctx, env, d)
+	res, err := advance(ctx, env, d)
+	// Declared by this very call and waiting for an operator: tell them,
+	// once (a poll with the declaration_id is not news).
+	if err == nil && args.DeclarationID == "" && !env.DryRun && d.State == declarations.StateDeclared && res.Elicit == nil {
+		res.Pending = &toolkit.PendingApproval{DeclarationID: d.ID, Operation: string(d.Need.Operation),
+			Target: quoteField(targetOf(d.Need)), RuleID: d.RuleID, ExpiresAt: d.ExpiresAt}
+	}
+	return res, err
 }
 
 // applyAnswer records a person's answer to the approval question, once the
@@ -381,6 +388,15 @@ func pending(d *declarations.Declaration) *toolkit.Result {
 	}
 }
 
+// targetOf is what a need acts on, as shown to a person: the URL with any
+// query credentials masked, or the source and query.
+func targetOf(n declarations.Need) string {
+	if where := redact.Query(n.Parameters.URL, redact.Masked); where != "" {
+		return where
+	}
+	return strings.TrimSpace(n.Parameters.Source + " " + n.Parameters.Query)
+}
+
 // askApproval ends this round with a question to the client's person,
 // showing what, why and where. Every field is quoted and cut, so no field
 // can add lines to the question or pose as Airlock's own words; the request
@@ -389,10 +405,7 @@ func askApproval(ctx context.Context, env *toolkit.Env, d *declarations.Declarat
 	n := d.Need
 	// A need stored before query credentials were refused is shown
 	// without their values (issue 10, item 3).
-	where := redact.Query(n.Parameters.URL, redact.Masked)
-	if where == "" {
-		where = strings.TrimSpace(n.Parameters.Source + " " + n.Parameters.Query)
-	}
+	where := targetOf(n)
 	msg := fmt.Sprintf("An AI agent asks Airlock to perform %s on: %s\n\nThe user asked: %s\nWhat it does not know: %s\nHow it will use the answer: %s\n\nApprove this one request?",
 		n.Operation, quoteField(where), quoteField(n.Justification.UserRequest), quoteField(n.Justification.MissingKnowledge),
 		quoteField(n.Justification.ExpectedUse))

@@ -1,0 +1,98 @@
+package notify
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+type receiver struct {
+	mu     sync.Mutex
+	bodies [][]byte
+	sigs   []string
+	fail   atomic.Int32 // answer 500 this many times first
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if rc.fail.Load() > 0 {
+		rc.fail.Add(-1)
+		http.Error(w, "try later", http.StatusInternalServerError)
+		return
+	}
+	b, _ := io.ReadAll(r.Body)
+	rc.mu.Lock()
+	rc.bodies = append(rc.bodies, b)
+	rc.sigs = append(rc.sigs, r.Header.Get(SignatureHeader))
+	rc.mu.Unlock()
+}
+
+func TestDeliverSignedFilteredRetried(t *testing.T) {
+	all, pendingOnly := &receiver{}, &receiver{}
+	all.fail.Store(2) // delivered on the third attempt
+	sa, sp := httptest.NewServer(all), httptest.NewServer(pendingOnly)
+	defer sa.Close()
+	defer sp.Close()
+	secret := []byte("webhook-secret")
+	n := New([]Webhook{{URL: sa.URL, Secret: secret}, {URL: sp.URL, Events: []string{ApprovalPending}}}, nil)
+	n.backoff = 10 * time.Millisecond
+	n.Send(Event{Event: ApprovalPending, DeclarationID: "d1", Target: `"https://example.com/x"`})
+	n.Send(Event{Event: ApprovalExpired, DeclarationID: "d1"})
+	n.Close()
+	if len(all.bodies) != 2 || len(pendingOnly.bodies) != 1 {
+		t.Fatalf("delivered %d and %d, want 2 and 1", len(all.bodies), len(pendingOnly.bodies))
+	}
+	for i, b := range all.bodies {
+		if all.sigs[i] != Sign(secret, b) {
+			t.Fatalf("signature %q does not verify", all.sigs[i])
+		}
+	}
+	if pendingOnly.sigs[0] != "" {
+		t.Fatal("a webhook without a secret got a signature")
+	}
+	var e Event
+	if err := json.Unmarshal(pendingOnly.bodies[0], &e); err != nil || e.Event != ApprovalPending || e.DeclarationID != "d1" {
+		t.Fatalf("body: %s (%v)", pendingOnly.bodies[0], err)
+	}
+}
+
+func TestSendNeverBlocks(t *testing.T) {
+	block := make(chan struct{})
+	s := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-block }))
+	defer s.Close()
+	n := New([]Webhook{{URL: s.URL}}, nil)
+	n.retries = 1
+	start := time.Now()
+	for range queueSize * 3 {
+		n.Send(Event{Event: ApprovalPending})
+	}
+	if time.Since(start) > time.Second {
+		t.Fatal("Send blocked on a stuck receiver")
+	}
+	close(block)
+	n.Close()
+	var none *Notifier
+	none.Send(Event{Event: ApprovalPending}) // nil: a no-op
+	none.Close()
+}
+
+func TestNoRedirects(t *testing.T) {
+	var hit atomic.Bool
+	target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hit.Store(true) }))
+	defer target.Close()
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
+	}))
+	defer redirect.Close()
+	n := New([]Webhook{{URL: redirect.URL}}, nil)
+	n.retries = 1
+	n.Send(Event{Event: ApprovalPending})
+	n.Close()
+	if hit.Load() {
+		t.Fatal("a redirect was followed")
+	}
+}
