@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	_ "modernc.org/sqlite"
+
+	"github.com/airlock-dev/airlock/runner"
 )
 
 func run(t *testing.T, args ...string) (string, error) {
@@ -144,5 +146,58 @@ func TestAuditTailShowsHeaderRuleAndReason(t *testing.T) {
 	}
 	if !strings.Contains(lines[1], "drill with a newline") {
 		t.Errorf("row lacks the reason on one line: %q", lines[1])
+	}
+}
+
+// TestAuditVerifyIncremental: after a successful verification, an
+// incremental one checks only the records since its signed marker, still
+// catches an edit among them and a marker whose record was changed, and a
+// forged marker makes it a full check.
+func TestAuditVerifyIncremental(t *testing.T) {
+	state := usedState(t)
+	kill := func(n int) {
+		for range n {
+			if _, err := run(t, "kill", "--state", state, "--reason", "drill"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	kill(3)
+	// No marker yet: a full check, which leaves one.
+	if out, err := run(t, "audit", "verify", "--incremental", "--state", state); err != nil || !strings.Contains(out, "OK: 3 records, hash chain intact,") {
+		t.Fatalf("first: %v %s", err, out)
+	}
+	kill(2)
+	out, err := run(t, "audit", "verify", "--incremental", "--state", state)
+	if err != nil || !strings.Contains(out, "after the verified record 3 (2 new records checked") {
+		t.Fatalf("incremental: %v %s", err, out)
+	}
+	kill(2)
+	db, err := sql.Open("sqlite", filepath.Join(state, "airlock.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// An edit after the marker is caught.
+	if _, err := db.Exec(`UPDATE audit_log SET reason = 'nothing happened' WHERE seq = 6`); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, "audit", "verify", "--incremental", "--state", state); !errors.Is(err, ErrFailed) || !strings.Contains(out, "record 6") {
+		t.Fatalf("edit after the marker not caught: %v %s", err, out)
+	}
+	// The marked record itself replaced (hash and all): caught too.
+	if _, err := db.Exec(`UPDATE audit_log SET reason = 'x', hash = 'ff' WHERE seq = 5`); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, "audit", "verify", "--incremental", "--state", state); !errors.Is(err, ErrFailed) || !strings.Contains(out, "record 5") {
+		t.Fatalf("marked record changed, not caught: %v %s", err, out)
+	}
+	// A forged marker (pointing past the damage) is not trusted: full check.
+	mark := filepath.Join(state, runner.VerifiedFile)
+	if err := os.WriteFile(mark, []byte("airlock-verified v1 7 "+strings.Repeat("0", 64)+" "+strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, "audit", "verify", "--incremental", "--state", state); !errors.Is(err, ErrFailed) || !strings.Contains(out, "record 5") {
+		t.Fatalf("forged marker trusted: %v %s", err, out)
 	}
 }

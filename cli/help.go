@@ -26,7 +26,7 @@ streamable HTTP at /mcp and SSE at /sse with --http.
   --log-format FORMAT  text (default) or json: one object per line; each tool call logs one
                      info line (call id, context, tool, decision, rule, outcome, duration)
 `,
-	"audit": `Usage: airlock audit verify [--witness FILE] [--state DIR]
+	"audit": `Usage: airlock audit verify [--incremental | --witness FILE] [--state DIR]
        airlock audit tail [-n N] [--follow] [--json] [--state DIR]
        airlock audit export [--format jsonl] [--from SEQ] [--cursor FILE] [--follow] [--poll D] [--state DIR]
 
@@ -45,6 +45,8 @@ export   print the records as JSON lines (each with its seq) in chain order, fro
                   atomically after every flushed batch and on SIGINT/SIGTERM
   --json          tail: JSON lines instead of a table
   --witness FILE  verify: check against this witness file (e.g. a mirror)
+  --incremental   verify: only the records after the last successful verification's signed
+                  marker (verified.mark); a full check when there is none
 `,
 	"pools": `Usage: airlock pools manifest DIR
        airlock pools verify [--config FILE] [--state DIR]

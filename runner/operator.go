@@ -35,6 +35,9 @@ type AuditVerification struct {
 	// the seq the last of them names.
 	Checkpoints int
 	Anchored    int64
+	// From is the seq of the verification marker an incremental check
+	// started after (0: the whole chain was checked).
+	From int64
 }
 
 // Operator is the operator's handle on a state directory, for commands run
@@ -81,10 +84,24 @@ func (o *Operator) VerifyAgainst(ctx context.Context, witnessFile string) (Audit
 	if err != nil {
 		return AuditVerification{}, err
 	}
-	v := AuditVerification{Records: res.Records, OK: res.OK, FirstBad: res.FirstBad, Problem: res.Problem}
+	return o.finishVerify(ctx, res, 0, witnessFile)
+}
+
+// finishVerify checks the witness after a chain check, and on success
+// leaves the verification marker an incremental check starts from.
+func (o *Operator) finishVerify(ctx context.Context, res store.VerifyResult, from int64, witnessFile string) (AuditVerification, error) {
+	v := AuditVerification{Records: res.Records, OK: res.OK, FirstBad: res.FirstBad, Problem: res.Problem, From: from}
 	if !v.OK {
 		return v, nil
 	}
+	v, err := o.checkWitness(ctx, v, witnessFile)
+	if err == nil && v.OK {
+		o.writeVerifiedMark(ctx)
+	}
+	return v, err
+}
+
+func (o *Operator) checkWitness(ctx context.Context, v AuditVerification, witnessFile string) (AuditVerification, error) {
 	cps, err := o.readWitness(witnessFile)
 	v.Checkpoints = len(cps)
 	if len(cps) > 0 {

@@ -228,13 +228,14 @@ const (
 	sqlInsertRecord = `INSERT INTO audit_log (` + auditColumns + `) VALUES
 	($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
 	 $18, $19, $20, $21, $22, $23, $24, $25, $26)`
-	sqlReadHead   = `SELECT last_seq, last_hash FROM audit_head WHERE id = 1`
-	sqlUpdateHead = `UPDATE audit_head SET last_seq = $1, last_hash = $2 WHERE id = 1`
-	sqlLastSeq    = `SELECT last_seq FROM audit_head WHERE id = 1`
-	sqlScanAfter  = `SELECT ` + auditColumns + ` FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`
-	sqlTail       = `SELECT ` + auditColumns + ` FROM audit_log ORDER BY seq DESC LIMIT $1`
-	sqlVerifyAll  = `SELECT ` + auditColumns + ` FROM audit_log ORDER BY seq`
-	sqlHashAt     = `SELECT hash FROM audit_log WHERE seq = $1`
+	sqlReadHead    = `SELECT last_seq, last_hash FROM audit_head WHERE id = 1`
+	sqlUpdateHead  = `UPDATE audit_head SET last_seq = $1, last_hash = $2 WHERE id = 1`
+	sqlLastSeq     = `SELECT last_seq FROM audit_head WHERE id = 1`
+	sqlScanAfter   = `SELECT ` + auditColumns + ` FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`
+	sqlTail        = `SELECT ` + auditColumns + ` FROM audit_log ORDER BY seq DESC LIMIT $1`
+	sqlVerifyAll   = `SELECT ` + auditColumns + ` FROM audit_log ORDER BY seq` // every row, a seq ≤ 0 slipped in too
+	sqlVerifyAfter = `SELECT ` + auditColumns + ` FROM audit_log WHERE seq > $1 ORDER BY seq`
+	sqlHashAt      = `SELECT hash FROM audit_log WHERE seq = $1`
 )
 
 const (

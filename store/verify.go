@@ -34,6 +34,15 @@ type VerifyResult struct {
 // for failing to read at all. What Verify cannot detect is described in the
 // package documentation.
 func (db *DB) Verify(ctx context.Context) (VerifyResult, error) {
+	return db.VerifyFrom(ctx, 0, "")
+}
+
+// VerifyFrom is Verify of the records after afterSeq only, trusting the
+// records up to it as an earlier Verify found them: the record at afterSeq
+// must still carry afterHash (else the result names it), and the chain
+// goes on from there. O(new records): for `audit verify --incremental`
+// from a signed marker of the last full check. afterSeq 0 is Verify.
+func (db *DB) VerifyFrom(ctx context.Context, afterSeq int64, afterHash string) (VerifyResult, error) {
 	if db.isClosed() {
 		return VerifyResult{}, fmt.Errorf("store: verify: %w", ErrClosed)
 	}
@@ -45,12 +54,6 @@ func (db *DB) Verify(ctx context.Context) (VerifyResult, error) {
 	}
 	defer tx.Rollback()
 
-	rows, err := tx.QueryContext(ctx, sqlVerifyAll)
-	if err != nil {
-		return VerifyResult{}, fmt.Errorf("store: verify: %w", err)
-	}
-	defer rows.Close()
-
 	res := VerifyResult{OK: true}
 	bad := func(seq int64, format string, a ...any) {
 		if res.OK {
@@ -58,6 +61,24 @@ func (db *DB) Verify(ctx context.Context) (VerifyResult, error) {
 		}
 	}
 	wantSeq, prev := int64(1), genesisHash
+	if afterSeq > 0 {
+		var h string
+		if err := tx.QueryRowContext(ctx, sqlHashAt, afterSeq).Scan(&h); err != nil || h != afterHash {
+			bad(afterSeq, "record %d is not the one the last verification vouched for (removed, edited or the chain rolled back)", afterSeq)
+			return res, nil
+		}
+		res.Records = afterSeq
+		wantSeq, prev = afterSeq+1, afterHash
+	}
+	query, args := sqlVerifyAll, []any(nil)
+	if afterSeq > 0 {
+		query, args = sqlVerifyAfter, []any{afterSeq}
+	}
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return VerifyResult{}, fmt.Errorf("store: verify: %w", err)
+	}
+	defer rows.Close()
 	for rows.Next() {
 		res.Records++
 		if !res.OK {
