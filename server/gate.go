@@ -13,6 +13,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/sources"
 	"github.com/airlock-dev/airlock/violation"
 )
 
@@ -155,11 +156,11 @@ func resourceNotFound(w http.ResponseWriter, msg peeked) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusBadRequest)
 	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": id,
-		"error": map[string]any{"code": mcp.INVALID_PARAMS, "message": "resource not found: Airlock serves pool files only, as " + poolURITemplate,
+		"error": map[string]any{"code": mcp.INVALID_PARAMS, "message": "resource not found: Airlock serves pool files only, as " + sources.FileURITemplate,
 			"data": map[string]any{"uri": uri}}})
 }
 
-func isPoolURI(uri string) bool { _, _, ok := parsePoolURI(uri); return ok }
+func isPoolURI(uri string) bool { _, _, ok := sources.ParseFileURI(uri); return ok }
 
 func (p peeked) elicitation() bool {
 	e := bytes.TrimSpace(p.Params.Capabilities.Elicitation)

@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/sources"
 	"github.com/airlock-dev/airlock/violation"
 )
 
@@ -22,11 +21,6 @@ import (
 // limits, integrity check, fence, audit record) and resources/list lists
 // the context's bound pools through list_pools, so the resource view can
 // never show or read more than the tools can.
-const (
-	poolURIScheme   = "airlock"
-	poolURIHost     = "pool"
-	poolURITemplate = "airlock://pool/{pool}/{+path}"
-)
 
 // Bounds of resources/list: the first page of each of the first pools;
 // the rest is reached with list_pools or the template.
@@ -41,32 +35,17 @@ func (s *Server) registerResources(hooks *mcpserver.Hooks) {
 
 func (s *Server) addResourceTemplate() {
 	s.mcp.AddResourceTemplate(
-		mcp.NewResourceTemplate(poolURITemplate, "pool-file",
+		mcp.NewResourceTemplate(sources.FileURITemplate, "pool-file",
 			mcp.WithTemplateDescription("A file of a source pool bound to this session, read through Airlock's governed read_pool_file: "+
 				"integrity-checked, one page at a time, fenced when the pool is untrusted, audited.")),
 		s.readPoolResource)
 }
 
-// parsePoolURI splits airlock://pool/{pool}/{path}; the path is checked
-// by the runner like any read_pool_file path.
-func parsePoolURI(uri string) (pool, path string, ok bool) {
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != poolURIScheme || u.Host != poolURIHost || u.RawQuery != "" || u.Fragment != "" {
-		return "", "", false
-	}
-	pool, path, ok = strings.Cut(strings.TrimPrefix(u.Path, "/"), "/")
-	return pool, path, ok && pool != "" && path != ""
-}
-
-func poolFileURI(pool, path string) string {
-	return (&url.URL{Scheme: poolURIScheme, Host: poolURIHost, Path: "/" + pool + "/" + path}).String()
-}
-
 // readPoolResource is resources/read: read_pool_file through the runner.
 func (s *Server) readPoolResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-	pool, path, ok := parsePoolURI(req.Params.URI)
+	pool, path, ok := sources.ParseFileURI(req.Params.URI)
 	if !ok {
-		return nil, fmt.Errorf("not a pool file URI (want %s): %w", poolURITemplate, mcpserver.ErrResourceNotFound)
+		return nil, fmt.Errorf("not a pool file URI (want %s): %w", sources.FileURITemplate, mcpserver.ErrResourceNotFound)
 	}
 	sess, err := s.session(ctx)
 	if err != nil {
@@ -128,7 +107,7 @@ func (s *Server) listPoolFiles(ctx context.Context, _ any, req *mcp.ListResource
 			continue
 		}
 		for _, f := range page.Files {
-			r := mcp.NewResource(poolFileURI(p.ID, f.Path), p.ID+"/"+f.Path,
+			r := mcp.NewResource(sources.FileURI(p.ID, f.Path), p.ID+"/"+f.Path,
 				mcp.WithResourceDescription(fmt.Sprintf("%s pool %s (read through read_pool_file)", p.Trust, p.ID)))
 			if f.Size >= 0 {
 				size := f.Size

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/airlock-dev/airlock/sources"
 )
 
 // TestPoolFilesAreResources: pool files are listed and read as MCP
@@ -17,7 +19,7 @@ func TestPoolFilesAreResources(t *testing.T) {
 	ctx := context.Background()
 	tmpl, err := c.ListResourceTemplates(ctx, mcp.ListResourceTemplatesRequest{})
 	must(t, err)
-	if len(tmpl.ResourceTemplates) != 1 || tmpl.ResourceTemplates[0].URITemplate.Raw() != poolURITemplate {
+	if len(tmpl.ResourceTemplates) != 1 || tmpl.ResourceTemplates[0].URITemplate.Raw() != sources.FileURITemplate {
 		t.Fatalf("templates: %+v", tmpl.ResourceTemplates)
 	}
 	list, err := c.ListResources(ctx, mcp.ListResourcesRequest{})

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"unicode/utf8"
 
 	"github.com/airlock-dev/airlock/fence"
@@ -71,7 +70,7 @@ func renderRead(r *sources.ReadResult, budget int) (*toolkit.Result, error) {
 	// (server/content_test.go: TestUntrustedBinaryTextIsFenced).
 	if !asText {
 		res.Text = fmt.Sprintf("Binary file %s in pool %s (%s, bytes %d-%d of %d), returned as an embedded resource.", fence.Quote(r.Path), r.PoolID, r.MIMEType, r.Offset, r.NextOffset, r.Size)
-		res.Blobs = []toolkit.Blob{{URI: poolURI(r.PoolID, r.Path), MIMEType: r.MIMEType, Data: r.Data, Trust: string(r.Trust)}}
+		res.Blobs = []toolkit.Blob{{URI: sources.FileURI(r.PoolID, r.Path), MIMEType: r.MIMEType, Data: r.Data, Trust: string(r.Trust)}}
 		return res, nil
 	}
 	res.Exact = true
@@ -85,7 +84,7 @@ func renderRead(r *sources.ReadResult, budget int) (*toolkit.Result, error) {
 	}
 	res.Text = hint
 	res.UntrustedText = string(r.Data)
-	res.Untrusted = &toolkit.Provenance{Kind: "pool_file", Source: poolURI(r.PoolID, r.Path), Trust: string(r.Trust)}
+	res.Untrusted = &toolkit.Provenance{Kind: "pool_file", Source: sources.FileURI(r.PoolID, r.Path), Trust: string(r.Trust)}
 	return res, nil
 }
 
@@ -136,9 +135,4 @@ func fitPage(r *sources.ReadResult, budget int, untrusted bool) error {
 		}
 		r.Data, r.NextOffset, r.EOF = r.Data[:n], r.Offset+int64(n), false
 	}
-}
-
-// poolURI names a pool file without revealing where the pool lives on the host.
-func poolURI(pool, path string) string {
-	return (&url.URL{Scheme: "airlock", Host: "pool", Path: "/" + pool + "/" + path}).String()
 }
