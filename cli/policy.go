@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/airlock-dev/airlock/atomicfile"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -196,23 +196,7 @@ func policyFmt(args []string, io Streams) error {
 		return err
 	}
 	// Write beside it and rename: an interrupted fmt never leaves half a policy.
-	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".fmt-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(out); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(st.Mode().Perm()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), file); err != nil {
+	if err := atomicfile.Write(file, out, st.Mode().Perm()); err != nil {
 		return err
 	}
 	fmt.Fprintf(io.Out, "%s: formatted\n", file)

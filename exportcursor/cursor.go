@@ -19,9 +19,9 @@ package exportcursor
 import (
 	"errors"
 	"fmt"
+	"github.com/airlock-dev/airlock/atomicfile"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -75,32 +75,8 @@ func Save(path string, next int64) error {
 	if next < 1 {
 		return fmt.Errorf("saving export cursor %d: %w", next, ErrMalformed)
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("saving export cursor: %w", err)
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // after a successful rename there is nothing to remove
-	_, err = f.Write(Format(next))
-	err = errors.Join(err, f.Sync(), f.Close())
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err == nil {
-		err = syncDir(dir)
-	}
-	if err != nil {
+	if err := atomicfile.Write(path, Format(next), 0o600); err != nil {
 		return fmt.Errorf("saving export cursor: %w", err)
 	}
 	return nil
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	return errors.Join(d.Sync(), d.Close())
 }

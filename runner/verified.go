@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/airlock-dev/airlock/atomicfile"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -71,11 +72,7 @@ func (o *Operator) writeVerifiedMark(ctx context.Context) {
 		return
 	}
 	line := fmt.Sprintf("%s %d %s %s\n", verifiedTag, seq, hash, verifiedMAC(key, seq, hash))
-	tmp := o.verifiedMarkPath() + ".tmp"
-	if os.WriteFile(tmp, []byte(line), 0o600) != nil {
-		return
-	}
-	_ = os.Rename(tmp, o.verifiedMarkPath())
+	_ = atomicfile.Write(o.verifiedMarkPath(), []byte(line), 0o600)
 }
 
 // VerifyIncremental checks only the records after the last successful

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/airlock-dev/airlock/atomicfile"
 	"io"
 	"io/fs"
 	"os"
@@ -108,12 +109,15 @@ func (w *Workspace) CollectFrom(root *os.Root) (*Collected, error) {
 	// The outputs' manifest, beside (not inside) published/, so the run's
 	// outputs can be served as a read-only, integrity-checked pool without
 	// a name a pipeline could have claimed.
+	// Writing it fsyncs the run directory, which makes the rename of
+	// published/ durable too; without outputs that fsync is done here.
 	if len(c.Outputs) > 0 {
 		if c.Manifest, err = writeManifest(w.dir, c.Outputs); err != nil {
 			return nil, err
 		}
+	} else {
+		syncDir(w.dir)
 	}
-	syncDir(w.dir)
 	c.SnapshotHash = SnapshotHash(c.Outputs)
 	c.Violations = capViolations(viols)
 	w.collected = true
@@ -121,31 +125,15 @@ func (w *Workspace) CollectFrom(root *os.Root) (*Collected, error) {
 }
 
 // writeManifest writes the outputs' manifest next to published/, whole or
-// not at all (temporary file, fsync, rename).
+// not at all.
 func writeManifest(dir string, outs []Output) (string, error) {
 	var b strings.Builder
 	for _, o := range outs {
 		fmt.Fprintf(&b, "%s  %s\n", o.SHA256, o.Name)
 	}
 	path := filepath.Join(dir, manifestName)
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
+	if err := atomicfile.Write(path, []byte(b.String()), 0o644); err != nil {
 		return "", fmt.Errorf("writing the outputs' manifest: %w", err)
-	}
-	_, werr := f.WriteString(b.String())
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("writing the outputs' manifest: %w", werr)
 	}
 	return path, nil
 }
@@ -320,9 +308,4 @@ func capViolations(v []Violation) []Violation {
 		Detail: fmt.Sprintf("%d more violations not listed", extra)})
 }
 
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-}
+func syncDir(dir string) { _ = atomicfile.SyncDir(dir) }
