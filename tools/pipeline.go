@@ -177,11 +177,9 @@ func outputPoolID(runID string) string { return "run-" + strings.TrimPrefix(runI
 // outputTrust is the trust of the least-trusted input: a run over an
 // untrusted pool may have copied anything from it into its outputs.
 func outputTrust(env *toolkit.Env, inputs []string) string {
-	for _, in := range inputs {
-		for _, p := range env.Sources.Pools() {
-			if p.ID == in && p.Trust != "trusted" {
-				return "untrusted"
-			}
+	for _, p := range env.Sources.Pools() {
+		if slices.Contains(inputs, p.ID) && p.Trust != "trusted" {
+			return "untrusted"
 		}
 	}
 	return "trusted"
