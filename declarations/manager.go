@@ -24,6 +24,13 @@ type ManagerOptions struct {
 	MaxAttempts int
 	// Now is the clock (time.Now).
 	Now func() time.Time
+	// OnDecided, if set, is told of every need that waited for a person
+	// and got an answer or ran out: to is approved, denied or expired, and
+	// waited is the time since it last entered declared (its declaration
+	// or its retry). Decisions the policy makes ("policy:" actors) never
+	// waited for anyone and are not reported. It runs after the move is
+	// stored, on the caller's goroutine, and must be cheap (a histogram).
+	OnDecided func(to State, waited time.Duration)
 }
 
 // Manager is the lifecycle of declarations on top of a Store: it validates
@@ -37,6 +44,7 @@ type Manager struct {
 	declTTL     time.Duration
 	maxAttempts int
 	clock       func() time.Time
+	onDecided   func(State, time.Duration)
 }
 
 // NewManager returns a Manager on st. opts may be nil.
@@ -48,7 +56,7 @@ func NewManager(st Store, opts *ManagerOptions) *Manager {
 	if opts != nil {
 		o = *opts
 	}
-	m := &Manager{st: st, approvalTTL: o.ApprovalTTL, declTTL: o.DeclarationTTL, maxAttempts: o.MaxAttempts, clock: o.Now}
+	m := &Manager{st: st, approvalTTL: o.ApprovalTTL, declTTL: o.DeclarationTTL, maxAttempts: o.MaxAttempts, clock: o.Now, onDecided: o.OnDecided}
 	if m.approvalTTL <= 0 {
 		m.approvalTTL = 15 * time.Minute
 	}
@@ -166,6 +174,9 @@ func (m *Manager) decide(ctx context.Context, id, by, reason string, to State) (
 	})
 	switch {
 	case err == nil:
+		if !strings.HasPrefix(by, "policy:") {
+			m.decided(d, to, now)
+		}
 		return d, nil
 	case errors.Is(err, errDue):
 		return nil, m.expired(ctx, id, StateDeclared, now)
@@ -330,7 +341,7 @@ var errNotDue = errors.New("deadline not passed")
 // now. It reports whether it moved it; a declaration that moved on in the
 // meantime is not an error.
 func (m *Manager) expire(ctx context.Context, id string, from State, now time.Time) (bool, error) {
-	_, err := m.move(ctx, id, from, StateExpired, func(d *Declaration) error {
+	d, err := m.move(ctx, id, from, StateExpired, func(d *Declaration) error {
 		if now.Before(d.ExpiresAt) {
 			return errNotDue
 		}
@@ -339,6 +350,9 @@ func (m *Manager) expire(ctx context.Context, id string, from State, now time.Ti
 	})
 	switch {
 	case err == nil:
+		if from == StateDeclared {
+			m.decided(d, StateExpired, now)
+		}
 		return true, nil
 	case errors.Is(err, ErrState), errors.Is(err, errNotDue):
 		return false, nil
@@ -361,6 +375,23 @@ func (m *Manager) expired(ctx context.Context, id string, from State, now time.T
 		return fmt.Errorf("expiring declaration %s: %w", id, err)
 	}
 	return fmt.Errorf("declaration %s: %s: %w", id, expiryReason(from), ErrExpired)
+}
+
+// decided reports a need that waited for a person and left declared at
+// now (ManagerOptions.OnDecided): the wait is counted from its last entry
+// into declared, so a retried need is timed from its retry.
+func (m *Manager) decided(d *Declaration, to State, now time.Time) {
+	if m.onDecided == nil || d == nil {
+		return
+	}
+	since := d.CreatedAt
+	for i := len(d.History) - 1; i >= 0; i-- {
+		if d.History[i].To == StateDeclared {
+			since = d.History[i].At
+			break
+		}
+	}
+	m.onDecided(to, now.Sub(since))
 }
 
 // move is the only caller of Store.Transition: it refuses a move the state

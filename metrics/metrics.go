@@ -40,7 +40,12 @@ type Metrics struct {
 	auditFailed  prometheus.Counter
 	sandboxRuns  *prometheus.CounterVec
 	sandboxLimit *prometheus.CounterVec
+	approvalWait *prometheus.HistogramVec
 }
+
+// approvalBuckets span a person answering at once (seconds) to a need
+// left until its deadline (the default declaration TTL is an hour).
+var approvalBuckets = []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 86400}
 
 // latencyBuckets span a cached read (~100µs) to a long pipeline (minutes).
 var latencyBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}
@@ -78,7 +83,11 @@ func New() *Metrics {
 	m.sandboxLimit = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "airlock_sandbox_limit_hits_total", Help: "Sandbox limits that refused or ended something, by limit (procs, memory, output, wall_time, cpu_time, disk).",
 	}, []string{"limit"})
-	m.reg.MustRegister(m.calls, m.callSeconds, m.stepSeconds, m.auditSeconds, m.auditGroup, m.auditFailed,
+	m.approvalWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "airlock_approval_latency_seconds", Help: "Time a declared need waited for a person, from its declaration (or retry) to its decision: approved, denied, or expired (nobody decided in time).",
+		Buckets: approvalBuckets,
+	}, []string{"decision"})
+	m.reg.MustRegister(m.calls, m.approvalWait, m.callSeconds, m.stepSeconds, m.auditSeconds, m.auditGroup, m.auditFailed,
 		m.sandboxRuns, m.sandboxLimit,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -127,6 +136,15 @@ func (m *Metrics) AuditCommit(n int, took time.Duration, failed bool) {
 	}
 	m.auditSeconds.Observe(took.Seconds())
 	m.auditGroup.Observe(float64(n))
+}
+
+// ApprovalDecided records how long a need waited for a person before
+// decision (approved, denied or expired) was reached.
+func (m *Metrics) ApprovalDecided(decision string, waited time.Duration) {
+	if m == nil {
+		return
+	}
+	m.approvalWait.WithLabelValues(decision).Observe(waited.Seconds())
 }
 
 // The results [Metrics.SandboxRun] counts.

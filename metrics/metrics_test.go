@@ -17,6 +17,7 @@ func TestNilIsANoOp(t *testing.T) {
 	m.Step(metrics.StepAudit, time.Millisecond)
 	m.AuditCommit(3, time.Millisecond, false)
 	m.SandboxRun(metrics.RunKilled, []string{"memory"})
+	m.ApprovalDecided("approved", time.Minute)
 	m.GaugeFunc("x", "y", func() float64 { return 1 })
 }
 
@@ -30,6 +31,8 @@ func TestExposition(t *testing.T) {
 	m.AuditCommit(2, time.Millisecond, true)
 	m.SandboxRun(metrics.RunKilled, []string{"memory", "procs"})
 	m.GaugeFunc("airlock_test_gauge", "A test gauge.", func() float64 { return 7 })
+	m.ApprovalDecided("approved", 90*time.Second)
+	m.ApprovalDecided("expired", time.Hour)
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body, _ := io.ReadAll(rec.Body)
@@ -43,6 +46,9 @@ func TestExposition(t *testing.T) {
 		`airlock_sandbox_limit_hits_total{limit="memory"} 1`,
 		`airlock_sandbox_limit_hits_total{limit="procs"} 1`,
 		`airlock_test_gauge 7`,
+		`airlock_approval_latency_seconds_bucket{decision="approved",le="60"} 0`,
+		`airlock_approval_latency_seconds_bucket{decision="approved",le="120"} 1`,
+		`airlock_approval_latency_seconds_sum{decision="expired"} 3600`,
 		`go_goroutines `,
 	} {
 		if !strings.Contains(string(body), want) {

@@ -34,7 +34,7 @@ func (o *Operator) Deny(ctx context.Context, id, by, reason string) (*Declaratio
 }
 
 func (o *Operator) decide(ctx context.Context, id, by, reason string, approve bool) (*Declaration, error) {
-	m := declarations.NewManager(o.db.Declarations(), &declarations.ManagerOptions{Now: o.now})
+	m := declarations.NewManager(o.db.Declarations(), &declarations.ManagerOptions{Now: o.now, OnDecided: approvalObserver(o.metrics)})
 	who := "operator:" + by
 	var (
 		d   *Declaration

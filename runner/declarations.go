@@ -9,6 +9,7 @@ import (
 	"github.com/airlock-dev/airlock/challenge"
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/metrics"
 	"github.com/airlock-dev/airlock/store"
 )
 
@@ -37,7 +38,7 @@ func (r *Runner) initDeclarations(cfg *config.Config) error {
 	if r.challenges, err = challenge.New(ckey); err != nil {
 		return err
 	}
-	r.decls = newManager(r.db, cfg, r.now)
+	r.decls = newManager(r.db, cfg, r.now, r.metrics)
 	r.stop = make(chan struct{})
 	go r.every(sweepInterval, func(ctx context.Context) {
 		r.ExpireDeclarations(ctx)
@@ -46,12 +47,23 @@ func (r *Runner) initDeclarations(cfg *config.Config) error {
 	return nil
 }
 
-func newManager(db *store.DB, cfg *config.Config, now func() time.Time) *declarations.Manager {
+// newManager is the declarations' lifecycle under cfg; m (nil-safe)
+// times every need that waited for a person (approval latency, issue 12).
+func newManager(db *store.DB, cfg *config.Config, now func() time.Time, m *metrics.Metrics) *declarations.Manager {
 	return declarations.NewManager(db.Declarations(), &declarations.ManagerOptions{
 		ApprovalTTL:    time.Duration(cfg.Comm.ApprovalTTLSeconds) * time.Second,
 		DeclarationTTL: time.Duration(cfg.Comm.DeclarationTTLSeconds) * time.Second,
 		Now:            now,
+		OnDecided:      approvalObserver(m),
 	})
+}
+
+// approvalObserver reports a decided need to m; nil when m is.
+func approvalObserver(m *metrics.Metrics) func(declarations.State, time.Duration) {
+	if m == nil {
+		return nil
+	}
+	return func(to declarations.State, waited time.Duration) { m.ApprovalDecided(string(to), waited) }
 }
 
 // every runs f each interval until the runner closes: the expiry sweep of
