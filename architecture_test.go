@@ -43,7 +43,9 @@ func goList(t *testing.T) map[string]listedPackage {
 func TestOnlyRunnerReachesToolsAndStore(t *testing.T) {
 	// comm holds the external executors: reachable only through the runner's
 	// broker, after the phase gate, the policy and an approval.
-	guarded := []string{module + "/tools", module + "/store", module + "/comm"}
+	// credentials reads the secrets: only the runner may hand them out, at
+	// the boundary (issue 12 item 7).
+	guarded := []string{module + "/tools", module + "/store", module + "/comm", module + "/credentials"}
 	for name, p := range goList(t) {
 		if name == "runner" || strings.HasPrefix(name, "runner/") {
 			continue
@@ -68,6 +70,9 @@ func TestForbiddenDependencies(t *testing.T) {
 		"policy":    {"net/http", "os/exec", module + "/store"},
 		"phasegate": {"net/http", "os/exec", module + "/store"},
 		"redact":    {"net/http", "os/exec"},
+		// credentials reads secrets and hands them to the runner; it neither
+		// sends them anywhere nor logs nor stores them itself.
+		"credentials": {"net/http", "os/exec", "log/slog", module + "/store"},
 	}
 	pkgs := goList(t)
 	for name, forbidden := range rules {

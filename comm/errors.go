@@ -48,6 +48,10 @@ var (
 	ErrRobots = errors.New("disallowed by robots.txt")
 	// ErrStatus: the final response was not 2xx; Error.Status holds it.
 	ErrStatus = errors.New("unexpected HTTP status")
+	// ErrCredential: a credential configured for the request's host
+	// could not be read (revoked: its file removed or emptied, its
+	// variable unset; or invalid). The request is not sent without it.
+	ErrCredential = errors.New("credential unavailable")
 	// ErrUnavailable: the source could not be reached or answered in a
 	// form that cannot be used (DNS failure, connection refused, TLS
 	// failure, malformed search response).
@@ -130,6 +134,7 @@ var codes = []struct {
 	{ErrCharset, violation.Unavailable},
 	{ErrStatus, violation.Unavailable},
 	{ErrUnavailable, violation.Unavailable},
+	{ErrCredential, violation.Unavailable},
 	{context.DeadlineExceeded, violation.LimitExceeded},
 	{context.Canceled, violation.Unavailable},
 }
@@ -145,6 +150,7 @@ var codes = []struct {
 //	ErrRobots                                             POLICY_DENIED
 //	ErrTooManyRedirects, ErrTooLarge, ErrTimeout          LIMIT_EXCEEDED
 //	ErrBinary, ErrCharset, ErrStatus, ErrUnavailable      UNAVAILABLE
+//	ErrCredential                                         UNAVAILABLE
 //
 // A bare context.DeadlineExceeded is LIMIT_EXCEEDED, context.Canceled is
 // UNAVAILABLE, and anything else (including nil) is INTERNAL_ERROR.

@@ -114,6 +114,14 @@ type FetchOptions struct {
 	RootCAs *x509.CertPool
 	// Now is the clock for Document.RetrievedAt and the robots cache.
 	Now func() time.Time
+	// Headers, if set, gives the extra headers (credentials, package
+	// credentials) for a page request to host — the request URL's
+	// normalised host[:port]. It is asked again for every hop of a
+	// redirect chain with that hop's host, so a header meant for one host
+	// never rides a redirect to another (TestFetchHeadersPerHop); it is
+	// never asked for robots.txt or search requests. An error stops the
+	// fetch before anything is sent (ErrCredential).
+	Headers func(host string) (http.Header, error)
 }
 
 // Document is one fetched page. Text is raw, unfenced content: the caller
@@ -144,6 +152,7 @@ type Fetcher struct {
 	ua, uaToken   string
 	now           func() time.Time
 	client        *http.Client
+	headers       func(string) (http.Header, error)
 }
 
 // NewFetcher validates opts, fills in defaults and returns a Fetcher whose
@@ -164,6 +173,7 @@ func NewFetcher(opts FetchOptions) (*Fetcher, error) {
 		maxRedirects:  orDefault(opts.MaxRedirects, DefaultMaxRedirects),
 		ua:            orDefault(opts.UserAgent, DefaultUserAgent),
 		now:           opts.Now,
+		headers:       opts.Headers,
 	}
 	if opts.MaxRedirects < 0 {
 		f.maxRedirects = 0
@@ -396,7 +406,7 @@ type response struct {
 }
 
 func (f *Fetcher) retrieve(ctx context.Context, u *url.URL, robots bool, op string) (*response, error) {
-	resp, hops, err := f.follow(ctx, u, robots, op)
+	resp, hops, err := f.follow(ctx, u, robots, op, op == "fetch")
 	if err != nil {
 		return nil, err
 	}
@@ -431,7 +441,7 @@ func (f *Fetcher) retrieve(ctx context.Context, u *url.URL, robots bool, op stri
 // each target with target (scheme, user info, host rules) and, when robots
 // is set, robots.txt, before anything is sent to it. It returns the first
 // non-redirect response, whatever its status.
-func (f *Fetcher) follow(ctx context.Context, u *url.URL, robots bool, op string) (*http.Response, []string, error) {
+func (f *Fetcher) follow(ctx context.Context, u *url.URL, robots bool, op string, page bool) (*http.Response, []string, error) {
 	var hops []string
 	for {
 		if robots {
@@ -445,6 +455,19 @@ func (f *Fetcher) follow(ctx context.Context, u *url.URL, robots bool, op string
 		}
 		req.Header.Set("User-Agent", f.ua)
 		req.Header.Set("Accept", "text/html, application/xhtml+xml, application/json, text/plain;q=0.9, */*;q=0.1")
+		if page && f.headers != nil {
+			// Per hop, by this hop's host: u is the target as normalised
+			// and judged by target().
+			h, err := f.headers(u.Host)
+			if err != nil {
+				return nil, hops, newErr(op, ErrCredential, "a credential this request is configured with is unavailable (revoked or invalid); ask an operator", err)
+			}
+			for name, vs := range h {
+				for _, v := range vs {
+					req.Header.Add(name, v)
+				}
+			}
+		}
 		resp, err := f.client.Do(req)
 		if err != nil {
 			return nil, hops, f.netErr(ctx, op, u, len(hops), err)

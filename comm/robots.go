@@ -279,7 +279,7 @@ func (f *Fetcher) fetchRobots(ctx context.Context, u *url.URL, op string, hop in
 	rctx, cancel := context.WithTimeout(ctx, min(maxRobotsTimeout, f.timeout/2))
 	defer cancel()
 	ru := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/robots.txt"}
-	resp, _, err := f.follow(rctx, ru, false, op)
+	resp, _, err := f.follow(rctx, ru, false, op, false)
 	if err != nil {
 		var e *Error
 		switch {

@@ -29,16 +29,17 @@ const (
 
 // Config is the whole configuration file.
 type Config struct {
-	Server     Server                 `json:"server,omitempty" jsonschema:"description=Server-wide settings."`
-	Pools      []sources.PoolConfig   `json:"pools" jsonschema:"description=Read-only source pools the agent may be bound to."`
-	Policies   map[string]policy.Spec `json:"policies" jsonschema:"description=Named policies; a role names one. A policy may extend another and only restrict it."`
-	Roles      map[string]Role        `json:"roles" jsonschema:"description=Roles: which policy and pools a principal gets and how it authenticates."`
-	Transports Transports             `json:"transports,omitempty" jsonschema:"description=Per-transport settings."`
-	Pipelines  []Pipeline             `json:"pipelines,omitempty" jsonschema:"description=Commands run_pipeline may run in the sandbox."`
-	Comm       Comm                   `json:"comm,omitempty" jsonschema:"description=Executors of approved external needs (declare_need)."`
-	Audit      Audit                  `json:"audit,omitempty" jsonschema:"description=How the audit trail is anchored outside its database (witness checkpoints)."`
-	Notify     Notify                 `json:"notifications,omitempty" jsonschema:"description=Who is told when a declared need waits for an operator or expires undecided."`
-	Store      string                 `json:"store,omitempty" jsonschema:"description=Where the shared state lives: empty for the SQLite file in the state directory (the default)\\, or a postgres:// URL for several instances on one PostgreSQL database. No password here: use PGPASSWORD or a .pgpass file. AIRLOCK_STORE overrides it."`
+	Server      Server                 `json:"server,omitempty" jsonschema:"description=Server-wide settings."`
+	Pools       []sources.PoolConfig   `json:"pools" jsonschema:"description=Read-only source pools the agent may be bound to."`
+	Policies    map[string]policy.Spec `json:"policies" jsonschema:"description=Named policies; a role names one. A policy may extend another and only restrict it."`
+	Roles       map[string]Role        `json:"roles" jsonschema:"description=Roles: which policy and pools a principal gets and how it authenticates."`
+	Transports  Transports             `json:"transports,omitempty" jsonschema:"description=Per-transport settings."`
+	Pipelines   []Pipeline             `json:"pipelines,omitempty" jsonschema:"description=Commands run_pipeline may run in the sandbox."`
+	Comm        Comm                   `json:"comm,omitempty" jsonschema:"description=Executors of approved external needs (declare_need)."`
+	Audit       Audit                  `json:"audit,omitempty" jsonschema:"description=How the audit trail is anchored outside its database (witness checkpoints)."`
+	Credentials []Credential           `json:"credentials,omitempty" jsonschema:"description=Secrets injected only at the boundary: as HTTP headers for named hosts in comm.fetch\\, as environment variables of named pipelines (README: Credentials)."`
+	Notify      Notify                 `json:"notifications,omitempty" jsonschema:"description=Who is told when a declared need waits for an operator or expires undecided."`
+	Store       string                 `json:"store,omitempty" jsonschema:"description=Where the shared state lives: empty for the SQLite file in the state directory (the default)\\, or a postgres:// URL for several instances on one PostgreSQL database. No password here: use PGPASSWORD or a .pgpass file. AIRLOCK_STORE overrides it."`
 
 	// file is where the config came from (for errors); data its bytes (for
 	// turning YAML paths into lines); dir resolves relative paths.
@@ -193,6 +194,7 @@ func (c *Config) applyDefaults() {
 	}
 	c.resolveCommPaths()
 	c.resolveAuditPaths()
+	c.resolveCredentialPaths()
 	for i := range c.Pipelines {
 		for j, f := range c.Pipelines[i].Files {
 			if !filepath.IsAbs(f) {
@@ -283,6 +285,9 @@ func (c *Config) check() error {
 		}
 	}
 	if err := c.checkNotify(); err != nil {
+		return err
+	}
+	if err := c.checkCredentials(); err != nil {
 		return err
 	}
 	return c.checkTransports()

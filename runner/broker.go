@@ -9,6 +9,7 @@ import (
 
 	"github.com/airlock-dev/airlock/comm"
 	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/credentials"
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/limits"
 	"github.com/airlock-dev/airlock/policy"
@@ -117,6 +118,11 @@ func (b *sessionBroker) Execute(ctx context.Context, need declarations.Need) (*t
 		opts := b.cfg.fetch
 		opts.Rules = &hopPolicy{Policy: b.policy, in: *b.input}
 		opts.Now = b.s.r.now
+		// The role's header credentials, asked per hop by comm; every
+		// secret injected is scrubbed from what the host sent back (a
+		// server echoing its Authorization header into the page).
+		scrub := &credentials.Scrubber{}
+		opts.Headers = fetchHeaders(b.s.r.creds.ForHosts(b.s.role, scrub))
 		f, err := comm.NewFetcher(opts)
 		if err != nil {
 			return nil, fmt.Errorf("fetcher: %w", err)
@@ -126,6 +132,7 @@ func (b *sessionBroker) Execute(ctx context.Context, need declarations.Need) (*t
 		if err != nil {
 			return nil, comm.Violation(err)
 		}
+		doc.Text = scrub.String(doc.Text)
 		return &toolkit.External{Text: doc.Text, Source: doc.URL, ContentType: doc.ContentType, RetrievedAt: doc.RetrievedAt,
 			Truncated: doc.Truncated, Details: map[string]any{"status": doc.Status, "redirects": doc.Redirects, "requested_url": doc.RequestedURL}}, nil
 	case declarations.OpSearch:

@@ -43,6 +43,7 @@ func (r *Runner) initDeclarations(cfg *config.Config) error {
 	go r.every(sweepInterval, func(ctx context.Context) {
 		r.ExpireDeclarations(ctx)
 		r.closeIdleSessions(ctx)
+		r.creds.Check() // a secret file removed while unused: audit its revocation
 	})
 	return nil
 }

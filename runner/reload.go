@@ -54,6 +54,8 @@ func (r *Runner) reload(cfg *config.Config) error {
 	}
 	r.gen.Store(gen)
 	r.reloadNotifier(old.cfg, cfg)
+	r.creds.Reload(cfg.Credentials)
+	r.creds.Check()
 	return nil
 }
 

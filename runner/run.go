@@ -203,8 +203,9 @@ func (c *call) env(dec policy.Decision) *toolkit.Env {
 		Sources: c.sources, Decision: dec, Now: c.start, Progress: progress,
 		Policy: c.policy, Config: cfg, Pipelines: c.s.r.pipelines,
 		DryRun: c.mode == phasegate.DryRun, Declarations: c.s.r.decls, Elicitation: el,
-		Broker:    &sessionBroker{cfg: c.s.r.broker, s: c.s, policy: c.policy, input: c.input},
-		Approvals: &approvals{c: c},
+		Broker:      &sessionBroker{cfg: c.s.r.broker, s: c.s, policy: c.policy, input: c.input},
+		Approvals:   &approvals{c: c},
+		Credentials: pipelineCredentials{set: c.s.r.creds, role: c.s.role},
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/airlock-dev/airlock/calllog"
 	"github.com/airlock-dev/airlock/challenge"
 	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/credentials"
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/metrics"
 	"github.com/airlock-dev/airlock/notify"
@@ -69,6 +70,7 @@ type Runner struct {
 	signer    *attribution.Signer
 	broker    *brokerConfig
 	notifier  atomic.Pointer[notify.Notifier]
+	creds     *credentials.Set // scoped credentials, read at each use
 	stop      chan struct{}
 
 	anchor anchor // kill switch file and witness checkpoints
@@ -163,6 +165,8 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	r.gen.Store(gen)
 	r.registerGauges()
 	r.notifier.Store(newNotifier(cfg, r))
+	r.creds = r.newCredentials()
+	r.creds.Check() // a credential already unusable at start is audited now
 	return r, nil
 }
 

@@ -11,6 +11,7 @@ package toolkit
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"time"
 
 	"github.com/airlock-dev/airlock/config"
@@ -125,7 +126,10 @@ type Env struct {
 	Elicitation Elicitation
 	// Approvals mints and redeems the server's approval questions.
 	Approvals Approvals
-	Now       time.Time
+	// Credentials gives a pipeline run the secrets configured for it and
+	// the session's role (package credentials); never nil.
+	Credentials PipelineCredentials
+	Now         time.Time
 	// Progress reports progress to the client when it asked for it; never nil.
 	Progress func(progress, total float64, message string)
 }
@@ -138,6 +142,25 @@ type PipelineHost struct {
 	// tool then refuses (fail closed).
 	Unavailable error
 	RunsDir     string
+}
+
+// PipelineCredentials is what run_pipeline gets of the credentials: the
+// NAME=secret entries for one pipeline (the session's role decides which)
+// and the scrubber for what the run lets out. Only the runner implements
+// it; the secrets themselves stay in package credentials.
+type PipelineCredentials interface {
+	// PipelineEnv returns the entries to add to the run's environment and
+	// the scrubber that replaces them in its output. An unusable
+	// credential is an error (the run must not start without it).
+	PipelineEnv(pipeline string) (env []string, scrub Scrubber, err error)
+}
+
+// Scrubber replaces or finds the secrets a call was given.
+type Scrubber interface {
+	// Bytes returns b with every secret replaced by its marker.
+	Bytes(b []byte) []byte
+	// Find returns the id of a secret that occurs in r, or "".
+	Find(r io.Reader) (string, error)
 }
 
 // Broker performs the external I/O of an approved need. Only the runner

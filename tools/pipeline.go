@@ -132,6 +132,17 @@ func pipelineHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*too
 	if err != nil {
 		return nil, err
 	}
+	// Credentials are added here, at the sandbox boundary, and only here:
+	// the spec travels to the sandbox through a pipe, never to disk, the
+	// audit or the evidence (issue 12 item 7).
+	creds, scrub, err := env.Credentials.PipelineEnv(p.Name)
+	if err != nil {
+		return nil, violation.Wrap(violation.Unavailable, err, "a credential pipeline %s is configured with is unavailable (revoked or invalid); ask an operator", p.Name)
+	}
+	if len(creds) > 0 {
+		spec.Env = append(spec.Env, creds...)
+		slices.Sort(spec.Env)
+	}
 	capLimits(&spec.Limits, env.Policy.Limits())
 	var col *workspace.Collected
 	spec.Collect = func(out *os.Root) (err error) {
@@ -146,6 +157,14 @@ func pipelineHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*too
 	}
 	if col == nil {
 		return nil, fmt.Errorf("sandbox: the run's outputs were not collected")
+	}
+	// What the run prints leaves the boundary (response, evidence,
+	// audit) only with its secrets replaced by their markers
+	// (TestCredentialsNeverLeaveTheBoundary); an output file holding one
+	// is not published at all.
+	res.Stdout, res.Stderr = scrub.Bytes(res.Stdout), scrub.Bytes(res.Stderr)
+	if err := withholdExposed(col, scrub); err != nil {
+		return nil, err
 	}
 	ev.fill(res, col)
 	if slices.Contains(res.LimitsHit, sandbox.LimitDisk) {
@@ -169,6 +188,45 @@ func pipelineHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*too
 		}
 	}
 	return out, nil
+}
+
+// withholdExposed refuses a run whose published outputs contain a secret
+// it was given: the outputs and their manifest are removed before any
+// pool is made of them, and the call fails with CREDENTIAL_EXPOSED naming
+// the output and the credential id (never the value).
+func withholdExposed(col *workspace.Collected, scrub toolkit.Scrubber) error {
+	if len(col.Outputs) == 0 {
+		return nil
+	}
+	root, err := os.OpenRoot(col.PublishedDir)
+	if err != nil {
+		return fmt.Errorf("opening the published outputs: %w", err)
+	}
+	defer root.Close()
+	for _, o := range col.Outputs {
+		f, err := root.Open(o.Name)
+		if err != nil {
+			return fmt.Errorf("scanning output %q: %w", o.Name, err)
+		}
+		id, err := scrub.Find(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("scanning output %q: %w", o.Name, err)
+		}
+		if id != "" {
+			rmErr := errors.Join(os.RemoveAll(col.PublishedDir), removeIfSet(col.Manifest))
+			return violation.Wrap(violation.CredentialExposed, errors.Join(errors.New("output holds a credential"), rmErr),
+				"output %s contains credential %s; the run's outputs are withheld", fence.Quote(o.Name), id)
+		}
+	}
+	return nil
+}
+
+func removeIfSet(path string) error {
+	if path == "" {
+		return nil
+	}
+	return os.Remove(path)
 }
 
 // outputPoolID names a run's output pool: "run-" and the run's uuid.

@@ -42,6 +42,11 @@ const (
 	Cancelled          Code = "CANCELLED" // the client cancelled the call (or went away) before it finished
 	Internal           Code = "INTERNAL_ERROR"
 
+	// CredentialExposed: a pipeline wrote a credential it was given
+	// (package credentials) into an output file; its outputs are withheld
+	// (stdout and stderr are scrubbed instead).
+	CredentialExposed Code = "CREDENTIAL_EXPOSED"
+
 	// ApprovalInvalid: an approval answer that does not answer a question
 	// the server asked (none asked, altered, replayed, expired, another
 	// declaration's, or the role's approver is the operator).
