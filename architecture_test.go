@@ -73,6 +73,8 @@ func TestForbiddenDependencies(t *testing.T) {
 		// credentials reads secrets and hands them to the runner; it neither
 		// sends them anywhere nor logs nor stores them itself.
 		"credentials": {"net/http", "os/exec", "log/slog", module + "/store"},
+		// tracing exports spans; it must not reach what the calls touch.
+		"tracing": {"os/exec", module + "/store", module + "/runner", module + "/tools", module + "/credentials"},
 	}
 	pkgs := goList(t)
 	for name, forbidden := range rules {

@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/metrics"
 	"github.com/airlock-dev/airlock/runner"
 	"github.com/airlock-dev/airlock/server"
+	"github.com/airlock-dev/airlock/tracing"
 )
 
 func runServe(ctx context.Context, args []string, io Streams) error {
@@ -35,7 +39,23 @@ func runServe(ctx context.Context, args []string, io Streams) error {
 	if *addr != "" { // served at /metrics on the HTTP listener only
 		m = metrics.New()
 	}
-	r, err := runner.New(cfg, dir, &runner.Options{Logger: log, Metrics: m})
+	// Traces (issue 12 item 3): off unless the config or OTEL_* ask; the
+	// exporter flushes what is batched when serve stops.
+	tr, err := tracing.New(ctx, cfg.Tracing, &tracing.Options{Getenv: os.Getenv, ReadSecret: readSecretSource, Version: server.Version})
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := tr.Shutdown(sctx); err != nil {
+			log.Warn("flushing traces", "err", err)
+		}
+	}()
+	if tr != nil {
+		log.Info("tracing on: a span per call over OTLP/HTTP")
+	}
+	r, err := runner.New(cfg, dir, &runner.Options{Logger: log, Metrics: m, Tracer: tr})
 	if err != nil {
 		return err
 	}
@@ -51,6 +71,19 @@ func runServe(ctx context.Context, args []string, io Streams) error {
 		return srv.ServeStdio(ctx, io.In, io.Out, io.Err)
 	}
 	return serveHTTP(ctx, *addr, srv, io)
+}
+
+// readSecretSource reads a secret from its env var or file (trailing
+// newline dropped); "" when unset or empty.
+func readSecretSource(src config.TokenSource) (string, error) {
+	if src.Env != "" {
+		return os.Getenv(src.Env), nil
+	}
+	b, err := os.ReadFile(src.File)
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", filepath.Base(src.File), err)
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
 }
 
 // loadConfigAndState resolves the state directory, then loads the config

@@ -38,6 +38,7 @@ type Config struct {
 	Comm        Comm                   `json:"comm,omitempty" jsonschema:"description=Executors of approved external needs (declare_need)."`
 	Audit       Audit                  `json:"audit,omitempty" jsonschema:"description=How the audit trail is anchored outside its database (witness checkpoints)."`
 	Credentials []Credential           `json:"credentials,omitempty" jsonschema:"description=Secrets injected only at the boundary: as HTTP headers for named hosts in comm.fetch\\, as environment variables of named pipelines (README: Credentials)."`
+	Tracing     Tracing                `json:"tracing,omitempty" jsonschema:"description=OpenTelemetry traces of governed calls (README: Tracing)."`
 	Notify      Notify                 `json:"notifications,omitempty" jsonschema:"description=Who is told when a declared need waits for an operator or expires undecided."`
 	Store       string                 `json:"store,omitempty" jsonschema:"description=Where the shared state lives: empty for the SQLite file in the state directory (the default)\\, or a postgres:// URL for several instances on one PostgreSQL database. No password here: use PGPASSWORD or a .pgpass file. AIRLOCK_STORE overrides it."`
 
@@ -195,6 +196,7 @@ func (c *Config) applyDefaults() {
 	c.resolveCommPaths()
 	c.resolveAuditPaths()
 	c.resolveCredentialPaths()
+	c.resolveTracingPaths()
 	for i := range c.Pipelines {
 		for j, f := range c.Pipelines[i].Files {
 			if !filepath.IsAbs(f) {
@@ -288,6 +290,9 @@ func (c *Config) check() error {
 		return err
 	}
 	if err := c.checkCredentials(); err != nil {
+		return err
+	}
+	if err := c.checkTracing(); err != nil {
 		return err
 	}
 	return c.checkTransports()

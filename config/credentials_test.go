@@ -62,3 +62,27 @@ func TestCredentialsConfig(t *testing.T) {
 		t.Errorf("duplicate id: %v", err)
 	}
 }
+
+// TestTracingConfig: the tracing section's endpoint, ratio and headers
+// are checked; relative header files resolve against the config file.
+func TestTracingConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := config.Parse("x.yaml", []byte(base+"tracing: {enabled: true, endpoint: \"http://c:4318/v1/traces\", sample_ratio: 0.25, headers: {Authorization: {file: tok}}}\n"), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Tracing.Headers["Authorization"].File != filepath.Join(dir, "tok") || *cfg.Tracing.SampleRatio != 0.25 {
+		t.Errorf("tracing: %+v", cfg.Tracing)
+	}
+	for _, bad := range []string{
+		"tracing: {endpoint: \"ftp://c/x\"}",
+		"tracing: {endpoint: \"http://user:pw-zz9@c:4318\"}",
+		"tracing: {sample_ratio: 1.5}",
+		"tracing: {headers: {Authorization: {env: A, file: b}}}",
+		"tracing: {headers: {\"Bad Header\": {env: A}}}",
+	} {
+		if _, err := config.Parse("x.yaml", []byte(base+bad+"\n"), dir); err == nil || !strings.Contains(err.Error(), "tracing") || strings.Contains(err.Error(), "pw-zz9") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}

@@ -3,10 +3,15 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/policy"
+	"github.com/airlock-dev/airlock/tracing"
 )
 
 // The governed path (all thirteen steps, including a durable audit append)
@@ -48,6 +53,31 @@ func BenchmarkReadGoverned(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if resp := s.Run(ctx, Call{Tool: "read_pool_file", Args: readArgs}); resp.IsError {
+			b.Fatal(resp.Text)
+		}
+	}
+}
+
+// BenchmarkReadGovernedTraced is ReadGoverned with tracing on: a span
+// and four step spans per call, batched and exported over OTLP/HTTP to a
+// loopback receiver that discards them (issue 12 item 3; BENCHMARKS.md).
+func BenchmarkReadGovernedTraced(b *testing.B) {
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	defer sink.Close()
+	tr, err := tracing.New(context.Background(), config.Tracing{Enabled: true, Endpoint: sink.URL + "/v1/traces"}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tr.Shutdown(context.Background())
+	r, _ := newRunnerWith(b, benchCfgYAML, &Options{Tracer: tr})
+	s := openSession(b, r)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if resp := s.Run(ctx, Call{Tool: "read_pool_file", Args: readArgs, Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}); resp.IsError {
 			b.Fatal(resp.Text)
 		}
 	}
@@ -101,6 +131,7 @@ func TestBenchmarksRun(t *testing.T) {
 	for name, bf := range map[string]func(*testing.B){
 		"ReadDirectHandler": BenchmarkReadDirectHandler, "ReadGoverned": BenchmarkReadGoverned,
 		"ReadGovernedParallel": BenchmarkReadGovernedParallel, "ReadGovernedNoCommit": BenchmarkReadGovernedNoCommit,
+		"ReadGovernedTraced": BenchmarkReadGovernedTraced,
 	} {
 		if r := testing.Benchmark(bf); r.N == 0 {
 			t.Errorf("Benchmark%s failed before measuring anything", name)

@@ -9,6 +9,7 @@ import (
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/metrics"
 	"github.com/airlock-dev/airlock/sandbox"
+	"github.com/airlock-dev/airlock/tracing"
 )
 
 // This file is the runner's side of the operator's view (issue 12 item
@@ -18,6 +19,7 @@ import (
 // Labels are server-chosen only (see package metrics): the tool's name if
 // it is one of ours, the decision, the outcome, the violation code.
 func (c *call) observe(end time.Time) {
+	c.trace(end)
 	m := c.s.r.metrics
 	if m == nil {
 		return
@@ -37,6 +39,40 @@ func (c *call) observe(end time.Time) {
 		m.Step(metrics.StepFinish, c.auditStart.Sub(decided))
 		m.Step(metrics.StepAudit, end.Sub(c.auditStart))
 	}
+}
+
+// traceInfo is what the call's span starts with: server-chosen values
+// and the caller's trace context, never an argument (package tracing).
+func (s *Session) traceInfo(in Call) tracing.CallInfo {
+	info := tracing.CallInfo{SessionID: s.id, RequestID: in.RequestID, Transport: s.transport,
+		Traceparent: in.Traceparent, Tracestate: in.Tracestate}
+	if s.id == sessionless {
+		info.SessionID = ""
+	}
+	if _, ok := s.r.tools[in.Tool]; ok {
+		info.Tool = in.Tool // an unknown name is the agent's text: not exported
+	}
+	return info
+}
+
+// trace ends the call's span with its steps and outcome (issue 12 item 3).
+func (c *call) trace(end time.Time) {
+	if c.span == nil {
+		return
+	}
+	decided := c.start
+	steps := make([]tracing.Step, 0, 4)
+	if !c.execStart.IsZero() {
+		steps = append(steps, tracing.Step{Name: "airlock.decide", Start: c.start, End: c.execStart},
+			tracing.Step{Name: "airlock.execute", Start: c.execStart, End: c.execEnd})
+		decided = c.execEnd
+	}
+	if !c.auditStart.IsZero() {
+		steps = append(steps, tracing.Step{Name: "airlock.finish", Start: decided, End: c.auditStart},
+			tracing.Step{Name: "airlock.audit", Start: c.auditStart, End: end})
+	}
+	c.span.End(steps, tracing.Outcome{Tier: c.rec.Tier, Phase: c.rec.Phase, Decision: c.rec.Decision, RuleID: c.rec.RuleID,
+		Outcome: c.rec.Outcome, Violation: c.rec.Violation, AuditSeq: c.rec.Seq}, end)
 }
 
 // sandboxObserver counts pipeline runs, kills and limit hits.

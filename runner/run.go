@@ -19,6 +19,7 @@ import (
 	"github.com/airlock-dev/airlock/sources"
 	"github.com/airlock-dev/airlock/store"
 	"github.com/airlock-dev/airlock/toolkit"
+	"github.com/airlock-dev/airlock/tracing"
 	"github.com/airlock-dev/airlock/violation"
 	"github.com/google/uuid"
 )
@@ -31,6 +32,11 @@ type Call struct {
 	Progress func(progress, total float64, message string)
 	// Elicitation is what the client can answer and has answered.
 	Elicitation toolkit.Elicitation
+	// RequestID is the JSON-RPC id, and Traceparent/Tracestate the W3C
+	// trace context from params._meta, for the call's span (package
+	// tracing); all may be empty, and a malformed trace context is ignored.
+	RequestID               string
+	Traceparent, Tracestate string
 }
 
 // Response is what the transport sends back: either content or a typed
@@ -65,6 +71,7 @@ type call struct {
 
 	// Step boundaries for metrics (zero when the call never got there).
 	execStart, execEnd, auditStart time.Time
+	span                           *tracing.Call // nil when tracing is off
 
 	// The runtime context, loaded from the store at the start of every
 	// call, so an operator's phase change or another process's usage is
@@ -84,6 +91,9 @@ func (s *Session) Run(ctx context.Context, in Call) *Response {
 	ctx = calllog.WithID(ctx, id)
 	c := &call{s: s, in: in, id: id, log: s.r.log.With(calllog.Key, id), rec: s.record(""), start: s.r.now()}
 	c.rec.Tool = boundedName(in.Tool)
+	if s.r.tracer != nil {
+		c.span = s.r.tracer.Start(ctx, s.traceInfo(in), c.start)
+	}
 	// Step 7 runs first in time so that whatever step ends the call, the
 	// record already holds only redacted arguments.
 	c.rec.Args = s.r.redactArgs(in.Args)

@@ -23,6 +23,7 @@ import (
 	"github.com/airlock-dev/airlock/store"
 	"github.com/airlock-dev/airlock/toolkit"
 	"github.com/airlock-dev/airlock/tools"
+	"github.com/airlock-dev/airlock/tracing"
 	"github.com/airlock-dev/airlock/witness"
 )
 
@@ -38,6 +39,9 @@ type Options struct {
 	// (issue 12 item 2); nil records none.
 	Metrics *metrics.Metrics
 
+	// Tracer exports a span per call (issue 12 item 3); nil traces none.
+	Tracer *tracing.Tracer
+
 	// SandboxTrampoline is the cgo-free binary the sandbox re-executes
 	// (default: this executable, which calls sandbox.MaybeRunTrampoline).
 	SandboxTrampoline string
@@ -50,6 +54,7 @@ type Runner struct {
 	gen      atomic.Pointer[generation] // config + policies; swapped by Reload
 	log      *slog.Logger
 	metrics  *metrics.Metrics // nil-safe
+	tracer   *tracing.Tracer  // nil: tracing off
 	now      func() time.Time
 	db       *store.DB
 	pools    *sources.Registry
@@ -89,7 +94,7 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	r := &Runner{log: opts.Logger, now: opts.Now, metrics: opts.Metrics,
+	r := &Runner{log: opts.Logger, now: opts.Now, metrics: opts.Metrics, tracer: opts.Tracer,
 		tools: map[string]toolkit.Tool{}}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)

@@ -37,6 +37,7 @@ import (
 	"github.com/airlock-dev/airlock/metrics"
 	"github.com/airlock-dev/airlock/runner"
 	"github.com/airlock-dev/airlock/toolkit"
+	"github.com/airlock-dev/airlock/tracing"
 )
 
 // Version is reported to clients as the server version.
@@ -104,6 +105,7 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 		s.closeLocal(ctx, cs.SessionID())
 	})
 	hooks.AddOnError(s.auditRefusedCall)
+	hooks.AddBeforeCallTool(stampRequestID)
 	s.registerResources(hooks)
 	s.mcp = mcpserver.NewMCPServer(r.Config().Server.Name, Version,
 		// listChanged: a 2026-07-28 client's subscriptions/listen then has
@@ -213,13 +215,45 @@ func (s *Server) forward(name string) mcpserver.ToolHandlerFunc {
 				raw = []byte(`"unencodable arguments"`)
 			}
 		}
-		resp := sess.Run(ctx, runner.Call{Tool: name, Args: raw, Progress: s.progress(ctx, req), Elicitation: elicitation(ctx, req)})
+		call := runner.Call{Tool: name, Args: raw, Progress: s.progress(ctx, req), Elicitation: elicitation(ctx, req)}
+		call.RequestID, call.Traceparent, call.Tracestate = traceFields(req)
+		resp := sess.Run(ctx, call)
 		if resp.Elicit != nil {
 			return askClient(resp), nil
 		}
 		s.logOutcome(ctx, name, resp)
 		return toResult(resp), nil
 	}
+}
+
+// requestIDKey is where stampRequestID leaves a tools/call's JSON-RPC id
+// in the request's _meta for forward (mcp-go hands a tool handler the
+// request, not its id). The hook always overwrites it, so a value the
+// client sent under this key is never read.
+const requestIDKey = "airlock.dev/jsonrpc-request-id"
+
+func stampRequestID(_ context.Context, id any, req *mcp.CallToolRequest) {
+	if req.Params.Meta == nil {
+		req.Params.Meta = &mcp.Meta{}
+	}
+	if req.Params.Meta.AdditionalFields == nil {
+		req.Params.Meta.AdditionalFields = map[string]any{}
+	}
+	req.Params.Meta.AdditionalFields[requestIDKey] = tracing.RequestID(id)
+}
+
+// traceFields reads the call's JSON-RPC id and W3C trace context
+// (params._meta.traceparent, .tracestate) for its span; anything that is
+// not a string is ignored, as is a malformed value later (package tracing).
+func traceFields(req mcp.CallToolRequest) (id, traceparent, tracestate string) {
+	if req.Params.Meta == nil {
+		return "", "", ""
+	}
+	f := req.Params.Meta.AdditionalFields
+	id, _ = f[requestIDKey].(string)
+	traceparent, _ = f["traceparent"].(string)
+	tracestate, _ = f["tracestate"].(string)
+	return id, traceparent, tracestate
 }
 
 // auditRefusedCall records tools/call requests mcp-go refused before any
