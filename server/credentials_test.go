@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -20,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/runner"
 	"github.com/airlock-dev/airlock/violation"
 )
@@ -69,6 +71,7 @@ func newCredFixture(t *testing.T, namedHost string) *credFixture {
 	t.Setenv(credEnvVar, cf.envSecret)
 	cfg := fmt.Sprintf(testConfig, "credded")
 	for _, r := range [][2]string{
+		{"per_minute: 4}", "per_minute: 60}"},
 		{"roles:\n", "roles:\n  credded: {policy: credpol, pools: [alpha, delta], initial_phase: execution}\n"},
 		{"policies:\n", "policies:\n  credpol:\n    allow: [\"pool.*\", \"comm.*\", \"pipeline.run:*\"]\n    filesystem: {read: [pools], write: [out]}\n" +
 			"    network: {allow_hosts: [\"127.0.0.1\"], allow_schemes: [http], allow_private: [\"127.0.0.0/8\"]}\n"},
@@ -238,6 +241,19 @@ func TestCredentialsNeverLeaveTheBoundary(t *testing.T) {
 	writeFile(t, cf.dir, "secrets/pipe-token", cf.fileSecret+"\n")
 	if res := cf.call(t, "run_pipeline", map[string]any{"pipeline": "use_secret"}); res.IsError {
 		t.Errorf("run after restoring: %s", text(res))
+	}
+	// Dropping the credential from the config and reloading (SIGHUP's
+	// path) stops the injection at once: the next fetch carries nothing.
+	t.Setenv(credEnvVar, cf.envSecret)
+	yamlText, err := os.ReadFile(filepath.Join(cf.dir, "airlock.yaml"))
+	must(t, err)
+	cut := strings.Index(string(yamlText), "credentials:\n")
+	writeFile(t, cf.dir, "airlock.yaml", string(yamlText[:cut]))
+	reloaded, err := config.Load(filepath.Join(cf.dir, "airlock.yaml"))
+	must(t, err)
+	must(t, cf.r.Reload(context.Background(), reloaded, "tester"))
+	if res := fetch(named.URL + "/after-reload"); res.IsError || seen["named/after-reload"] != "" {
+		t.Errorf("after reload without the credential: %s, auth %q", text(res), seen["named/after-reload"])
 	}
 	revoked := map[string]int{}
 	restored := 0
