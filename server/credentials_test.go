@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,6 +160,10 @@ func TestCredentialsNeverLeaveTheBoundary(t *testing.T) {
 		mu.Lock()
 		seen["named"+r.URL.Path] = r.Header.Get("Authorization")
 		mu.Unlock()
+		if r.URL.Path == "/leaky" { // puts what it was sent into the next URL
+			http.Redirect(w, r, other.URL+"/landed-leaky?got="+url.QueryEscape(r.Header.Get("Authorization")), http.StatusFound)
+			return
+		}
 		if r.URL.Path == "/away" {
 			http.Redirect(w, r, other.URL+"/landed", http.StatusFound)
 			return
@@ -196,6 +201,12 @@ func TestCredentialsNeverLeaveTheBoundary(t *testing.T) {
 	}
 	if seen["named/away"] == "" || seen["other/landed"] != "" {
 		t.Errorf("redirect: named hop auth %q, other hop auth %q", seen["named/away"], seen["other/landed"])
+	}
+
+	// A named host that echoes the header into a redirect's Location: the
+	// URLs the agent sees (final URL, redirect list) are scrubbed.
+	if res := fetch(named.URL + "/leaky"); res.IsError {
+		t.Fatalf("fetch leaky redirect: %s", text(res))
 	}
 
 	// 4. A pipeline gets its variable (its output is the secret's hash).
