@@ -30,7 +30,7 @@ type ManagerOptions struct {
 	// or its retry). Decisions the policy makes ("policy:" actors) never
 	// waited for anyone and are not reported. It runs after the move is
 	// stored, on the caller's goroutine, and must be cheap (a histogram).
-	OnDecided func(to State, waited time.Duration)
+	OnDecided func(d *Declaration, to State, waited time.Duration)
 }
 
 // Manager is the lifecycle of declarations on top of a Store: it validates
@@ -44,7 +44,7 @@ type Manager struct {
 	declTTL     time.Duration
 	maxAttempts int
 	clock       func() time.Time
-	onDecided   func(State, time.Duration)
+	onDecided   func(*Declaration, State, time.Duration)
 }
 
 // NewManager returns a Manager on st. opts may be nil.
@@ -384,14 +384,18 @@ func (m *Manager) decided(d *Declaration, to State, now time.Time) {
 	if m.onDecided == nil || d == nil {
 		return
 	}
-	since := d.CreatedAt
+	m.onDecided(d, to, now.Sub(WaitingSince(d)))
+}
+
+// WaitingSince is when d last entered declared (its declaration, or its
+// retry): the start of its wait for a decision.
+func WaitingSince(d *Declaration) time.Time {
 	for i := len(d.History) - 1; i >= 0; i-- {
 		if d.History[i].To == StateDeclared {
-			since = d.History[i].At
-			break
+			return d.History[i].At
 		}
 	}
-	m.onDecided(to, now.Sub(since))
+	return d.CreatedAt
 }
 
 // move is the only caller of Store.Transition: it refuses a move the state

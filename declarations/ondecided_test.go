@@ -16,7 +16,7 @@ func TestOnDecidedTimesTheWait(t *testing.T) {
 		waited time.Duration
 	}
 	var got []seen
-	m, _, clk := newTestManager(&ManagerOptions{OnDecided: func(to State, w time.Duration) { got = append(got, seen{to, w}) }})
+	m, _, clk := newTestManager(&ManagerOptions{OnDecided: func(_ *Declaration, to State, w time.Duration) { got = append(got, seen{to, w}) }})
 	declare := func() *Declaration {
 		d, err := m.Declare(ctx, "s1", "alice", confNeed(), DecisionRequireApproval, "r1", "")
 		if err != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/airlock-dev/airlock/challenge"
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/declarations"
-	"github.com/airlock-dev/airlock/metrics"
 	"github.com/airlock-dev/airlock/store"
 )
 
@@ -38,33 +37,33 @@ func (r *Runner) initDeclarations(cfg *config.Config) error {
 	if r.challenges, err = challenge.New(ckey); err != nil {
 		return err
 	}
-	r.decls = newManager(r.db, cfg, r.now, r.metrics)
+	r.approvals = approvalWatch{here: map[string]bool{}}
+	r.decls = newManager(r.db, cfg, r.now, approvalObserver(r.metrics, &r.approvals))
 	r.stop = make(chan struct{})
-	go r.every(sweepInterval, func(ctx context.Context) {
-		r.ExpireDeclarations(ctx)
-		r.closeIdleSessions(ctx)
-		r.creds.Check() // a secret file removed while unused: audit its revocation
-	})
+	go r.every(sweepInterval, r.Sweep)
 	return nil
 }
 
-// newManager is the declarations' lifecycle under cfg; m (nil-safe)
-// times every need that waited for a person (approval latency, issue 12).
-func newManager(db *store.DB, cfg *config.Config, now func() time.Time, m *metrics.Metrics) *declarations.Manager {
+// newManager is the declarations' lifecycle under cfg; onDecided (may
+// be nil) times every need that waited for a person (approval latency).
+func newManager(db *store.DB, cfg *config.Config, now func() time.Time, onDecided func(*declarations.Declaration, declarations.State, time.Duration)) *declarations.Manager {
 	return declarations.NewManager(db.Declarations(), &declarations.ManagerOptions{
 		ApprovalTTL:    time.Duration(cfg.Comm.ApprovalTTLSeconds) * time.Second,
 		DeclarationTTL: time.Duration(cfg.Comm.DeclarationTTLSeconds) * time.Second,
 		Now:            now,
-		OnDecided:      approvalObserver(m),
+		OnDecided:      onDecided,
 	})
 }
 
-// approvalObserver reports a decided need to m; nil when m is.
-func approvalObserver(m *metrics.Metrics) func(declarations.State, time.Duration) {
-	if m == nil {
-		return nil
-	}
-	return func(to declarations.State, waited time.Duration) { m.ApprovalDecided(string(to), waited) }
+// Sweep is the periodic housekeeping (every 30 s while serving; tests
+// call it directly): expire declarations and approvals past their
+// deadlines, close idle sessions, notice credentials revoked while
+// unused, and time the approvals decided by other processes.
+func (r *Runner) Sweep(ctx context.Context) {
+	r.ExpireDeclarations(ctx)
+	r.closeIdleSessions(ctx)
+	r.creds.Check() // a secret file removed while unused: audit its revocation
+	r.observeDecisionsElsewhere(ctx)
 }
 
 // every runs f each interval until the runner closes: the expiry sweep of

@@ -46,6 +46,7 @@ func (r *Runner) reloadNotifier(old, cfg *config.Config) {
 
 // notifyPending tells the operators a declaration waits for them.
 func (r *Runner) notifyPending(s *Session, p *toolkit.PendingApproval) {
+	r.approvals.watch(p.DeclarationID, r.now().UTC())
 	r.notifier.Load().Send(notify.Event{Event: notify.ApprovalPending, Time: r.now().UTC(), DeclarationID: p.DeclarationID,
 		ContextID: s.contextID, Principal: s.principal, Operation: p.Operation, Target: p.Target, RuleID: p.RuleID,
 		ExpiresAt: p.ExpiresAt, Hint: "airlock approvals approve " + p.DeclarationID + " --state DIR (or deny it with --reason)"})

@@ -13,7 +13,6 @@ import (
 	"github.com/airlock-dev/airlock/witness"
 
 	"github.com/airlock-dev/airlock/attribution"
-	"github.com/airlock-dev/airlock/metrics"
 	"github.com/airlock-dev/airlock/store"
 )
 
@@ -45,17 +44,10 @@ type AuditVerification struct {
 // beside (or without) a live server: reading and verifying the audit trail
 // and tripping the kill switch. Every change it makes is itself audited.
 type Operator struct {
-	db      *store.DB
-	dir     string
-	now     func() time.Time
-	metrics *metrics.Metrics // nil: decisions are not timed
+	db  *store.DB
+	dir string
+	now func() time.Time
 }
-
-// ObserveWith makes the operator's approval decisions report their
-// latency to m (airlock_approval_latency_seconds): for an operator handle
-// inside a serving process (a console), whose registry is scraped. A CLI
-// command's own process has no /metrics, so it is not set there.
-func (o *Operator) ObserveWith(m *metrics.Metrics) { o.metrics = m }
 
 // OpenOperator opens the store in stateDir; readOnly opens it without the
 // ability to write (for audit verify/tail/export).

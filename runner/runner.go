@@ -75,6 +75,7 @@ type Runner struct {
 	signer    *attribution.Signer
 	broker    *brokerConfig
 	notifier  atomic.Pointer[notify.Notifier]
+	approvals approvalWatch    // approval latency of decisions made elsewhere
 	creds     *credentials.Set // scoped credentials, read at each use
 	stop      chan struct{}
 

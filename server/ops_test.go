@@ -32,9 +32,8 @@ import (
 // pipeline over HTTP) and httpSettings in transports.http.
 type opsFixture struct {
 	*fixture
-	url     string
-	srv     *Server
-	metrics *metrics.Metrics
+	url string
+	srv *Server
 }
 
 const runnerTokenEnv = "AIRLOCK_TEST_TOKEN_RUNNER"
@@ -72,7 +71,7 @@ func newOpsFixture(t *testing.T, httpSettings string, extraYAML ...string) *opsF
 	t.Cleanup(func() { cancel(); <-done })
 	g := *f
 	g.r, g.srv = r, srv
-	return &opsFixture{fixture: &g, url: "http://" + ln.Addr().String(), srv: srv, metrics: m}
+	return &opsFixture{fixture: &g, url: "http://" + ln.Addr().String(), srv: srv}
 }
 
 func (o *opsFixture) client(t *testing.T, role string) *client.Client {
