@@ -5,7 +5,9 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/hex"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -240,5 +244,63 @@ func TestTracingOffSendsNothing(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if _, posts := rc.received(); posts != 0 {
 		t.Fatalf("%d exports with tracing off", posts)
+	}
+}
+
+// TestSpansOverHTTP: a call over streamable HTTP is traced with the
+// network attributes of HTTP and the MCP session the client holds.
+func TestSpansOverHTTP(t *testing.T) {
+	rc := newOTLPReceiver(t)
+	setTokens(t)
+	f := newFixtureConfig(t, withHTTP(t, fmt.Sprintf(testConfig, "local"), ""))
+	tr, err := tracing.New(context.Background(), config.Tracing{Enabled: true, Endpoint: rc.URL + "/v1/traces"}, &tracing.Options{Getenv: func(string) string { return "" }})
+	must(t, err)
+	r, err := runner.New(f.cfg, f.state, &runner.Options{SandboxTrampoline: trampoline, Tracer: tr})
+	must(t, err)
+	t.Cleanup(func() { r.Close() })
+	srv, err := New(r, nil)
+	must(t, err)
+	t.Cleanup(srv.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeHTTP(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	tp, err := transport.NewStreamableHTTP("http://"+ln.Addr().String()+PathStreamable, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + tokenOf("agent")}))
+	must(t, err)
+	c := client.NewClient(tp)
+	must(t, c.Start(context.Background()))
+	t.Cleanup(func() { c.Close() })
+	init := mcp.InitializeRequest{}
+	init.Params.ClientInfo = mcp.Implementation{Name: "trace-test", Version: "1"}
+	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+	_, err = c.Initialize(context.Background(), init)
+	must(t, err)
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "list_pools"
+	req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}
+	if res, err := c.CallTool(context.Background(), req); err != nil || res.IsError {
+		t.Fatalf("list_pools: %v %v", err, res)
+	}
+	must(t, tr.ForceFlush(context.Background()))
+	spans, _ := rc.received()
+	var call *tracepb.Span
+	for _, s := range spans {
+		if s.Kind == tracepb.Span_SPAN_KIND_SERVER {
+			call = s
+		}
+	}
+	if call == nil {
+		t.Fatalf("no call span among %d", len(spans))
+	}
+	for k, want := range map[string]string{"network.transport": "tcp", "network.protocol.name": "http",
+		"airlock.transport": "streamable-http", "mcp.session.id": c.GetSessionId(), "gen_ai.tool.name": "list_pools"} {
+		if got, _ := attr(call, k); got != want || want == "" {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if hex.EncodeToString(call.TraceId) != "4bf92f3577b34da6a3ce929d0e0e4736" {
+		t.Errorf("trace %x: the HTTP call is not in the caller's trace", call.TraceId)
 	}
 }
