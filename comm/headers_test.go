@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -88,5 +87,4 @@ func TestFetchHeadersPerHop(t *testing.T) {
 	if named.conns.Load() != before {
 		t.Error("a request was sent although its credential failed")
 	}
-	_ = url.URL{}
 }
