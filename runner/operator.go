@@ -224,3 +224,18 @@ func (o *Operator) AttributionSigner(ctx context.Context) (*attribution.Signer, 
 	}
 	return attribution.NewSigner(key)
 }
+
+// RecordAction audits an operator action that changes nothing the other
+// methods record themselves — a console login or logout — with who (by)
+// and why (reason); failure, when not nil, is recorded as the outcome.
+func (o *Operator) RecordAction(ctx context.Context, capability, by, reason string, failure error) error {
+	rec := &store.Record{Time: o.now().UTC(), Principal: "operator:" + by, Transport: o.transport, Capability: capability,
+		Decision: "allow", Outcome: "ok", Reason: reason}
+	if failure != nil {
+		rec.Decision, rec.Outcome, rec.Error = "deny", "error", failure.Error()
+	}
+	if err := o.db.Append(ctx, rec); err != nil {
+		return fmt.Errorf("auditing %s: %w", capability, err)
+	}
+	return nil
+}
