@@ -37,12 +37,14 @@ const contentSecurityPolicy = "default-src 'none'; style-src 'self'; script-src 
 // request, so a revoked admin token (a configuration reload) ends the
 // sessions it opened. Safe for concurrent use.
 type Admin interface {
-	// Login returns the admin principal a token belongs to, or
-	// ErrUnknownToken / ErrNotAdmin (with the principal of the other
-	// role's token, for the audit record).
-	Login(token string) (principal string, err error)
-	// Valid reports whether principal may still use the console.
-	Valid(principal string) bool
+	// Login returns the admin principal a token belongs to and an opaque
+	// id of the credential, or ErrUnknownToken / ErrNotAdmin (with the
+	// principal of the other role's token, for the audit record).
+	Login(token string) (principal, credential string, err error)
+	// Valid reports whether the credential a session was opened with is
+	// still an admin credential. (Not the principal: a rotated token
+	// keeps its principal name, and must end the old token's sessions.)
+	Valid(credential string) bool
 }
 
 // Refusal is a refused console request for the audit trail.
@@ -213,7 +215,7 @@ func (c *Console) authed(h func(http.ResponseWriter, *http.Request, *session)) h
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := cookieValue(r, cookieSession)
 		s, ok := c.sessions.get(id, c.opts.Now())
-		if ok && !c.admin.Valid(s.principal) {
+		if ok && !c.admin.Valid(s.credential) {
 			// The admin's token was revoked or the console role changed.
 			c.sessions.remove(id)
 			ok = false

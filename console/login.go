@@ -35,7 +35,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		c.refuse(w, r, "anonymous", violation.CSRFRefused, "missing or wrong login token", "POST "+Path+"/login refused: the form does not carry its login token")
 		return
 	}
-	principal, err := c.admin.Login(r.PostForm.Get("token"))
+	principal, credential, err := c.admin.Login(r.PostForm.Get("token"))
 	if err != nil {
 		code, kind := violation.Unauthenticated, "console token not recognised"
 		who := "anonymous"
@@ -54,7 +54,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ttl := c.opts.SessionTTL()
-	id := c.sessions.create(principal, c.opts.Now(), ttl)
+	id := c.sessions.create(principal, credential, c.opts.Now(), ttl)
 	http.SetCookie(w, newCookie(r, cookieLogin, "", -1))
 	http.SetCookie(w, newCookie(r, cookieSession, id, int(ttl/time.Second)))
 	c.opts.Authenticated(r)

@@ -29,9 +29,10 @@ const (
 // session is one console login, held server-side; the browser holds only
 // its random id.
 type session struct {
-	principal string
-	csrf      string
-	expires   time.Time
+	principal  string
+	credential string // the admin credential it was opened with (Admin.Valid)
+	csrf       string
+	expires    time.Time
 }
 
 // sessions maps SHA-256(id) to a session: a lookup never compares the
@@ -45,9 +46,9 @@ func newSessions() *sessions { return &sessions{m: map[[32]byte]*session{}} }
 
 // create starts a session for principal and returns its id. At the bound
 // the expired sessions go first, then the one closest to expiry.
-func (ss *sessions) create(principal string, now time.Time, ttl time.Duration) string {
+func (ss *sessions) create(principal, credential string, now time.Time, ttl time.Duration) string {
 	id := randomToken()
-	s := &session{principal: principal, csrf: randomToken(), expires: now.Add(ttl)}
+	s := &session{principal: principal, credential: credential, csrf: randomToken(), expires: now.Add(ttl)}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if len(ss.m) >= maxSessions {

@@ -2,6 +2,9 @@ package server
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -83,27 +86,34 @@ type consoleAdmin struct{ s *Server }
 
 var _ console.Admin = consoleAdmin{}
 
-func (a consoleAdmin) Login(token string) (string, error) {
+// Login checks token as the MCP edge does (authenticator.static:
+// constant-time over every credential); the credential id is the hex
+// SHA-256 the authenticator holds, never the token.
+func (a consoleAdmin) Login(token string) (string, string, error) {
 	role := a.s.r.Config().Transports.HTTP.ConsoleRole
 	id, ok := a.s.auth.Load().static(token)
 	switch {
 	case !ok:
-		return "", console.ErrUnknownToken
+		return "", "", console.ErrUnknownToken
 	case role == "" || id.Role != role:
-		return id.Principal, fmt.Errorf("role %s: %w", id.Role, console.ErrNotAdmin)
+		return id.Principal, "", fmt.Errorf("role %s: %w", id.Role, console.ErrNotAdmin)
 	}
-	return id.Principal, nil
+	sum := sha256.Sum256([]byte(token))
+	return id.Principal, hex.EncodeToString(sum[:]), nil
 }
 
-func (a consoleAdmin) Valid(principal string) bool {
+// Valid: the credential is still loaded, for console_role.
+func (a consoleAdmin) Valid(credential string) bool {
 	role := a.s.r.Config().Transports.HTTP.ConsoleRole
-	if role == "" {
+	want, err := hex.DecodeString(credential)
+	if role == "" || err != nil || len(want) != sha256.Size {
 		return false
 	}
+	ok := false
 	for _, c := range a.s.auth.Load().creds {
-		if c.principal == principal && c.role == role {
-			return true
+		if subtle.ConstantTimeCompare(c.sum[:], want) == 1 && c.role == role {
+			ok = true
 		}
 	}
-	return false
+	return ok
 }

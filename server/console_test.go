@@ -467,3 +467,26 @@ func TestConsoleEscapesHostileDeclaration(t *testing.T) {
 		t.Errorf("%d forms on the page", strings.Count(p.body, "<form"))
 	}
 }
+
+// TestConsoleRevokedAdmin: an admin token revoked by a reload (its
+// variable changed, the server reloaded) ends the console sessions it
+// opened, on their next request; the new token logs in.
+func TestConsoleRevokedAdmin(t *testing.T) {
+	w := consoleWeb(t, "console_role: admin")
+	b := newBrowser(w.ts.URL, nil)
+	csrf := b.admin(t)
+	t.Setenv(adminEnv, "test-token-admin-rotated-0123456789")
+	must(t, w.srv.Reload())
+	if p := b.do(t, http.MethodGet, "/console/approvals", nil, nil); p.status != http.StatusSeeOther {
+		t.Fatalf("GET after revocation: %d", p.status)
+	}
+	if p := b.do(t, http.MethodPost, "/console/kill", url.Values{"action": {"engage"}, "reason": {"x"}, "csrf": {csrf}}, nil); p.status != http.StatusUnauthorized {
+		t.Fatalf("POST after revocation: %d", p.status)
+	}
+	if p := newBrowser(w.ts.URL, nil).login(t, adminToken); p.status != http.StatusUnauthorized {
+		t.Fatalf("old token after rotation: %d", p.status)
+	}
+	if p := newBrowser(w.ts.URL, nil).login(t, "test-token-admin-rotated-0123456789"); p.status != http.StatusSeeOther {
+		t.Fatalf("new token: %d", p.status)
+	}
+}
