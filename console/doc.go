@@ -22,7 +22,7 @@
 //     token (a double-submit cookie), against login CSRF.
 //   - Every response carries a strict Content-Security-Policy (no inline
 //     script or style, no framing, forms only to the console),
-//     X-Content-Type-Options, Referrer-Policy no-referrer and no-store
+//     X-Content-Type-Options, Referrer-Policy same-origin and no-store
 //     (TestConsoleHeaders).
 //   - Everything an agent or a remote wrote (a declaration's reasons, URLs,
 //     audit reasons) is rendered by html/template, escaped for its context;

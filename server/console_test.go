@@ -239,7 +239,7 @@ func TestConsoleHeaders(t *testing.T) {
 		}
 		for k, v := range map[string]string{
 			"Content-Security-Policy": "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-			"X-Content-Type-Options":  "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store", "X-Frame-Options": "DENY",
+			"X-Content-Type-Options":  "nosniff", "Referrer-Policy": "same-origin", "Cache-Control": "no-store", "X-Frame-Options": "DENY",
 		} {
 			if got := p.header.Get(k); got != v {
 				t.Errorf("%s: %s = %q", path, k, got)
