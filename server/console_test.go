@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/contexts"
 	"github.com/airlock-dev/airlock/runner"
 )
 
@@ -425,6 +426,25 @@ func TestConsoleActionsAudited(t *testing.T) {
 	}
 	if strings.Join(kills, ",") != "incident 42,resolved" {
 		t.Errorf("kill switch records: %q", kills)
+	}
+	// The phase form moves the agent's context as `airlock phase` does:
+	// planning makes its next fetch a dry run.
+	cx := contexts.DefaultID(principalOf("web-operator"))
+	if p := post("/console/contexts/phase", url.Values{"context": {cx}, "phase": {"planning"}, "reason": {"review first"}}); p.status != http.StatusSeeOther {
+		t.Fatalf("phase: %d %s", p.status, p.body)
+	}
+	if res := call(t, agent, "declare_need", need(o.URL+"/gated/later")); res.IsError || !strings.Contains(text(res), "planning") {
+		t.Fatalf("declare in planning: %s", text(res))
+	}
+	if p := post("/console/contexts/phase", url.Values{"context": {"ctx_nope"}, "phase": {"execution"}, "reason": {"x"}}); p.status != http.StatusNotFound {
+		t.Fatalf("phase of an unknown context: %d", p.status)
+	}
+	if recs := consoleRecords(t, w.fixture, "operator.phase", ""); len(recs) != 2 || recs[0].Principal != admin || recs[0].Reason != "review first" || recs[1].Decision != "deny" {
+		t.Errorf("phase records: %+v", recs)
+	}
+	ctxPage := b.do(t, http.MethodGet, "/console/contexts/"+cx, nil, nil)
+	if ctxPage.status != http.StatusOK || !strings.Contains(ctxPage.body, "## Sources Used") || !strings.Contains(ctxPage.body, "planning") {
+		t.Fatalf("context page: %d %s", ctxPage.status, ctxPage.body)
 	}
 	// The audit browser finds the refused call by its violation.
 	a := b.do(t, http.MethodGet, "/console/audit?violation=KILL_SWITCH_ENGAGED", nil, nil)
