@@ -272,7 +272,8 @@ func reason(r *http.Request) (string, error) {
 		return "", ErrReasonRequired
 	}
 	if len(why) > maxReason {
-		why = why[:maxReason]
+		// Cut on a rune boundary: the record stays valid UTF-8.
+		why = strings.ToValidUTF8(why[:maxReason], "")
 	}
 	return why, nil
 }
