@@ -5,7 +5,7 @@ BIN      := bin/airlock
 # namespace hangs with cgo's threads), so the whole binary is.
 export CGO_ENABLED := 0
 
-.PHONY: all build run test test-go test-e2e testidp e2e-deps pg-deps lb-deps inspector inspect bench soak fuzz schemas tidy clean
+.PHONY: all build run test test-go test-e2e testidp e2e-deps pg-deps lb-deps browser-deps inspector inspect bench soak fuzz schemas tidy clean
 
 all: build
 
@@ -26,6 +26,11 @@ pg-deps:
 
 lb-deps:
 	@dpkg -s haproxy >/dev/null 2>&1 || $(APT_INSTALL) haproxy || (apt-get update -q && $(APT_INSTALL) haproxy)
+
+# Debian's Chromium, which the web console's browser test drives through
+# playwright-core (e2e/tests/console.test.mjs).
+browser-deps:
+	@dpkg -s chromium >/dev/null 2>&1 || $(APT_INSTALL) chromium || (apt-get update -q && $(APT_INSTALL) chromium)
 
 # -race needs cgo; the race-enabled test binaries re-exec themselves only for
 # the sandbox trampoline, which is built separately without cgo. One
@@ -51,7 +56,7 @@ $(E2E_DEPS): $(E2E)/package.json $(E2E)/package-lock.json
 	cd $(E2E) && $(NPM) ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-test-e2e: build testidp e2e-deps pg-deps lb-deps
+test-e2e: build testidp e2e-deps pg-deps lb-deps browser-deps
 	cd $(E2E) && ../scripts/pg-test-cluster run $(NODE) --test \
 		--test-reporter=spec --test-reporter-destination=stdout \
 		--test-reporter=./lib/summary-reporter.mjs --test-reporter-destination=stdout \

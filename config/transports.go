@@ -27,8 +27,13 @@ type HTTPTransport struct {
 	// AllowAnonymousRemote forces anonymous_role on a non-loopback bind.
 	AllowAnonymousRemote bool `json:"allow_anonymous_remote,omitempty" jsonschema:"description=Serve anonymous_role on a non-loopback address anyway: anyone who can reach the port gets that role. Logged as a warning at start."`
 	// MetricsRole may read /metrics from the network (issue 12 item 2).
-	MetricsRole  string `json:"metrics_role,omitempty" jsonschema:"description=Role whose bearer tokens may read /metrics from any address. Empty (the default): /metrics answers loopback peers only. Never the anonymous role from the network."`
-	MaxBodyBytes int64  `json:"max_body_bytes,omitempty" jsonschema:"minimum=0,description=Largest request body accepted (default 1048576); larger gets 413."`
+	MetricsRole string `json:"metrics_role,omitempty" jsonschema:"description=Role whose bearer tokens may read /metrics from any address. Empty (the default): /metrics answers loopback peers only. Never the anonymous role from the network."`
+	// ConsoleRole's static tokens log in to the web console at /console
+	// (issue 12 item 1); empty: no console.
+	ConsoleRole string `json:"console_role,omitempty" jsonschema:"description=Role whose static bearer tokens log in to the web console at /console (the operator's approvals\, audit browser\, contexts\, pipeline runs and kill switch). Empty (the default): no console. Use a role of its own: its tokens are admin credentials. Never the anonymous role."`
+	// ConsoleSessionSeconds bounds a console login.
+	ConsoleSessionSeconds int   `json:"console_session_seconds,omitempty" jsonschema:"minimum=0,description=Seconds a console login lasts before the admin must log in again (default 3600). Sessions live in the memory of the instance that issued them."`
+	MaxBodyBytes          int64 `json:"max_body_bytes,omitempty" jsonschema:"minimum=0,description=Largest request body accepted (default 1048576); larger gets 413."`
 	// MaxSessionsPerPrincipal caps open Mcp-Session-Ids per principal.
 	MaxSessionsPerPrincipal int `json:"max_sessions_per_principal,omitempty" jsonschema:"minimum=0,description=Open streamable HTTP sessions one principal may hold (default 16); initialize beyond it gets 429."`
 	// SessionIdleTimeoutSeconds closes sessions nobody used for that long.
@@ -63,6 +68,7 @@ const (
 	DefaultWriteTimeoutSeconds          = 900
 	DefaultIdleTimeoutSeconds           = 120
 	DefaultRefusalAuditWindowSeconds    = 10
+	DefaultConsoleSessionSeconds        = 3600
 )
 
 // SessionIdleTimeout is the idle timeout as a duration.
@@ -92,6 +98,7 @@ func (t *Transports) applyDefaults() {
 	setDefault(&h.WriteTimeoutSeconds, DefaultWriteTimeoutSeconds)
 	setDefault(&h.IdleTimeoutSeconds, DefaultIdleTimeoutSeconds)
 	setDefault(&h.RefusalAuditWindowSeconds, DefaultRefusalAuditWindowSeconds)
+	setDefault(&h.ConsoleSessionSeconds, DefaultConsoleSessionSeconds)
 }
 
 func (c *Config) checkTransports() error {
@@ -106,6 +113,16 @@ func (c *Config) checkTransports() error {
 	if mr := c.Transports.HTTP.MetricsRole; mr != "" {
 		if _, ok := c.Roles[mr]; !ok {
 			return c.at("$.transports.http.metrics_role", fmt.Errorf("role %q: %w", mr, ErrUnknownReference))
+		}
+	}
+	if cr := c.Transports.HTTP.ConsoleRole; cr != "" {
+		if _, ok := c.Roles[cr]; !ok {
+			return c.at("$.transports.http.console_role", fmt.Errorf("role %q: %w", cr, ErrUnknownReference))
+		}
+		// The anonymous role's "token" is no token: a console it could
+		// reach would be open to anyone who reaches the port.
+		if cr == c.Transports.HTTP.AnonymousRole {
+			return c.at("$.transports.http.console_role", fmt.Errorf("role %q is transports.http.anonymous_role: %w", cr, ErrInvalid))
 		}
 	}
 	if _, err := edge.NewOrigins(c.Transports.HTTP.AllowedOrigins); err != nil {

@@ -52,7 +52,7 @@ func (o *Operator) decide(ctx context.Context, id, by, reason string, approve bo
 		capability = "operator.approve"
 	}
 	rec := &store.Record{
-		Time: o.now().UTC(), Principal: who, Transport: "cli", Capability: capability, Decision: "allow", Outcome: "ok",
+		Time: o.now().UTC(), Principal: who, Transport: o.transport, Capability: capability, Decision: "allow", Outcome: "ok",
 		Reason: reason, Extra: mustJSON(map[string]string{"declaration_id": id}),
 	}
 	if d != nil {

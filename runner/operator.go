@@ -47,6 +47,12 @@ type Operator struct {
 	db  *store.DB
 	dir string
 	now func() time.Time
+	// transport is what the records of its changes name as the way the
+	// order came in: "cli", or "console" for the web console.
+	transport string
+	// shared: db belongs to a running Runner (Runner.Operator); Close
+	// leaves it open.
+	shared bool
 }
 
 // OpenOperator opens the store in stateDir; readOnly opens it without the
@@ -66,11 +72,26 @@ func OpenOperator(stateDir string, readOnly bool) (*Operator, error) {
 		// The error names the file, or the DSN without its password.
 		return nil, fmt.Errorf("opening audit store: %w", err)
 	}
-	return &Operator{db: db, dir: stateDir, now: time.Now}, nil
+	return &Operator{db: db, dir: stateDir, now: time.Now, transport: "cli"}, nil
 }
 
-// Close releases the store.
-func (o *Operator) Close() error { return o.db.Close() }
+// Operator is an operator's handle on the runner's own store and state
+// directory, for operator orders that arrive through the server (the web
+// console): the same methods the CLI's commands call, so an approval, a
+// phase change or the kill switch means one thing whichever way it comes.
+// transport names the way in the records it writes. Close does not close
+// the runner's store.
+func (r *Runner) Operator(transport string) *Operator {
+	return &Operator{db: r.db, dir: r.anchor.dir, now: r.now, transport: transport, shared: true}
+}
+
+// Close releases the store (not a runner's: see Runner.Operator).
+func (o *Operator) Close() error {
+	if o.shared {
+		return nil
+	}
+	return o.db.Close()
+}
 
 // Verify checks the whole hash chain and then the chain against the
 // witness file in the state directory.
@@ -202,4 +223,19 @@ func (o *Operator) AttributionSigner(ctx context.Context) (*attribution.Signer, 
 		return nil, fmt.Errorf("loading the attribution key: %w", err)
 	}
 	return attribution.NewSigner(key)
+}
+
+// RecordAction audits an operator action that changes nothing the other
+// methods record themselves — a console login or logout — with who (by)
+// and why (reason); failure, when not nil, is recorded as the outcome.
+func (o *Operator) RecordAction(ctx context.Context, capability, by, reason string, failure error) error {
+	rec := &store.Record{Time: o.now().UTC(), Principal: "operator:" + by, Transport: o.transport, Capability: capability,
+		Decision: "allow", Outcome: "ok", Reason: reason}
+	if failure != nil {
+		rec.Decision, rec.Outcome, rec.Error = "deny", "error", failure.Error()
+	}
+	if err := o.db.Append(ctx, rec); err != nil {
+		return fmt.Errorf("auditing %s: %w", capability, err)
+	}
+	return nil
 }

@@ -33,7 +33,7 @@ var ErrAmbiguousID = errors.New("ambiguous context id")
 func (o *Operator) SetPhase(ctx context.Context, contextID, phase, by, reason string) (*Context, error) {
 	cx, err := o.setPhase(ctx, contextID, phase)
 	rec := &store.Record{
-		Time: o.now().UTC(), ContextID: contextID, Principal: "operator:" + by, Transport: "cli", Capability: "operator.phase",
+		Time: o.now().UTC(), ContextID: contextID, Principal: "operator:" + by, Transport: o.transport, Capability: "operator.phase",
 		Phase: phase, Decision: "allow", Outcome: "ok", Reason: reason,
 	}
 	if err != nil {
@@ -118,7 +118,7 @@ type ChildSpec struct {
 // policies, to check the child's policy extends the parent's.
 func (o *Operator) CreateChild(ctx context.Context, cfg *config.Config, spec ChildSpec, by, reason string) (*Context, string, error) {
 	cx, handle, err := o.createChild(ctx, cfg, spec, by)
-	rec := &store.Record{Time: o.now().UTC(), Principal: "operator:" + by, Transport: "cli", Capability: "operator.context_create",
+	rec := &store.Record{Time: o.now().UTC(), Principal: "operator:" + by, Transport: o.transport, Capability: "operator.context_create",
 		Decision: "allow", Outcome: "ok", Reason: reason}
 	if cx != nil {
 		rec.ContextID, rec.Phase = cx.ID, cx.Phase

@@ -67,7 +67,7 @@ func (s *Server) guard(transport string, next http.Handler) http.Handler {
 		ref.Principal, ref.Role = id.Principal, id.Role
 		ctx := withIdentity(r.Context(), id)
 		if r.Method == http.MethodPost {
-			body, status, code, why := readBody(w, r, cfg)
+			body, status, code, why := readBody(w, r, cfg, "application/json")
 			if status != 0 {
 				ref.Code, ref.Kind, ref.Reason = string(code), http.StatusText(status), r.Method+" "+r.URL.Path+" refused: "+why
 				s.refuseEdge(w, ref, status, mcp.INVALID_REQUEST, nil, why)
@@ -90,11 +90,15 @@ func (s *Server) guard(transport string, next http.Handler) http.Handler {
 // bodyKey carries the POST body the guard read and checked.
 type bodyKey struct{}
 
-// readBody reads a POST body under the edge's bounds; a non-zero status
-// says why it was refused.
-func readBody(w http.ResponseWriter, r *http.Request, cfg config.HTTPTransport) (body []byte, status int, code violation.Code, why string) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return nil, http.StatusUnsupportedMediaType, violation.MalformedMessage, "Unsupported Media Type: a POST carries one JSON-RPC message as application/json"
+// readBody reads a POST body of mediaType under the edge's bounds; a
+// non-zero status says why it was refused.
+func readBody(w http.ResponseWriter, r *http.Request, cfg config.HTTPTransport, mediaType string) (body []byte, status int, code violation.Code, why string) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != mediaType {
+		why := "Unsupported Media Type: a POST carries one JSON-RPC message as application/json"
+		if mediaType != "application/json" {
+			why = "Unsupported Media Type: a POST here carries " + mediaType
+		}
+		return nil, http.StatusUnsupportedMediaType, violation.MalformedMessage, why
 	}
 	if r.ContentLength > cfg.MaxBodyBytes {
 		return nil, http.StatusRequestEntityTooLarge, violation.MessageTooLarge, "Request Entity Too Large: the body is over transports.http.max_body_bytes"

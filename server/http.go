@@ -69,6 +69,11 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(oauth.WellKnownPath, s.protectedResourceMetadata())
 	mux.Handle(oauth.WellKnownPath+"/", s.protectedResourceMetadata())
 	s.handleOps(mux)
+	if err := s.handleConsole(mux); err != nil {
+		// Only embedded templates that do not parse get here, which the
+		// console's tests catch; the MCP endpoints still serve.
+		s.log.Error("web console unavailable", "err", err)
+	}
 	return mux
 }
 

@@ -71,6 +71,9 @@ const (
 	MalformedMessage  Code = "MALFORMED_MESSAGE" // not one strict JSON-RPC message (duplicate keys, depth, batch, id, params, content type)
 	ConnectionLimit   Code = "CONNECTION_LIMIT"  // a connection closed or refused at a connection bound
 	RequestTimeout    Code = "REQUEST_TIMEOUT"   // HTTP 408: the body did not arrive in time
+	// CSRFRefused: HTTP 403, a console form posted without its session's
+	// CSRF token (or with another's): a cross-site request forgery.
+	CSRFRefused Code = "CSRF_REFUSED"
 )
 
 // Error is a refusal the agent may see: Code and Message are public, Err is
