@@ -36,6 +36,7 @@ type Config struct {
 	Transports Transports             `json:"transports,omitempty" jsonschema:"description=Per-transport settings."`
 	Pipelines  []Pipeline             `json:"pipelines,omitempty" jsonschema:"description=Commands run_pipeline may run in the sandbox."`
 	Comm       Comm                   `json:"comm,omitempty" jsonschema:"description=Executors of approved external needs (declare_need)."`
+	Upstreams  []Upstream             `json:"upstreams,omitempty" jsonschema:"description=Existing MCP servers behind Airlock: their tools are reached only through declare_need (comm.mcp)\\, as capabilities mcp.<id>.<tool>\\, in operator-approved definitions."`
 	Audit      Audit                  `json:"audit,omitempty" jsonschema:"description=How the audit trail is anchored outside its database (witness checkpoints)."`
 	Notify     Notify                 `json:"notifications,omitempty" jsonschema:"description=Who is told when a declared need waits for an operator or expires undecided."`
 	Store      string                 `json:"store,omitempty" jsonschema:"description=Where the shared state lives: empty for the SQLite file in the state directory (the default)\\, or a postgres:// URL for several instances on one PostgreSQL database. No password here: use PGPASSWORD or a .pgpass file. AIRLOCK_STORE overrides it."`
@@ -192,6 +193,7 @@ func (c *Config) applyDefaults() {
 		}
 	}
 	c.resolveCommPaths()
+	c.resolveUpstreamPaths()
 	c.resolveAuditPaths()
 	for i := range c.Pipelines {
 		for j, f := range c.Pipelines[i].Files {
@@ -245,6 +247,9 @@ func (c *Config) check() error {
 		return err
 	}
 	if err := c.checkComm(); err != nil {
+		return err
+	}
+	if err := c.checkUpstreams(); err != nil {
 		return err
 	}
 	if err := c.checkAudit(); err != nil {

@@ -66,6 +66,15 @@ const (
 	MalformedMessage  Code = "MALFORMED_MESSAGE" // not one strict JSON-RPC message (duplicate keys, depth, batch, id, params, content type)
 	ConnectionLimit   Code = "CONNECTION_LIMIT"  // a connection closed or refused at a connection bound
 	RequestTimeout    Code = "REQUEST_TIMEOUT"   // HTTP 408: the body did not arrive in time
+
+	// Upstream MCP servers behind declare_need (comm.mcp, issue 15).
+	UpstreamUnavailable    Code = "UPSTREAM_UNAVAILABLE"             // not configured, would not start, or the connection failed
+	UpstreamTimeout        Code = "UPSTREAM_TIMEOUT"                 // no answer within the upstream's timeout_ms
+	UpstreamResultTooLarge Code = "UPSTREAM_RESULT_TOO_LARGE"        // the answer exceeded the upstream's max_result_bytes
+	UpstreamNotApproved    Code = "UPSTREAM_DEFINITION_NOT_APPROVED" // the tool's definition was never approved by an operator
+	UpstreamChanged        Code = "UPSTREAM_DEFINITION_CHANGED"      // the upstream lists the tool differently from the approved pin (rug pull)
+	UpstreamArguments      Code = "UPSTREAM_ARGUMENTS_INVALID"       // the arguments do not satisfy the pinned input schema
+	UpstreamError          Code = "UPSTREAM_ERROR"                   // the upstream answered with an error; its text comes back fenced
 )
 
 // Error is a refusal the agent may see: Code and Message are public, Err is
