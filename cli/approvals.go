@@ -46,6 +46,9 @@ func runApprovals(ctx context.Context, args []string, io Streams) error {
 		fmt.Fprintln(w, "ID\tSTATE\tOPERATION\tWHERE\tCONTEXT\tPRINCIPAL\tWHY (user request)")
 		for _, d := range ds {
 			where := d.Need.Parameters.URL
+			if d.Need.Parameters.Upstream != "" {
+				where = "mcp:" + d.Need.Parameters.Upstream + "/" + d.Need.Parameters.Tool + " " + string(d.Need.Parameters.Arguments)
+			}
 			if where == "" {
 				where = strings.TrimSpace(d.Need.Parameters.Source + " " + d.Need.Parameters.Query)
 			}

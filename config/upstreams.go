@@ -35,7 +35,7 @@ type Upstream struct {
 	Headers map[string]TokenSource `json:"headers,omitempty" jsonschema:"description=HTTP headers for an HTTP server (e.g. Authorization)\\, each read from an env variable or a file. The agent's own token is never sent."`
 	// Hosts a stdio server could reach; refused for now (see checkUpstreams).
 	Hosts []string `json:"hosts,omitempty" jsonschema:"description=Network hosts a stdio server may reach. Not supported yet: a stdio upstream has no network\\, and a config naming hosts is refused."`
-	Trust string `json:"trust,omitempty" jsonschema:"enum=untrusted,description=Trust of what the upstream returns; always fenced as untrusted (default untrusted)."`
+	Trust string   `json:"trust,omitempty" jsonschema:"enum=untrusted,description=Trust of what the upstream returns; always fenced as untrusted (default untrusted)."`
 	// Limits of one call.
 	TimeoutMS      int64 `json:"timeout_ms,omitempty" jsonschema:"minimum=0,description=Whole-call timeout: start\\, handshake\\, listing and the tool call (default 30000)."`
 	MaxResultBytes int64 `json:"max_result_bytes,omitempty" jsonschema:"minimum=0,description=Largest tool result accepted; a larger one is UPSTREAM_RESULT_TOO_LARGE (default 1048576)."`

@@ -47,6 +47,7 @@ type Operator struct {
 	db  *store.DB
 	dir string
 	now func() time.Time
+	up  *upstreams // created on first use
 }
 
 // OpenOperator opens the store in stateDir; readOnly opens it without the

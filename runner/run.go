@@ -205,6 +205,7 @@ func (c *call) env(dec policy.Decision) *toolkit.Env {
 		DryRun: c.mode == phasegate.DryRun, Declarations: c.s.r.decls, Elicitation: el,
 		Broker:    &sessionBroker{cfg: c.s.r.broker, s: c.s, policy: c.policy, input: c.input},
 		Approvals: &approvals{c: c},
+		Upstreams: &upstreamPins{c: c},
 	}
 }
 
