@@ -48,6 +48,8 @@ type Operator struct {
 	dir string
 	now func() time.Time
 	up  *upstreams // created on first use
+
+	trampoline string // sandbox trampoline for stdio upstreams; "" = this executable
 }
 
 // OpenOperator opens the store in stateDir; readOnly opens it without the

@@ -16,10 +16,15 @@ var ErrUnknownTool = errors.New("no such upstream tool")
 
 func (o *Operator) upstreamsOf() *upstreams {
 	if o.up == nil {
-		o.up = &upstreams{db: o.db, log: slog.New(slog.DiscardHandler), now: o.now}
+		o.up = &upstreams{db: o.db, log: slog.New(slog.DiscardHandler), now: o.now, trampoline: o.trampoline}
 	}
 	return o.up
 }
+
+// UseSandboxTrampoline sets the binary the sandbox re-executes for stdio
+// upstreams (default: this executable, as for serve); tests pass a
+// cgo-free build. Call it before the first refresh.
+func (o *Operator) UseSandboxTrampoline(path string) { o.trampoline = path }
 
 // RefreshUpstreams lists the tools of cfg's upstreams (only the one named
 // id, if set) and brings their pins up to date, exactly as a call would:

@@ -92,12 +92,18 @@ const upstreamAuth = "Bearer upstream-credential-from-config"
 // and the test upstream configured.
 func upstreamFixture(t *testing.T, role string) (*fixture, *testUpstream) {
 	t.Helper()
+	return upstreamFixtureWith(t, role, "")
+}
+
+// upstreamFixtureWith adds more upstreams (YAML list items) to the config.
+func upstreamFixtureWith(t *testing.T, role, more string) (*fixture, *testUpstream) {
+	t.Helper()
 	u := newTestUpstream(t)
 	t.Setenv("UPSTREAM_TEST_AUTH", upstreamAuth)
 	cfg := fmt.Sprintf(testConfig, role)
 	cfg = strings.Replace(cfg, "policies:\n", `policies:
   mcp:
-    allow: ["pool.*", "mcp.up.*"]
+    allow: ["pool.*", "mcp.up.*", "mcp.probe.*"]
     deny: ["mcp.up.big_forbidden"]
     rules:
       - {id: no-secret-echo, capability: mcp.up.echo, when: 'args.parameters.arguments.message == "secret"', effect: deny}
@@ -121,7 +127,7 @@ func upstreamFixture(t *testing.T, role string) (*fixture, *testUpstream) {
     headers: {Authorization: {env: UPSTREAM_TEST_AUTH}}
     timeout_ms: 2000
     max_result_bytes: 16384
-`, u.URL)
+`, u.URL) + more
 	return newFixtureConfig(t, cfg), u
 }
 
@@ -218,6 +224,11 @@ func TestUpstreamApprovedCallFencedAndAttributed(t *testing.T) {
 	digest := pins["echo"].SeenDigest
 
 	c := f.connect(t)
+	// Planning never judges an unreviewed tool either: it is refused
+	// before the policy, so no plan is built on it.
+	if res := call(t, c, "declare_need", mcpNeed("add", map[string]any{"a": 1, "b": 2})); code(res) != "UPSTREAM_DEFINITION_NOT_APPROVED" {
+		t.Fatalf("planning with an unreviewed tool: %s", text(res))
+	}
 	plan := call(t, c, "declare_need", mcpNeed("echo", map[string]any{"message": "hi"}))
 	if plan.IsError || !strings.Contains(text(plan), "planning phase: nothing was fetched") || u.calls.Load() != 0 {
 		t.Fatalf("planning: %s (calls %d)", text(plan), u.calls.Load())
