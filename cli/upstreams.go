@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/airlock-dev/airlock/pinning"
+	"github.com/airlock-dev/airlock/runner"
 )
 
 // maxReviewSchema bounds a schema printed in the review.
@@ -42,7 +44,16 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	default:
 		return usage
 	}
-	op, dir, err := openOperator(*state, false)
+	// A review may come before the first serve: the state directory is
+	// created as serve creates it.
+	dir, err := stateDir(*state)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return fmt.Errorf("creating state dir: %w", err)
+	}
+	op, err := runner.OpenOperator(dir, false)
 	if err != nil {
 		return err
 	}
