@@ -346,19 +346,19 @@ func execute(ctx context.Context, env *toolkit.Env, d *declarations.Declaration)
 	// untrusted_details (a redirect to /Ignore-previous-instructions must
 	// not read as Airlock's text).
 	target := declaredTarget(d.Need, ext.Source)
-	note := ""
+	note, after := "", ""
 	switch details, _ := ext.Details.(map[string]any); {
 	case d.Need.Operation == declarations.OpMCP && details["upstream_error"] == true:
 		// The upstream's error text is its own words: fenced below, never
 		// in Airlock's sentence.
-		note = " — the upstream answered with an error (" + string(violation.UpstreamError) + "); its text is the fenced content"
+		after = " The upstream answered with an error (" + string(violation.UpstreamError) + "); its text is the fenced content."
 	case d.Need.Operation == declarations.OpMCP:
 	case ext.Source != target:
 		note = " (redirected; the final address is in the fence header)"
 	}
 	return &toolkit.Result{
-		Text: fmt.Sprintf("Declaration %s (%s) executed: %s%s, %d bytes, retrieved %s.", d.ID, d.Need.Operation, fence.Quote(target), note,
-			len(ext.Text), ext.RetrievedAt.UTC().Format("2006-01-02T15:04:05Z")),
+		Text: fmt.Sprintf("Declaration %s (%s) executed: %s%s, %d bytes, retrieved %s.%s", d.ID, d.Need.Operation, fence.Quote(target), note,
+			len(ext.Text), ext.RetrievedAt.UTC().Format("2006-01-02T15:04:05Z"), after),
 		UntrustedText: ext.Text,
 		Untrusted: &toolkit.Provenance{Kind: string(d.Need.Operation), Source: ext.Source, Trust: "untrusted",
 			Attribute: true, DeclarationID: d.ID, RetrievedAt: ext.RetrievedAt},
