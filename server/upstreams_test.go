@@ -409,3 +409,37 @@ func TestUpstreamNeverGetsAgentToken(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamCatalog: after a reload, declare_need advertises the approved
+// tools (and only those): a sanitized one-line description each, and an
+// if/then fixing the arguments to the pinned input schema, which the
+// runner then applies at step 1 as well.
+func TestUpstreamCatalog(t *testing.T) {
+	f, _ := upstreamFixture(t, "mcper")
+	pins := f.review(t)
+	for _, tool := range []string{"echo", "add"} {
+		must(t, f.approveTool(t, tool, pins[tool].SeenDigest))
+	}
+	must(t, f.r.Reload(context.Background(), f.cfg, "test"))
+	var desc string
+	var schema map[string]any
+	for _, ti := range f.r.Tools() {
+		if ti.Name == "declare_need" {
+			desc = ti.Description
+			must(t, json.Unmarshal(ti.InputSchema, &schema))
+		}
+	}
+	if !strings.Contains(desc, "- up/echo: "+echoDescription) || !strings.Contains(desc, "- up/add: Adds two numbers.") || strings.Contains(desc, "up/fail") {
+		t.Fatalf("catalog: %s", desc)
+	}
+	if strings.ContainsRune(desc, '\u200b') {
+		t.Fatal("an invisible character reached the catalog")
+	}
+	if cases, _ := schema["allOf"].([]any); len(cases) != 2 {
+		t.Fatalf("schema cases: %v", schema["allOf"])
+	}
+	c := f.connect(t)
+	if res := call(t, c, "declare_need", mcpNeed("add", map[string]any{"a": "one", "b": 2})); code(res) != "INVALID_ARGUMENTS" && code(res) != "UPSTREAM_ARGUMENTS_INVALID" {
+		t.Fatalf("catalog schema not applied: %s", text(res))
+	}
+}
