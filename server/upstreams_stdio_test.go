@@ -10,8 +10,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/violation"
 )
 
 // buildProbe builds testdata/mcpprobe (a stdio MCP server that tries the
@@ -62,10 +64,20 @@ func TestUpstreamStdioSandboxed(t *testing.T) {
     read_only: [%s]
     env: {PROBE_TOKEN: {env: PROBE_CREDENTIAL}}
     timeout_ms: 20000
+  - id: broken
+    command: [/bin/false]
+    timeout_ms: 20000
 `, bin, filepath.Dir(bin)))
 	op, err := runner.OpenOperator(f.state, false)
 	must(t, err)
 	op.UseSandboxTrampoline(trampoline)
+	// An upstream that dies at once is UPSTREAM_UNAVAILABLE, promptly
+	// (the pipes close with the process; nothing waits for the timeout).
+	start := time.Now()
+	errs := op.RefreshUpstreams(context.Background(), f.cfg, "broken", "tester")
+	if c, _ := violation.CodeOf(errs["broken"]); c != violation.UpstreamUnavailable || time.Since(start) > 10*time.Second {
+		t.Fatalf("a dead upstream: %v after %v", errs, time.Since(start))
+	}
 	if errs := op.RefreshUpstreams(context.Background(), f.cfg, "probe", "tester"); len(errs) > 0 {
 		t.Fatalf("listing the sandboxed upstream: %v", errs)
 	}

@@ -110,11 +110,15 @@ func upstreamFixtureWith(t *testing.T, role, more string) (*fixture, *testUpstre
       - {id: loud-needs-ok, capability: mcp.up.echo, when: 'args.parameters.arguments.message startsWith "LOUD"', effect: require_approval}
   mcp-none:
     allow: ["pool.*"]
+  mcp-metered:
+    allow: ["pool.*", "mcp.up.*"]
+    limits: {rate: {"mcp.up.*": {per_minute: 1, burst: 1}}}
 `, 1)
 	cfg = strings.Replace(cfg, "roles:\n", `roles:
   mcper: {policy: mcp, pools: [alpha], initial_phase: execution}
   mcp-planner: {policy: mcp, pools: [alpha]}
   mcp-denied: {policy: mcp-none, pools: [alpha], initial_phase: execution}
+  mcp-metered: {policy: mcp-metered, pools: [alpha], initial_phase: execution}
   mcp-http:
     policy: mcp
     pools: [alpha]
@@ -441,5 +445,19 @@ func TestUpstreamCatalog(t *testing.T) {
 	c := f.connect(t)
 	if res := call(t, c, "declare_need", mcpNeed("add", map[string]any{"a": "one", "b": 2})); code(res) != "INVALID_ARGUMENTS" && code(res) != "UPSTREAM_ARGUMENTS_INVALID" {
 		t.Fatalf("catalog schema not applied: %s", text(res))
+	}
+}
+
+// TestUpstreamRateLimited: the policy's limits apply to upstream tools by
+// capability pattern, like any other; a refusal does not call upstream.
+func TestUpstreamRateLimited(t *testing.T) {
+	f, u := upstreamFixture(t, "mcp-metered")
+	must(t, f.approveTool(t, "echo", f.review(t)["echo"].SeenDigest))
+	c := f.connect(t)
+	if res := call(t, c, "declare_need", mcpNeed("echo", map[string]any{"message": "one"})); res.IsError {
+		t.Fatal(text(res))
+	}
+	if res := call(t, c, "declare_need", mcpNeed("echo", map[string]any{"message": "two"})); code(res) != "LIMIT_EXCEEDED" || u.calls.Load() != 1 {
+		t.Fatalf("second call within the minute: %s (calls %d)", text(res), u.calls.Load())
 	}
 }
