@@ -15,6 +15,10 @@ import (
 const (
 	maxCatalogToolDescription = 300
 	maxCatalogSchemaBytes     = 8 << 10
+	// maxCatalogSchemasBytes bounds all pinned schemas carried together,
+	// so many upstream tools cannot make tools/list unbounded; the
+	// runner checks every call against its pin either way.
+	maxCatalogSchemasBytes = 256 << 10
 )
 
 // declareCatalog specialises declare_need to the approved upstream tools:
@@ -40,11 +44,13 @@ func declareCatalog(cfg *config.Config, ups []toolkit.UpstreamTool) (json.RawMes
 	var list strings.Builder
 	list.WriteString("\n\nUpstream MCP tools you may name in a comm.mcp need (parameters.upstream, parameters.tool, parameters.arguments; the policy judges each as capability mcp.<upstream>.<tool>):")
 	var cases []any
+	schemaBytes := 0
 	for _, u := range ups {
 		fmt.Fprintf(&list, "\n- %s/%s: %s", u.Upstream, u.Tool, catalogLine(u.Description))
-		if len(u.InputSchema) == 0 || len(u.InputSchema) > maxCatalogSchemaBytes {
+		if len(u.InputSchema) == 0 || len(u.InputSchema) > maxCatalogSchemaBytes || schemaBytes+len(u.InputSchema) > maxCatalogSchemasBytes {
 			continue
 		}
+		schemaBytes += len(u.InputSchema)
 		var in any
 		if json.Unmarshal(u.InputSchema, &in) != nil {
 			continue
