@@ -203,9 +203,16 @@ func (u *upstreams) observe(ctx context.Context, s *upstreamSession, up config.U
 	err = u.db.UpdateUpstreamPins(ctx, up.ID, func(cur map[string]*pinning.Pin) ([]*pinning.Pin, error) {
 		changes, skipped = nil, nil
 		clear(out)
+		// A name listed twice is ambiguous (which definition would a call
+		// reach?): neither is pinned, and an existing pin of that name is
+		// treated as no longer listed, so the tool is blocked.
+		count := map[string]int{}
+		for _, d := range defs {
+			count[d.Name]++
+		}
 		listed := map[string]bool{}
 		for _, d := range defs {
-			if !declarations.ValidToolName(d.Name) || listed[d.Name] {
+			if !declarations.ValidToolName(d.Name) || count[d.Name] > 1 {
 				skipped = append(skipped, d.Name)
 				continue
 			}
