@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -46,6 +47,11 @@ func runApprovals(ctx context.Context, args []string, io Streams) error {
 		fmt.Fprintln(w, "ID\tSTATE\tOPERATION\tWHERE\tCONTEXT\tPRINCIPAL\tWHY (user request)")
 		for _, d := range ds {
 			where := d.Need.Parameters.URL
+			if d.Need.Parameters.Upstream != "" {
+				// Quoted: the arguments are the agent's text (bidi and
+				// invisible characters show as escapes, not on the terminal).
+				where = "mcp:" + d.Need.Parameters.Upstream + "/" + d.Need.Parameters.Tool + " " + strconv.Quote(string(d.Need.Parameters.Arguments))
+			}
 			if where == "" {
 				where = strings.TrimSpace(d.Need.Parameters.Source + " " + d.Need.Parameters.Query)
 			}

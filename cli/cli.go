@@ -52,6 +52,7 @@ func commands() map[string]command {
 		"doctor":      {"report which sandbox mechanisms this host provides", runDoctor},
 		"attribution": {"verify the signed attribution of a saved tool result", runAttribution},
 		"approvals":   {"list, approve or deny declared needs", runApprovals},
+		"upstreams":   {"review and approve the tool definitions of upstream MCP servers", runUpstreams},
 		"phase":       {"move a runtime context between planning and execution", runPhase},
 		"context":     {"list, show or create runtime contexts (a child restricts its parent)", runContext},
 		"init":        {"write a starter configuration with a pool (and its manifest) per directory", runInit},

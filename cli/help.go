@@ -137,6 +137,21 @@ deny     deny one; the reason is shown to the agent
   --reason TEXT  why (shown to the agent, recorded in the audit trail)
   --state DIR    state directory (as for serve)
 `,
+	"upstreams": `Usage: airlock upstreams review [UPSTREAM] [--config FILE] [--offline] [--state DIR]
+       airlock upstreams approve UPSTREAM TOOL SHA256 [--state DIR]
+
+review   list the configured upstreams' tools again (a stdio upstream runs in
+         the sandbox) and show every tool definition: its state (pending,
+         approved, changed, removed), its digest, its description quoted,
+         flags for hidden characters or instruction-like text, and for a
+         changed tool what changed since the approval
+approve  approve the definition with that digest (the one review printed);
+         a definition that changed since is refused
+
+  --config FILE  review: configuration naming the upstreams (default: the embedded demo)
+  --offline      review: show the stored pins without listing the upstreams
+  --state DIR    state directory (as for serve)
+`,
 	"phase": `Usage: airlock phase CONTEXT planning|execution --reason TEXT [--state DIR]
 
 Move a runtime context (an id from airlock context list, or a session onto

@@ -1,5 +1,14 @@
 // Package comm performs approved external-information needs: comm.fetch
-// ([Fetcher]), comm.search ([Searcher]) and comm.query ([Querier]).
+// ([Fetcher]), comm.search ([Searcher]), comm.query ([Querier]) and the
+// client side of comm.mcp ([DialMCP], [MCPSession]): one session with an
+// upstream MCP server, over streamable HTTP through the same connect-time
+// checked dialer as a fetch (no proxy, no redirects, only the configured
+// headers) or over the stdio pipes of a process the runner started in the
+// sandbox. The client declares no capabilities (an upstream can ask
+// nothing of Airlock), reads at most MCPConn.MaxBytes from the upstream,
+// parses its answers strictly, and returns the upstream's text raw: which
+// definitions may be called (package pinning) and the fence are the
+// runner's.
 //
 // Only the runner calls it, in the execution phase, after the phase gate,
 // the policy, the limits and (where required) a person have allowed the

@@ -36,6 +36,7 @@ type Config struct {
 	Transports  Transports             `json:"transports,omitempty" jsonschema:"description=Per-transport settings."`
 	Pipelines   []Pipeline             `json:"pipelines,omitempty" jsonschema:"description=Commands run_pipeline may run in the sandbox."`
 	Comm        Comm                   `json:"comm,omitempty" jsonschema:"description=Executors of approved external needs (declare_need)."`
+	Upstreams   []Upstream             `json:"upstreams,omitempty" jsonschema:"description=Existing MCP servers behind Airlock: their tools are reached only through declare_need (comm.mcp)\\, as capabilities mcp.<id>.<tool>\\, in operator-approved definitions."`
 	Audit       Audit                  `json:"audit,omitempty" jsonschema:"description=How the audit trail is anchored outside its database (witness checkpoints)."`
 	Credentials []Credential           `json:"credentials,omitempty" jsonschema:"description=Secrets injected only at the boundary: as HTTP headers for named hosts in comm.fetch\\, as environment variables of named pipelines (README: Credentials)."`
 	Tracing     Tracing                `json:"tracing,omitempty" jsonschema:"description=OpenTelemetry traces of governed calls (README: Tracing)."`
@@ -194,6 +195,7 @@ func (c *Config) applyDefaults() {
 		}
 	}
 	c.resolveCommPaths()
+	c.resolveUpstreamPaths()
 	c.resolveAuditPaths()
 	c.resolveCredentialPaths()
 	c.resolveTracingPaths()
@@ -249,6 +251,9 @@ func (c *Config) check() error {
 		return err
 	}
 	if err := c.checkComm(); err != nil {
+		return err
+	}
+	if err := c.checkUpstreams(); err != nil {
 		return err
 	}
 	if err := c.checkAudit(); err != nil {

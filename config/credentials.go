@@ -39,6 +39,8 @@ type CredentialEnv struct {
 // SecretPlaceholder is replaced by the secret in a header value template.
 const SecretPlaceholder = "{secret}"
 
+// envNameRE and headerNameRE bound the names a config may set: a POSIX
+// portable environment name, an RFC 9110 header token.
 var (
 	envNameRE    = regexp.MustCompile(`^[A-Z_][A-Z0-9_]{0,63}$`)
 	headerNameRE = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$")

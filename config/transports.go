@@ -30,7 +30,7 @@ type HTTPTransport struct {
 	MetricsRole string `json:"metrics_role,omitempty" jsonschema:"description=Role whose bearer tokens may read /metrics from any address. Empty (the default): /metrics answers loopback peers only. Never the anonymous role from the network."`
 	// ConsoleRole's static tokens log in to the web console at /console
 	// (issue 12 item 1); empty: no console.
-	ConsoleRole string `json:"console_role,omitempty" jsonschema:"description=Role whose static bearer tokens log in to the web console at /console (the operator's approvals\, audit browser\, contexts\, pipeline runs and kill switch). Empty (the default): no console. Use a role of its own: its tokens are admin credentials. Never the anonymous role."`
+	ConsoleRole string `json:"console_role,omitempty" jsonschema:"description=Role whose static bearer tokens log in to the web console at /console (the operator's approvals\\, audit browser\\, contexts\\, pipeline runs and kill switch). Empty (the default): no console. Use a role of its own: its tokens are admin credentials. Never the anonymous role."`
 	// ConsoleSessionSeconds bounds a console login.
 	ConsoleSessionSeconds int   `json:"console_session_seconds,omitempty" jsonschema:"minimum=0,description=Seconds a console login lasts before the admin must log in again (default 3600). Sessions live in the memory of the instance that issued them."`
 	MaxBodyBytes          int64 `json:"max_body_bytes,omitempty" jsonschema:"minimum=0,description=Largest request body accepted (default 1048576); larger gets 413."`

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -50,13 +51,13 @@ func FuzzNeedJSON(f *testing.F) {
 			var back Need
 			strict := json.NewDecoder(bytes.NewReader(c))
 			strict.DisallowUnknownFields()
-			if err := strict.Decode(&back); err != nil || back != n {
+			if err := strict.Decode(&back); err != nil || !reflect.DeepEqual(back, n) {
 				t.Fatalf("canonical %s does not round-trip: %v", c, err)
 			}
 			if !bytes.Equal(back.Canonical(), c) || back.Fingerprint() != n.Fingerprint() {
 				t.Fatalf("canonical form not stable: %s", c)
 			}
-			if p, err := ParseNeed(c); err != nil || *p != n {
+			if p, err := ParseNeed(c); err != nil || !reflect.DeepEqual(*p, n) {
 				t.Fatalf("ParseNeed refuses the canonical form %s: %v", c, err)
 			}
 		}
@@ -67,7 +68,7 @@ func FuzzNeedJSON(f *testing.F) {
 			return
 		}
 		// ParseNeed accepted: encoding/json must read the same valid need.
-		if decErr != nil || validErr != nil || *p != n {
+		if decErr != nil || validErr != nil || !reflect.DeepEqual(*p, n) {
 			t.Fatalf("ParseNeed accepted %q as %+v; encoding/json: %+v, %v, %v", data, *p, n, decErr, validErr)
 		}
 	})

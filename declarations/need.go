@@ -19,6 +19,9 @@ const (
 	OpSearch Operation = "comm.search"
 	// OpQuery runs read-only SQL against a configured database.
 	OpQuery Operation = "comm.query"
+	// OpMCP calls one tool of a configured upstream MCP server (issue
+	// 15), in the definition an operator approved.
+	OpMCP Operation = "comm.mcp"
 )
 
 // Limits of a need's fields, in bytes of UTF-8.
@@ -28,6 +31,9 @@ const (
 	MaxSQLBytes           = 8 << 10
 	MaxSourceBytes        = 64
 	MaxJustificationBytes = 2000
+	MaxUpstreamBytes      = 32
+	MaxToolBytes          = 64
+	MaxArgumentsBytes     = 16 << 10
 )
 
 // Need is what an agent declares: the declare_need tool's input. It says
@@ -36,7 +42,7 @@ const (
 // the jsonschema tags are a looser summary for clients (maxLength there
 // counts characters, the limits here count bytes).
 type Need struct {
-	Operation     Operation     `json:"operation" jsonschema:"enum=comm.fetch,enum=comm.search,enum=comm.query,description=What to do: comm.fetch retrieves one URL; comm.search asks a search endpoint; comm.query runs read-only SQL against a configured database."`
+	Operation     Operation     `json:"operation" jsonschema:"enum=comm.fetch,enum=comm.search,enum=comm.query,enum=comm.mcp,description=What to do: comm.fetch retrieves one URL; comm.search asks a search endpoint; comm.query runs read-only SQL against a configured database; comm.mcp calls a tool of an upstream MCP server."`
 	Parameters    Parameters    `json:"parameters" jsonschema:"description=Where to get it. comm.fetch takes url only; comm.search takes query and optionally source; comm.query takes query and source."`
 	Justification Justification `json:"justification" jsonschema:"description=Why it is needed. Shown to the person who approves it and kept in the audit trail."`
 }
@@ -48,6 +54,12 @@ type Parameters struct {
 	URL    string `json:"url,omitempty" jsonschema:"maxLength=2048,description=comm.fetch only: the absolute http or https URL to fetch. ASCII only (percent-encode the path and use xn-- host names); no user:password@."`
 	Query  string `json:"query,omitempty" jsonschema:"maxLength=8192,description=comm.search: the search terms (at most 512 bytes). comm.query: the SQL text (at most 8 KiB)\\, read-only."`
 	Source string `json:"source,omitempty" jsonschema:"maxLength=64,pattern=^[a-z0-9][a-z0-9_.-]{0\\,63}$,description=The name of a configured source: the database for comm.query (required) or the search endpoint for comm.search (optional)."`
+	// Upstream, Tool and Arguments are comm.mcp's: which configured
+	// upstream MCP server, which of its tools, and the tool's arguments
+	// (a JSON object, kept in canonical form: sorted keys, compact).
+	Upstream  string          `json:"upstream,omitempty" jsonschema:"maxLength=32,pattern=^[a-z0-9][a-z0-9_-]{0\\,31}$,description=comm.mcp only: the id of a configured upstream MCP server."`
+	Tool      string          `json:"tool,omitempty" jsonschema:"maxLength=64,pattern=^[A-Za-z0-9_-]{1\\,64}$,description=comm.mcp only: the name of one of the upstream's approved tools."`
+	Arguments json.RawMessage `json:"arguments,omitempty" jsonschema:"type=object,description=comm.mcp only: the tool's arguments (a JSON object matching the tool's pinned input schema; at most 16 KiB)."`
 }
 
 // Justification is why the need exists. Every field is required.

@@ -49,7 +49,7 @@ func ParseNeed(data []byte) (*Need, error) {
 	var op string
 	err := errors.Join(
 		str("operation", top, &op),
-		object("parameters", top["parameters"], &params, "url", "query", "source"),
+		object("parameters", top["parameters"], &params, "url", "query", "source", "upstream", "tool", "arguments"),
 		object("justification", top["justification"], &just, "user_request", "missing_knowledge", "expected_use"),
 	)
 	if err != nil {
@@ -60,6 +60,9 @@ func ParseNeed(data []byte) (*Need, error) {
 		str("parameters.url", params, &n.Parameters.URL),
 		str("parameters.query", params, &n.Parameters.Query),
 		str("parameters.source", params, &n.Parameters.Source),
+		str("parameters.upstream", params, &n.Parameters.Upstream),
+		str("parameters.tool", params, &n.Parameters.Tool),
+		argsObject(params, &n.Parameters.Arguments),
 		str("justification.user_request", just, &n.Justification.UserRequest),
 		str("justification.missing_knowledge", just, &n.Justification.MissingKnowledge),
 		str("justification.expected_use", just, &n.Justification.ExpectedUse),
@@ -118,6 +121,20 @@ func str(field string, obj map[string]json.RawMessage, dst *string) error {
 	return nil
 }
 
+// argsObject takes comm.mcp's arguments, when present, as they are; Validate
+// checks them (one strict object) and makes them canonical. null is refused.
+func argsObject(obj map[string]json.RawMessage, dst *json.RawMessage) error {
+	raw, ok := obj["arguments"]
+	if !ok {
+		return nil
+	}
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		return invalid("parameters.arguments", "must be a JSON object")
+	}
+	*dst = raw
+	return nil
+}
+
 func lastKey(field string) string {
 	if i := strings.LastIndexByte(field, '.'); i >= 0 {
 		return field[i+1:]
@@ -126,9 +143,9 @@ func lastKey(field string) string {
 }
 
 // maxJSONDepth is how deep a need nests values (the need, parameters or
-// justification, a string), so a deeper document fails fast instead of
-// recursing.
-const maxJSONDepth = 3
+// justification, a string, and a comm.mcp need's arguments below
+// parameters), so a deeper document fails fast instead of recursing.
+const maxJSONDepth = 3 + maxArgumentsDepth
 
 // checkJSON accepts exactly one JSON value with no duplicate object key at
 // any depth, in which nothing nests deeper than a need does.

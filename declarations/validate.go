@@ -68,7 +68,12 @@ func (n *Need) Validate() error {
 
 func (n *Need) validateParameters() error {
 	p := &n.Parameters
+	if n.Operation != OpMCP && (p.Upstream != "" || p.Tool != "" || p.Arguments != nil) {
+		return invalid("parameters.upstream", "upstream, tool and arguments are used by comm.mcp only")
+	}
 	switch n.Operation {
+	case OpMCP:
+		return p.validateMCP()
 	case OpFetch:
 		if err := checkURL(p.URL); err != nil {
 			return err
@@ -97,9 +102,9 @@ func (n *Need) validateParameters() error {
 			return checkSource(p.Source)
 		}
 	case "":
-		return invalid("operation", "required: one of comm.fetch, comm.search, comm.query")
+		return invalid("operation", "required: one of comm.fetch, comm.search, comm.query, comm.mcp")
 	default:
-		return invalid("operation", "unknown operation: want comm.fetch, comm.search or comm.query")
+		return invalid("operation", "unknown operation: want comm.fetch, comm.search, comm.query or comm.mcp")
 	}
 	return nil
 }

@@ -1,8 +1,11 @@
 // Package pinning decides whether an upstream MCP server's tool definition
 // may be used: the first time a definition is seen it is pending until an
 // operator approves it, and only an approved, unchanged definition is
-// usable. This is the groundwork of issue 15 (upstream MCP servers behind
-// declare_need); the store and the runner wire it in there.
+// usable (issue 15: upstream MCP servers behind declare_need). The store
+// keeps the pins (store.DB.UpdateUpstreamPins), the runner observes every
+// listing of an upstream's tools against them and refuses a tool whose pin
+// is not usable, and `airlock upstreams review|approve` is the operator's
+// side.
 //
 // Two attacks it blocks:
 //

@@ -20,6 +20,12 @@ var Capabilities = []string{"pool.list", "pool.read", "comm.fetch", "comm.search
 // "pipeline.run:<name>".
 const PipelinePrefix = "pipeline.run:"
 
+// MCPPrefix starts the capability of calling an upstream MCP server's
+// tool: "mcp.<upstream>.<tool>" (issue 15). The tools are whatever the
+// upstream lists, so any pattern under this prefix is accepted here; which
+// tools exist is the operator's review (`airlock upstreams review`).
+const MCPPrefix = "mcp."
+
 // ErrUnknownCapability: a pattern in allow, deny or a rule matches no
 // capability Airlock has, so it is almost certainly misspelt ("comm.fecth"):
 // an allow that never applies or, worse, a deny that never applies.
@@ -87,6 +93,9 @@ func knownMatch(p capability.Pattern, pipelines []string) bool {
 		}
 	}
 	text := p.String()
+	if strings.HasPrefix(text, MCPPrefix) && len(text) > len(MCPPrefix) {
+		return true
+	}
 	if !strings.Contains(text, "*") {
 		name, ok := strings.CutPrefix(text, PipelinePrefix)
 		return ok && name != "" && pipelines == nil

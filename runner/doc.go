@@ -25,4 +25,12 @@
 //
 // The runner owns the store and the tools: it is the only package that
 // imports either (the architecture test in this repository's root checks it).
+//
+// Upstream MCP servers (issue 15, upstreams.go) are reached only from here:
+// a comm.mcp need is checked against its pinned definition before the
+// policy (the tool's Expand step calls back into the runner), and an
+// approved one is executed by the session's broker, which connects (a
+// stdio upstream inside the sandbox), lists the tools again against the
+// pins (a changed definition blocks the call and is audited), calls, and
+// hands the answer back for fencing and attribution.
 package runner

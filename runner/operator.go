@@ -53,6 +53,9 @@ type Operator struct {
 	// shared: db belongs to a running Runner (Runner.Operator); Close
 	// leaves it open.
 	shared bool
+	up     *upstreams // created on first use
+
+	trampoline string // sandbox trampoline for stdio upstreams; "" = this executable
 }
 
 // OpenOperator opens the store in stateDir; readOnly opens it without the

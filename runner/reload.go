@@ -66,8 +66,13 @@ func (r *Runner) newGeneration(cfg *config.Config) (*generation, error) {
 		return nil, fmt.Errorf("compiling policies: %w", err)
 	}
 	gen := &generation{cfg: cfg, policies: policies, tools: map[string]toolView{}}
+	// The comm.mcp catalog is the approved pins as this generation
+	// starts; `airlock reload` (or SIGHUP) after an approval advertises
+	// it. Calls are checked against the store's pins whatever the catalog
+	// says (upstreams.check).
+	approved := r.upstreams.approved(context.Background(), cfg)
 	for _, name := range r.order {
-		v, err := declare(r.tools[name], cfg)
+		v, err := declare(r.tools[name], cfg, approved)
 		if err != nil {
 			return nil, err
 		}

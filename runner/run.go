@@ -216,6 +216,7 @@ func (c *call) env(dec policy.Decision) *toolkit.Env {
 		Broker:      &sessionBroker{cfg: c.s.r.broker, s: c.s, policy: c.policy, input: c.input},
 		Approvals:   &approvals{c: c},
 		Credentials: pipelineCredentials{set: c.s.r.creds, role: c.s.role},
+		Upstreams:   &upstreamPins{c: c},
 	}
 }
 

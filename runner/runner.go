@@ -71,6 +71,7 @@ type Runner struct {
 	challenges *challenge.Keyed // signs approval questions
 
 	pipelines toolkit.PipelineHost
+	upstreams *upstreams
 	decls     *declarations.Manager
 	signer    *attribution.Signer
 	broker    *brokerConfig
@@ -159,6 +160,7 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		return nil, fmt.Errorf("opening pools: %w", err)
 	}
 	r.pipelines = newPipelineHost(cfg, stateDir, opts, r.log)
+	r.upstreams = &upstreams{db: r.db, log: r.log, now: r.now, trampoline: opts.SandboxTrampoline}
 	for _, t := range tools.All() {
 		r.tools[t.Name] = t
 		r.order = append(r.order, t.Name)
@@ -223,11 +225,11 @@ type toolView struct {
 	validator *schemaValidator
 }
 
-func declare(t toolkit.Tool, cfg *config.Config) (toolView, error) {
+func declare(t toolkit.Tool, cfg *config.Config, upstreams []toolkit.UpstreamTool) (toolView, error) {
 	schema, desc := t.InputSchema, t.Description
 	if t.Catalog != nil {
 		var err error
-		if schema, desc, err = t.Catalog(cfg); err != nil {
+		if schema, desc, err = t.Catalog(cfg, upstreams); err != nil {
 			return toolView{}, fmt.Errorf("tool %s: %w", t.Name, err)
 		}
 	}

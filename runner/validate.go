@@ -23,6 +23,10 @@ func compileSchema(tool string, doc []byte) (*schemaValidator, error) {
 		return nil, fmt.Errorf("tool %s: parsing input schema: %w", tool, err)
 	}
 	c := jsonschema.NewCompiler()
+	// Nothing is loaded from outside the document: an upstream's schema
+	// (issue 15) with "$ref": "file:///etc/shadow" or an http URL must
+	// not make Airlock read a file or open a connection.
+	c.UseLoader(noLoader{})
 	url := "airlock:///tools/" + tool + ".json"
 	if err := c.AddResource(url, parsed); err != nil {
 		return nil, fmt.Errorf("tool %s: %w", tool, err)
@@ -32,6 +36,13 @@ func compileSchema(tool string, doc []byte) (*schemaValidator, error) {
 		return nil, fmt.Errorf("tool %s: compiling input schema: %w", tool, err)
 	}
 	return &schemaValidator{schema: s}, nil
+}
+
+// noLoader refuses every external schema.
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("schema references an external document; none may be loaded")
 }
 
 // validate returns INVALID_ARGUMENTS naming the first offending argument.

@@ -100,7 +100,7 @@ func (s *Sandbox) selfTest() Mechanism {
 	res, err := s.execute(context.Background(), &wireSpec{
 		Version: wireVersion, Dir: "/", UID: s.uid, GID: s.gid, Stage: s.stage,
 		Rules: systemRules(), DryRun: true,
-	}, effectiveLimits(Limits{Wall: 10 * time.Second}), nil, nil)
+	}, effectiveLimits(Limits{Wall: 10 * time.Second}), stdio{}, nil)
 	st := Mechanism{Name: MechSelfTest, Required: true, Active: err == nil && res.ExitCode == 0}
 	switch {
 	case err != nil:
@@ -133,7 +133,7 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.execute(ctx, ws, lim, spec.Stdin, spec.Collect)
+	res, err := s.execute(ctx, ws, lim, stdio{data: spec.Stdin, in: spec.StdinFile, out: spec.StdoutFile}, spec.Collect)
 	if err == nil && res.KillReason == KillCanceled {
 		err = ctx.Err()
 	}
@@ -224,7 +224,14 @@ func mountPoints(ws *wireSpec) int {
 }
 
 // execute runs ws in a fresh sandbox and waits for everything to end.
-func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin []byte, collect func(*os.Root) error) (*Result, error) {
+// stdio is what a run's stdin and stdout are: data fed on stdin, or pipes
+// handed over (Spec.StdinFile, Spec.StdoutFile).
+type stdio struct {
+	data    []byte
+	in, out *os.File
+}
+
+func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin stdio, collect func(*os.Root) error) (*Result, error) {
 	runID := randomID()
 	cg, err := s.cgroups.create("airlock-"+runID, lim.MemoryBytes, lim.Procs)
 	if err != nil {
@@ -315,7 +322,7 @@ type launch struct {
 
 // start execs the trampoline (argv only, no shell) in new namespaces. It
 // blocks in the trampoline until handshake sends the spec.
-func (s *Sandbox) start(lim Limits, stdin []byte, scratch *os.File) (*launch, error) {
+func (s *Sandbox) start(lim Limits, stdin stdio, scratch *os.File) (*launch, error) {
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
@@ -343,8 +350,14 @@ func (s *Sandbox) start(lim Limits, stdin []byte, scratch *os.File) (*launch, er
 		SysProcAttr: sysProcAttr(),
 		WaitDelay:   5 * time.Second,
 	}
-	if stdin != nil {
-		l.cmd.Stdin = bytes.NewReader(stdin)
+	switch {
+	case stdin.in != nil:
+		l.cmd.Stdin = stdin.in
+	case stdin.data != nil:
+		l.cmd.Stdin = bytes.NewReader(stdin.data)
+	}
+	if stdin.out != nil {
+		l.cmd.Stdout = stdin.out
 	}
 	err = l.cmd.Start()
 	specR.Close()

@@ -86,8 +86,15 @@ type Spec struct {
 	// Run, wrapped, together with the Result.
 	Collect func(out *os.Root) error
 	// Stdin is fed to the pipeline; nil means /dev/null.
-	Stdin  []byte
-	Limits Limits
+	Stdin []byte
+	// StdinFile and StdoutFile, when set, are the process's stdin and
+	// stdout themselves (one end of a pipe each): a long-running server
+	// inside the sandbox — an upstream MCP server over stdio — talks to
+	// its caller through them while it runs. StdinFile replaces Stdin;
+	// with StdoutFile, Result.Stdout stays empty. The caller keeps and
+	// closes its own copies (after Run returns).
+	StdinFile, StdoutFile *os.File
+	Limits                Limits
 }
 
 // Pool is one directory of data files given to a pipeline.

@@ -215,6 +215,24 @@ var migrations = []migration{
 			`ALTER TABLE audit_log ADD COLUMN instance TEXT NOT NULL DEFAULT ''`,
 		},
 	},
+	{
+		version: 5,
+		name:    "pinned tool definitions of upstream MCP servers",
+		stmts: []string{
+			// One row per upstream tool: its review state and the pin
+			// (approved and seen definitions, digests, flags) as JSON.
+			// Changed only in read-modify-write transactions
+			// (UpdateUpstreamPins), under one lock per upstream.
+			`CREATE TABLE upstream_pins (
+				upstream   TEXT NOT NULL,
+				tool       TEXT NOT NULL,
+				state      TEXT NOT NULL,
+				pin        TEXT NOT NULL,
+				updated_at TEXT NOT NULL,
+				PRIMARY KEY (upstream, tool)
+			)`,
+		},
+	},
 }
 
 // auditColumns is the column list shared by the insert and the selects; its

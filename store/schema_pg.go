@@ -182,4 +182,22 @@ var pgMigrations = []migration{
 				FOR EACH STATEMENT EXECUTE FUNCTION airlock_kill_switch_notify()`,
 		},
 	},
+	{
+		version: 5,
+		name:    "pinned tool definitions of upstream MCP servers",
+		stmts: []string{
+			// One row per upstream tool: its review state and the pin
+			// (approved and seen definitions, digests, flags) as JSON.
+			// Changed only in read-modify-write transactions
+			// (UpdateUpstreamPins), under one lock per upstream.
+			`CREATE TABLE upstream_pins (
+				upstream   TEXT COLLATE "C" NOT NULL,
+				tool       TEXT COLLATE "C" NOT NULL,
+				state      TEXT NOT NULL,
+				pin        TEXT NOT NULL,
+				updated_at TEXT NOT NULL,
+				PRIMARY KEY (upstream, tool)
+			)`,
+		},
+	},
 }

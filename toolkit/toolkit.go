@@ -49,7 +49,9 @@ type Tool struct {
 	// configuration (run_pipeline names the configured pipelines and
 	// their parameters). The runner advertises and validates against what
 	// it returns, per configuration generation.
-	Catalog func(cfg *config.Config) (schema json.RawMessage, description string, err error)
+	// Upstreams are the approved upstream tools when the generation was
+	// built (declare_need's comm.mcp catalog).
+	Catalog func(cfg *config.Config, upstreams []UpstreamTool) (schema json.RawMessage, description string, err error)
 	// NewArgs returns a pointer to a zero argument value to decode into.
 	NewArgs func() Args
 
@@ -129,7 +131,9 @@ type Env struct {
 	// Credentials gives a pipeline run the secrets configured for it and
 	// the session's role (package credentials); never nil.
 	Credentials PipelineCredentials
-	Now         time.Time
+	// Upstreams checks comm.mcp needs against the pinned definitions.
+	Upstreams UpstreamPins
+	Now       time.Time
 	// Progress reports progress to the client when it asked for it; never nil.
 	Progress func(progress, total float64, message string)
 }
@@ -168,6 +172,22 @@ type Scrubber interface {
 // and connected address.
 type Broker interface {
 	Execute(ctx context.Context, need declarations.Need) (*External, error)
+}
+
+// UpstreamTool is an approved upstream tool as the catalog shows it.
+type UpstreamTool struct {
+	Upstream, Tool, Description string
+	InputSchema                 json.RawMessage
+	Digest                      string
+}
+
+// UpstreamPins is the runner's check of a comm.mcp need against the pinned
+// definitions, made before the policy (Expand): the upstream is
+// configured, the tool's definition is approved and not changed since, and
+// the arguments satisfy the pinned input schema. It returns the pinned
+// digest. Only the runner implements it.
+type UpstreamPins interface {
+	Check(ctx context.Context, upstream, tool string, args json.RawMessage) (digest string, err error)
 }
 
 // Approvals asks a person about a declaration with a server-minted,

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/toolkit"
 )
 
 // maxCatalogDescription bounds the pipeline list in run_pipeline's
@@ -19,7 +20,7 @@ const maxCatalogDescription = 4096
 // (types, enums, patterns, lengths, required), so a client can validate
 // and a model can choose without guessing. The runner validates against
 // this very document.
-func pipelineCatalog(cfg *config.Config) (json.RawMessage, string, error) {
+func pipelineCatalog(cfg *config.Config, _ []toolkit.UpstreamTool) (json.RawMessage, string, error) {
 	var schema map[string]any
 	if err := json.Unmarshal(runPipeline().InputSchema, &schema); err != nil {
 		return nil, "", err

@@ -22,8 +22,8 @@ import (
 // DeclareNeedArgs are declare_need's arguments: either a new need
 // (operation, parameters, justification) or the id of one declared earlier.
 type DeclareNeedArgs struct {
-	Operation     declarations.Operation      `json:"operation,omitempty" jsonschema:"enum=comm.fetch,enum=comm.search,enum=comm.query,description=What kind of external information: comm.fetch (a URL)\\, comm.search (a web search)\\, comm.query (read-only SQL on a configured database)."`
-	Parameters    *declarations.Parameters    `json:"parameters,omitempty" jsonschema:"description=Where: url for comm.fetch; query (and optional source) for comm.search; query and source for comm.query."`
+	Operation     declarations.Operation      `json:"operation,omitempty" jsonschema:"enum=comm.fetch,enum=comm.search,enum=comm.query,enum=comm.mcp,description=What kind of external information: comm.fetch (a URL)\\, comm.search (a web search)\\, comm.query (read-only SQL on a configured database)\\, comm.mcp (a tool of an upstream MCP server)."`
+	Parameters    *declarations.Parameters    `json:"parameters,omitempty" jsonschema:"description=Where: url for comm.fetch; query (and optional source) for comm.search; query and source for comm.query; upstream\\, tool and arguments for comm.mcp."`
 	Justification *declarations.Justification `json:"justification,omitempty" jsonschema:"description=Why: the user's request\\, what you do not know\\, and how you will use the answer. All three are required and are shown to the approver."`
 	DeclarationID string                      `json:"declaration_id,omitempty" jsonschema:"maxLength=64,description=Instead of a new need: the id of one declared earlier\\, to collect its result once approved."`
 	Phase         string                      `json:"phase,omitempty" jsonschema:"maxLength=32,description=Optional: the phase you believe the session is in. The phase is server-owned; a claim that differs is refused."`
@@ -58,6 +58,11 @@ func (a *DeclareNeedArgs) Validate() error {
 	}
 	if a.Parameters != nil {
 		a.Parameters.URL = n.Parameters.URL
+		if n.Operation == declarations.OpMCP {
+			// Canonical arguments: what the fingerprint, the policy and
+			// the upstream see are the same bytes.
+			a.Parameters.Arguments = n.Parameters.Arguments
+		}
 	}
 	return nil
 }
@@ -98,6 +103,7 @@ func declareNeed() toolkit.Tool {
 		InputSchema:     schemas.MustReflect(&DeclareNeedArgs{}),
 		OutputSchema:    outputSchema("declare_need"),
 		NewArgs:         func() toolkit.Args { return &DeclareNeedArgs{} },
+		Catalog:         declareCatalog,
 		Capability:      declareCapability,
 		HandlesApproval: true,
 		Expand:          expandDeclaration,
@@ -110,7 +116,13 @@ func declareNeed() toolkit.Tool {
 // and Expand guarantee one is set before the policy runs; an empty one maps
 // to a capability no pattern should grant rather than to "".
 func declareCapability(a toolkit.Args) string {
-	if op := a.(*DeclareNeedArgs).Operation; op != "" {
+	args := a.(*DeclareNeedArgs)
+	if args.Operation == declarations.OpMCP && args.Parameters != nil {
+		// mcp.<upstream>.<tool>: names were validated (no '.'), so the
+		// capability splits one way only.
+		return policy.MCPPrefix + args.Parameters.Upstream + "." + args.Parameters.Tool
+	}
+	if op := args.Operation; op != "" {
 		return string(op)
 	}
 	return "comm.undeclared"
@@ -150,7 +162,7 @@ func expandDeclaration(ctx context.Context, env *toolkit.Env, a toolkit.Args) (t
 		id = asked
 	}
 	if id == "" {
-		return args, nil
+		return args, checkUpstream(ctx, env, args)
 	}
 	d, err := env.Declarations.Get(ctx, id, env.Session.ContextID)
 	if err != nil {
@@ -165,7 +177,26 @@ func expandDeclaration(ctx context.Context, env *toolkit.Env, a toolkit.Args) (t
 		return nil, violation.New(violation.ApprovalInvalid, "the answer is to a question about another need")
 	}
 	p, j := d.Need.Parameters, d.Need.Justification
-	return &DeclareNeedArgs{Operation: d.Need.Operation, Parameters: &p, Justification: &j, DeclarationID: d.ID, Phase: args.Phase}, nil
+	out := &DeclareNeedArgs{Operation: d.Need.Operation, Parameters: &p, Justification: &j, DeclarationID: d.ID, Phase: args.Phase}
+	return out, checkUpstream(ctx, env, out)
+}
+
+// checkUpstream checks a comm.mcp need against the pinned definition before
+// the policy runs: the upstream is configured, the tool's definition is
+// approved and unchanged, and the arguments satisfy the pinned input
+// schema. A tool an operator never approved, or one whose definition
+// changed (a rug pull), is refused here in every phase, so neither the
+// policy nor a person is ever asked about it (TestDeclareMCPBlocked).
+func checkUpstream(ctx context.Context, env *toolkit.Env, args *DeclareNeedArgs) error {
+	if args.Operation != declarations.OpMCP || args.Parameters == nil {
+		return nil
+	}
+	if env.Upstreams == nil {
+		return violation.New(violation.UpstreamUnavailable, "no upstream MCP servers are available")
+	}
+	p := args.Parameters
+	_, err := env.Upstreams.Check(ctx, p.Upstream, p.Tool, p.Arguments)
+	return err
 }
 
 func declarePrecheck(env *toolkit.Env, a toolkit.Args) error {
@@ -315,13 +346,19 @@ func execute(ctx context.Context, env *toolkit.Env, d *declarations.Declaration)
 	// untrusted_details (a redirect to /Ignore-previous-instructions must
 	// not read as Airlock's text).
 	target := declaredTarget(d.Need, ext.Source)
-	note := ""
-	if ext.Source != target {
+	note, after := "", ""
+	switch details, _ := ext.Details.(map[string]any); {
+	case d.Need.Operation == declarations.OpMCP && details["upstream_error"] == true:
+		// The upstream's error text is its own words: fenced below, never
+		// in Airlock's sentence.
+		after = " The upstream answered with an error (" + string(violation.UpstreamError) + "); its text is the fenced content."
+	case d.Need.Operation == declarations.OpMCP:
+	case ext.Source != target:
 		note = " (redirected; the final address is in the fence header)"
 	}
 	return &toolkit.Result{
-		Text: fmt.Sprintf("Declaration %s (%s) executed: %s%s, %d bytes, retrieved %s.", d.ID, d.Need.Operation, fence.Quote(target), note,
-			len(ext.Text), ext.RetrievedAt.UTC().Format("2006-01-02T15:04:05Z")),
+		Text: fmt.Sprintf("Declaration %s (%s) executed: %s%s, %d bytes, retrieved %s.%s", d.ID, d.Need.Operation, fence.Quote(target), note,
+			len(ext.Text), ext.RetrievedAt.UTC().Format("2006-01-02T15:04:05Z"), after),
 		UntrustedText: ext.Text,
 		Untrusted: &toolkit.Provenance{Kind: string(d.Need.Operation), Source: ext.Source, Trust: "untrusted",
 			Attribute: true, DeclarationID: d.ID, RetrievedAt: ext.RetrievedAt},
@@ -334,8 +371,11 @@ func execute(ctx context.Context, env *toolkit.Env, d *declarations.Declaration)
 // declaredTarget is what the declaration named: a fetch's URL (as
 // approved), else the executor's own source (a configured endpoint).
 func declaredTarget(n declarations.Need, source string) string {
-	if n.Operation == declarations.OpFetch && n.Parameters.URL != "" {
+	switch {
+	case n.Operation == declarations.OpFetch && n.Parameters.URL != "":
 		return n.Parameters.URL
+	case n.Operation == declarations.OpMCP:
+		return "mcp:" + n.Parameters.Upstream + "/" + n.Parameters.Tool
 	}
 	return source
 }
@@ -393,6 +433,9 @@ func pending(d *declarations.Declaration) *toolkit.Result {
 func targetOf(n declarations.Need) string {
 	if where := redact.Query(n.Parameters.URL, redact.Masked); where != "" {
 		return where
+	}
+	if n.Operation == declarations.OpMCP {
+		return "upstream " + n.Parameters.Upstream + ", tool " + n.Parameters.Tool + ", arguments " + string(n.Parameters.Arguments)
 	}
 	return strings.TrimSpace(n.Parameters.Source + " " + n.Parameters.Query)
 }

@@ -74,6 +74,15 @@ const (
 	// CSRFRefused: HTTP 403, a console form posted without its session's
 	// CSRF token (or with another's): a cross-site request forgery.
 	CSRFRefused Code = "CSRF_REFUSED"
+
+	// Upstream MCP servers behind declare_need (comm.mcp, issue 15).
+	UpstreamUnavailable    Code = "UPSTREAM_UNAVAILABLE"             // not configured, would not start, or the connection failed
+	UpstreamTimeout        Code = "UPSTREAM_TIMEOUT"                 // no answer within the upstream's timeout_ms
+	UpstreamResultTooLarge Code = "UPSTREAM_RESULT_TOO_LARGE"        // the answer exceeded the upstream's max_result_bytes
+	UpstreamNotApproved    Code = "UPSTREAM_DEFINITION_NOT_APPROVED" // the tool's definition was never approved by an operator
+	UpstreamChanged        Code = "UPSTREAM_DEFINITION_CHANGED"      // the upstream lists the tool differently from the approved pin (rug pull)
+	UpstreamArguments      Code = "UPSTREAM_ARGUMENTS_INVALID"       // the arguments do not satisfy the pinned input schema
+	UpstreamError          Code = "UPSTREAM_ERROR"                   // the upstream answered with an error; its text comes back fenced
 )
 
 // Error is a refusal the agent may see: Code and Message are public, Err is

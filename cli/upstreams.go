@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/airlock-dev/airlock/pinning"
+	"github.com/airlock-dev/airlock/runner"
+)
+
+// maxReviewSchema bounds a schema printed in the review.
+const maxReviewSchema = 4000
+
+// runUpstreams is the operator's review of upstream MCP tool definitions
+// (issue 15): review lists each upstream's tools (refreshing them from the
+// upstreams first, so a new or changed definition shows), with its flags
+// and, for a changed one, the diff; approve approves the one definition
+// whose digest the review printed.
+func runUpstreams(ctx context.Context, args []string, io Streams) error {
+	usage := fmt.Errorf("airlock upstreams review [UPSTREAM] [--config FILE] [--offline] [--state DIR] | approve UPSTREAM TOOL SHA256 [--state DIR]: %w", ErrUsage)
+	if len(args) == 0 {
+		return usage
+	}
+	verb, rest := args[0], args[1:]
+	var pos []string
+	for len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		pos, rest = append(pos, rest[0]), rest[1:]
+	}
+	fs := newFlags("upstreams "+verb, io)
+	state := fs.String("state", "", "state directory")
+	cfgPath := fs.String("config", "", "review: configuration naming the upstreams (default: the embedded demo, as for serve)")
+	offline := fs.Bool("offline", false, "review: show the stored pins without listing the upstreams again")
+	if err := parse(fs, rest); err != nil {
+		return err
+	}
+	switch {
+	case verb == "review" && len(pos) <= 1:
+	case verb == "approve" && len(pos) == 3:
+	default:
+		return usage
+	}
+	// A review may come before the first serve: the state directory is
+	// created as serve creates it.
+	dir, err := stateDir(*state)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return fmt.Errorf("creating state dir: %w", err)
+	}
+	op, err := runner.OpenOperator(dir, false)
+	if err != nil {
+		return err
+	}
+	defer op.Close()
+	if verb == "approve" {
+		p, err := op.ApproveUpstreamTool(ctx, pos[0], pos[1], strings.TrimPrefix(pos[2], "sha256:"), operatorName())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(io.Out, "approved %s/%s sha256:%s\n", p.Upstream, p.Tool, p.ApprovedDigest)
+		fmt.Fprintln(io.Out, "A running server advertises it in declare_need's catalog after a reload (SIGHUP); calls may use it now.")
+		return nil
+	}
+	only := ""
+	if len(pos) == 1 {
+		only = pos[0]
+	}
+	failed := false
+	if !*offline {
+		cfg, err := loadConfig(*cfgPath, dir)
+		if err != nil {
+			return err
+		}
+		errs := op.RefreshUpstreams(ctx, cfg, only, operatorName())
+		for _, id := range slices.Sorted(maps.Keys(errs)) {
+			failed = true
+			fmt.Fprintf(io.Err, "airlock: upstream %s could not be listed: %v\n", id, errs[id])
+		}
+	}
+	pins, err := op.UpstreamPins(ctx, only)
+	if err != nil {
+		return err
+	}
+	printReview(io, pins)
+	if failed {
+		return fmt.Errorf("some upstreams could not be listed: %w", ErrFailed)
+	}
+	return nil
+}
+
+// printReview shows each pin: what is listed now (quoted, so invisible
+// and bidi characters show as escapes), its flags, what changed since the
+// approval, and the command that approves exactly this definition.
+func printReview(io Streams, pins []*pinning.Pin) {
+	if len(pins) == 0 {
+		fmt.Fprintln(io.Out, "no upstream tools seen yet")
+		return
+	}
+	for _, p := range pins {
+		fmt.Fprintf(io.Out, "%s/%s  %s\n", p.Upstream, p.Tool, strings.ToUpper(string(p.State)))
+		if p.ApprovedDigest != "" {
+			fmt.Fprintf(io.Out, "  approved:    sha256:%s by %s at %s\n", p.ApprovedDigest, p.ApprovedBy, p.ApprovedAt.Format("2006-01-02T15:04:05Z"))
+		}
+		if p.Seen == nil {
+			fmt.Fprintln(io.Out, "  no longer listed by the upstream")
+			continue
+		}
+		fmt.Fprintf(io.Out, "  listed now:  sha256:%s\n", p.SeenDigest)
+		fmt.Fprintf(io.Out, "  description: %s\n", strconv.Quote(p.Seen.Description))
+		if len(p.Seen.InputSchema) > 0 {
+			fmt.Fprintf(io.Out, "  input:       %s\n", short(strconv.Quote(string(p.Seen.InputSchema)), maxReviewSchema))
+		}
+		if len(p.Seen.OutputSchema) > 0 {
+			fmt.Fprintf(io.Out, "  output:      %s\n", short(strconv.Quote(string(p.Seen.OutputSchema)), maxReviewSchema))
+		}
+		for _, f := range p.Flags {
+			fmt.Fprintf(io.Out, "  FLAG %s: %s\n", f.Field, f.Reason)
+		}
+		for _, d := range pinning.Diff(p) {
+			fmt.Fprintf(io.Out, "  CHANGED %s\n", d)
+		}
+		if p.State != pinning.Approved {
+			fmt.Fprintf(io.Out, "  approve with: airlock upstreams approve %s %s %s\n", p.Upstream, p.Tool, p.SeenDigest)
+		}
+	}
+}

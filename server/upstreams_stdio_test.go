@@ -1,0 +1,110 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/violation"
+)
+
+// buildProbe builds testdata/mcpprobe (a stdio MCP server that tries the
+// network and a path) into a directory the sandbox user can read.
+func buildProbe(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "airlock-mcpprobe-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	must(t, os.Chmod(dir, 0o755))
+	bin := filepath.Join(dir, "mcpprobe")
+	cmd := exec.Command("go", "build", "-o", bin, "./testdata/mcpprobe")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building mcpprobe: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestUpstreamStdioSandboxed: a stdio upstream runs inside the pipeline
+// sandbox: it cannot connect to a listener on the host's loopback (no
+// network), cannot list the state directory (not in its root), and gets
+// only the environment its config names — never the agent's token or
+// Airlock's environment.
+func TestUpstreamStdioSandboxed(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the sandbox needs root")
+	}
+	bin := buildProbe(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	defer ln.Close()
+	var accepted atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	t.Setenv("PROBE_CREDENTIAL", "probe-credential")
+	t.Setenv("AIRLOCK_TEST_TOKEN", testToken) // in Airlock's environment, must not reach the upstream
+	f, _ := upstreamFixtureWith(t, "mcper", fmt.Sprintf(`  - id: probe
+    command: [%s]
+    read_only: [%s]
+    env: {PROBE_TOKEN: {env: PROBE_CREDENTIAL}}
+    timeout_ms: 20000
+  - id: broken
+    command: [/bin/false]
+    timeout_ms: 20000
+`, bin, filepath.Dir(bin)))
+	op, err := runner.OpenOperator(f.state, false)
+	must(t, err)
+	op.UseSandboxTrampoline(trampoline)
+	// An upstream that dies at once is UPSTREAM_UNAVAILABLE, promptly
+	// (the pipes close with the process; nothing waits for the timeout).
+	start := time.Now()
+	errs := op.RefreshUpstreams(context.Background(), f.cfg, "broken", "tester")
+	if c, _ := violation.CodeOf(errs["broken"]); c != violation.UpstreamUnavailable || time.Since(start) > 10*time.Second {
+		t.Fatalf("a dead upstream: %v after %v", errs, time.Since(start))
+	}
+	if errs := op.RefreshUpstreams(context.Background(), f.cfg, "probe", "tester"); len(errs) > 0 {
+		t.Fatalf("listing the sandboxed upstream: %v", errs)
+	}
+	pins, err := op.UpstreamPins(context.Background(), "probe")
+	must(t, err)
+	if len(pins) != 1 || pins[0].Tool != "probe" {
+		t.Fatalf("pins: %+v", pins)
+	}
+	_, err = op.ApproveUpstreamTool(context.Background(), "probe", "probe", pins[0].SeenDigest, "tester")
+	must(t, err)
+	op.Close()
+
+	c := f.connect(t)
+	n := mcpNeed("probe", map[string]any{"addr": ln.Addr().String(), "path": f.state})
+	n["parameters"].(map[string]any)["upstream"] = "probe"
+	res := call(t, c, "declare_need", n)
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	out := text(res)
+	if !strings.Contains(out, "dial: refused") || !strings.Contains(out, "read: refused") {
+		t.Fatalf("the sandboxed upstream reached out: %s", out)
+	}
+	if !strings.Contains(out, "PROBE_TOKEN=probe-credential") || strings.Contains(out, testToken) || strings.Contains(out, "AIRLOCK_") {
+		t.Fatalf("environment: %s", out)
+	}
+	if accepted.Load() != 0 {
+		t.Fatalf("the host listener accepted %d connections", accepted.Load())
+	}
+}
