@@ -19,8 +19,12 @@ import (
 
 // cliEnv makes the test binary a helper process running `airlock` with
 // the unit-separator (0x1f) separated arguments it holds (as main does: SIGINT and SIGTERM
-// cancel the command's context). "append STATE N" instead engages and
-// releases the kill switch N times: 2N audit records from another process.
+// cancel the command's context). "append STATE N STOP" instead engages and
+// releases the kill switch at least N times and until the file STOP exists:
+// 2N or more audit records from another process. It stops on the test's
+// word, not after a count, so that however the load slows the exporters
+// down, the chain is still growing while each of them is stopped
+// mid-stream (a fixed count could run out first on a loaded machine).
 const cliEnv = "AIRLOCK_TEST_CLI"
 
 func helperCLI(spec string) int {
@@ -31,7 +35,10 @@ func helperCLI(spec string) int {
 	if args[0] == "append" {
 		var n int
 		fmt.Sscan(args[2], &n)
-		for i := range n {
+		for i := 0; ; i++ {
+			if _, err := os.Stat(args[3]); i >= n && err == nil {
+				break
+			}
 			for _, a := range [][]string{{"kill", "--reason", fmt.Sprint("drill ", i)}, {"kill", "--release", "--reason", "ok"}} {
 				if err := Run(ctx, append(a, "--state", args[1]), Streams{In: os.Stdin, Out: io.Err, Err: io.Err}); err != nil {
 					fmt.Fprintln(os.Stderr, "append:", err)
@@ -112,7 +119,8 @@ func TestAuditExportResumes(t *testing.T) {
 				t.Fatal(err)
 			}
 			cursor := filepath.Join(t.TempDir(), "siem.cursor")
-			appender := helper(t, io.Discard, "append", state, "60")
+			stop := filepath.Join(t.TempDir(), "stop")
+			appender := helper(t, io.Discard, "append", state, "60", stop)
 			var got []string
 			export := func(follow bool) {
 				var out syncBuffer
@@ -143,6 +151,7 @@ func TestAuditExportResumes(t *testing.T) {
 			for range 3 {
 				export(true)
 			}
+			must(t, os.WriteFile(stop, nil, 0o600))
 			if err := appender.Wait(); err != nil {
 				t.Fatalf("appender: %v", err)
 			}
