@@ -116,7 +116,11 @@ func getByID[T any](ctx context.Context, db *DB, kind, id, query string, scan fu
 	if ok, err := db.hasContexts(ctx); err != nil || !ok {
 		return zero, ctxNotFoundOr(kind, id, err)
 	}
-	v, err := scan(db.r.QueryRowContext(ctx, query, id))
+	st, err := db.reads.get(ctx, db.r, query)
+	if err != nil {
+		return zero, ctxNotFoundOr(kind, id, err)
+	}
+	v, err := scan(st.QueryRowContext(ctx, id))
 	if err != nil {
 		return zero, ctxNotFoundOr(kind, id, err)
 	}
