@@ -53,13 +53,19 @@ func peersHTTP(b testing.TB, sc scale, metric func(float64, string)) {
 			pools[n] = httpClients(b, p.addr, c)
 			callFor(b, pools[n], sc.window/4) // warm up
 		}
-		figures := map[string][]float64{}
+		figures, cpu := map[string][]float64{}, map[string][]float64{}
 		for r := range sc.rounds {
 			for _, n := range sides(names, r) {
-				figures[n] = append(figures[n], callFor(b, pools[n], sc.window))
+				pid := servers[n].cmd.Process.Pid
+				cpu0 := cpuTime(b, pid)
+				rate := callFor(b, pools[n], sc.window)
+				figures[n] = append(figures[n], rate)
+				cpu[n] = append(cpu[n], float64((cpuTime(b, pid)-cpu0).Microseconds())/(rate*sc.window.Seconds()))
 			}
 		}
 		ratios := report(b, fmt.Sprintf("http read_pool_file clients=%d", c), "calls/s", "plain", "/", figures,
+			func(side, base float64) float64 { return side / base })
+		report(b, fmt.Sprintf("http server-cpu clients=%d", c), "µs/call", "plain", "/", cpu,
 			func(side, base float64) float64 { return side / base })
 		metric(ratios["airlock"].med, fmt.Sprintf("ratio-c%d", c))
 		for _, cs := range pools {
