@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -309,10 +310,14 @@ func scanContext(row interface{ Scan(...any) error }) (*contexts.Context, error)
 	if c.UpdatedAt, err = parseTime(upd); err != nil {
 		return nil, bad("updated_at", err)
 	}
-	if err := decodeJSON(pools, &c.Pools); err != nil {
+	// json.Unmarshal, not decodeJSON's streaming decoder: a context is
+	// read on every call (issue 11), and for a []string and a
+	// map[string]string the two accept and refuse exactly the same column
+	// text (no fields to be unknown; trailing data refused by both).
+	if err := json.Unmarshal([]byte(pools), &c.Pools); err != nil {
 		return nil, bad("pools", err)
 	}
-	if err := decodeJSON(env, &c.Env); err != nil {
+	if err := json.Unmarshal([]byte(env), &c.Env); err != nil {
 		return nil, bad("env", err)
 	}
 	normalizeContext(&c)
