@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -12,16 +13,21 @@ import (
 )
 
 // BenchmarkHTTPReadGoverned: governed read_pool_file over streamable HTTP
-// in one process (8 mcp-go clients, loopback), for CPU profiles of the
-// whole per-call path — edge, gate, runner, mcp-go, the audit commit:
-// go test -run '^$' -bench HTTPReadGoverned -cpuprofile cpu.out ./server
+// in one process (1 or 8 mcp-go clients, loopback), for CPU profiles of
+// the whole per-call path — edge, gate, runner, mcp-go, the audit commit:
+// go test -run '^$' -bench HTTPReadGoverned/clients=8 -cpuprofile cpu.out ./server
 // (internal/benchpeers measures the same against its peers, out of process).
 func BenchmarkHTTPReadGoverned(b *testing.B) {
+	for _, n := range []int{1, 8} {
+		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) { benchHTTPRead(b, n) })
+	}
+}
+
+func benchHTTPRead(b *testing.B, clients int) {
 	b.Setenv("AIRLOCK_TEST_TOKEN", testToken)
 	f := newFixture(b, "local")
 	ts := httptest.NewServer(f.srv.Handler())
 	b.Cleanup(ts.Close)
-	const clients = 8
 	pool := make(chan *client.Client, clients)
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
 	for range clients {
@@ -41,7 +47,7 @@ func BenchmarkHTTPReadGoverned(b *testing.B) {
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "read_pool_file"
 	req.Params.Arguments = map[string]any{"pool": "alpha", "path": "hello.txt"}
-	b.SetParallelism(clients / 2)
+	b.SetParallelism(max(1, clients/2))
 	b.ReportAllocs()
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
