@@ -28,7 +28,11 @@ type Probe func(ctx context.Context) (engaged bool, err error)
 
 // WatchOptions configures [Watch]; nil means the defaults.
 type WatchOptions struct {
-	Probe    Probe
+	Probe Probe
+	// Notices wakes the watcher to re-read at once: the store's signal
+	// that the probe's answer may have changed (PostgreSQL's NOTIFY).
+	// Nil: the probe is polled only.
+	Notices  <-chan struct{}
 	Interval time.Duration // default DefaultInterval
 	Logger   *slog.Logger  // default slog.Default()
 }
@@ -53,8 +57,9 @@ func (v View) Engaged() bool { return v.Err != nil || v.File.Engaged || v.Store 
 // Watcher keeps the kill switch in memory so that the per-call check is
 // an atomic load, not a stat(2) and a database probe (issue 11). A
 // goroutine re-reads the state when inotify reports a change of the file
-// (a rename onto it, as [Write] does, or its removal) and every interval in
-// any case; a change made by another process therefore takes effect within
+// (a rename onto it, as [Write] does, or its removal), when the store
+// signals a change of its setting (WatchOptions.Notices), and every
+// interval in any case; a change made by another process therefore takes effect within
 // about one interval at worst (TestWatcherSeesAnotherWriter, and
 // TestKillFromAnotherProcessWithin50ms in package server).
 //
@@ -66,6 +71,7 @@ func (v View) Engaged() bool { return v.Err != nil || v.File.Engaged || v.Store 
 type Watcher struct {
 	sw       *Switch
 	probe    Probe
+	notices  <-chan struct{}
 	interval time.Duration
 	stale    time.Duration
 	log      *slog.Logger
@@ -99,7 +105,7 @@ func Watch(dir string, opts *WatchOptions) *Watcher {
 		o.Logger = slog.Default()
 	}
 	w := &Watcher{
-		sw: Open(dir), probe: o.Probe, interval: o.Interval, log: o.Logger,
+		sw: Open(dir), probe: o.Probe, notices: o.Notices, interval: o.Interval, log: o.Logger,
 		// Generous against scheduling delays on a loaded machine; past it
 		// the caller reads for itself.
 		stale: max(25*o.Interval, 250*time.Millisecond),
@@ -161,6 +167,7 @@ func (w *Watcher) loop() {
 		case <-w.stop:
 			return
 		case <-w.wake:
+		case <-w.notices:
 		case <-t.C:
 		}
 		w.refresh()

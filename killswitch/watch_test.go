@@ -179,3 +179,16 @@ func FuzzConcernsFile(f *testing.F) {
 	f.Add(b[:20])
 	f.Fuzz(func(t *testing.T, b []byte) { concernsFile(b) })
 }
+
+// TestWatcherWakesOnNotice: with polling practically off, a notice from
+// the store makes the watcher re-read the probe at once.
+func TestWatcherWakesOnNotice(t *testing.T) {
+	var on atomic.Bool
+	notices := make(chan struct{}, 1)
+	w := Watch(t.TempDir(), &WatchOptions{Probe: func(context.Context) (bool, error) { return on.Load(), nil },
+		Notices: notices, Interval: time.Hour})
+	defer w.Close()
+	on.Store(true)
+	notices <- struct{}{}
+	untilWithin(t, 50*time.Millisecond, "notice", func() bool { return w.View().Store })
+}

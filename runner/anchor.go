@@ -85,7 +85,8 @@ func (a *anchor) notify(seq int64) {
 func (r *Runner) openAnchor(ctx context.Context, stateDir string) error {
 	a := &r.anchor
 	a.dir, a.kill, a.done = stateDir, killswitch.Open(stateDir), make(chan struct{})
-	a.watch = killswitch.Watch(stateDir, &killswitch.WatchOptions{Probe: r.db.KillSwitchEngaged, Logger: r.log})
+	a.watch = killswitch.Watch(stateDir, &killswitch.WatchOptions{
+		Probe: r.db.KillSwitchEngaged, Notices: r.db.KillSwitchNotices(), Logger: r.log})
 	cps, err := witness.ReadFile(filepath.Join(stateDir, WitnessFile), a.key)
 	if err == nil {
 		err = witness.Check(ctx, cps, r.db, r.killForWitness(ctx))
