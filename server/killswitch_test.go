@@ -13,9 +13,10 @@ import (
 
 // TestKillFromAnotherProcessWithin50ms: `airlock kill` run as its own
 // process engages the switch of a running server, which reads it from
-// memory (issue 11), and the server refuses calls within 50 ms of the
-// switch file appearing. Measured, not slept: a watcher records when the
-// file appears, and calls are made back to back until one is refused.
+// memory (issue 11), and the server refuses every call that starts more
+// than 50 ms after the switch file appeared. Measured, not slept: a
+// goroutine records when the file appears, and calls are made back to
+// back until one is refused.
 func TestKillFromAnotherProcessWithin50ms(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "airlock")
 	build := exec.Command("go", "build", "-o", bin, "..")
@@ -55,23 +56,28 @@ func TestKillFromAnotherProcessWithin50ms(t *testing.T) {
 		}
 		done <- err
 	}()
+	// The bound is on propagation, not on a call's own duration: every
+	// call that starts more than 50 ms after the file appeared must be
+	// refused (a call already in flight at the trip, or one whose audit
+	// fsync is slow on a loaded disk, does not count against it).
 	for deadline := time.Now().Add(10 * time.Second); ; {
+		start := time.Now()
 		res := call(t, c, "read_pool_file", read)
+		at := appeared.Load()
 		if code(res) == "KILL_SWITCH_ENGAGED" {
-			refused := time.Now()
-			at := appeared.Load()
 			if at == 0 {
 				t.Fatal("refused before the switch file appeared")
 			}
-			lag := refused.Sub(time.Unix(0, at))
-			t.Logf("refused %v after the switch file appeared", lag)
-			if lag > 50*time.Millisecond {
-				t.Errorf("refused %v after the switch file appeared, want within 50ms", lag)
-			}
+			t.Logf("first refused call started %v after the switch file appeared", max(0, start.Sub(time.Unix(0, at))))
 			break
 		}
 		if res.IsError {
 			t.Fatalf("unexpected refusal: %s", text(res))
+		}
+		if at != 0 {
+			if lag := start.Sub(time.Unix(0, at)); lag > 50*time.Millisecond {
+				t.Fatalf("a call started %v after the switch file appeared was served, want refused within 50ms", lag)
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("calls still served 10s after airlock kill started")
