@@ -85,8 +85,11 @@ inspect: build e2e-deps      # the CLI: make inspect ARGS='--method tools/list'
 test: build test-go test-e2e
 
 # The scale-out benchmarks (BenchmarkScaleOutCalls, BenchmarkPostgresAppend)
-# need bin/airlock, HAProxy and the throwaway PostgreSQL cluster.
-bench: build pg-deps lb-deps
+# need bin/airlock, HAProxy and the throwaway PostgreSQL cluster; the peer
+# comparisons (internal/benchpeers: plain mcp-go, the official filesystem
+# server, awk run directly) need bin/airlock and e2e's packages. Each prints
+# a PEERS line; AIRLOCK_BENCH_BEFORE=/path/to/old/airlock adds a third side.
+bench: build pg-deps lb-deps e2e-deps
 	scripts/pg-test-cluster run $(GO) test -run '^$$' -bench . -benchmem ./...
 
 # The edge under load on loopback (about 2 minutes): an unauthenticated

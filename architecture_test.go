@@ -121,6 +121,19 @@ func TestTestIdPNotShipped(t *testing.T) {
 	}
 }
 
+// TestPlainMCPNotShipped: the ungoverned benchmark baseline
+// (internal/plainmcp) serves a file with no policy, audit or fence; it
+// must never be linked into the airlock binary.
+func TestPlainMCPNotShipped(t *testing.T) {
+	p, ok := goList(t)[""]
+	if !ok {
+		t.Fatal("main package not found")
+	}
+	if slices.Contains(p.Deps, module+"/internal/plainmcp") {
+		t.Error("the airlock binary depends on internal/plainmcp")
+	}
+}
+
 // TestPgtestOnlyInTests: the test cluster helper (which runs initdb and
 // pg_ctl) is reachable from test files only.
 func TestPgtestOnlyInTests(t *testing.T) {

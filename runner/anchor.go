@@ -55,9 +55,13 @@ func openWitness(stateDir, instance string, mirrors []string) (*witness.Log, []b
 type anchor struct {
 	dir  string
 	kill *killswitch.Switch
-	log  *witness.Log
-	key  []byte
-	cp   atomic.Pointer[witness.Checkpointer]
+	// watch holds the switch (file and store) in memory for the per-call
+	// check (issue 11); kill stays for the background recorder, which
+	// wants the file as it is now.
+	watch *killswitch.Watcher
+	log   *witness.Log
+	key   []byte
+	cp    atomic.Pointer[witness.Checkpointer]
 
 	// recorded is the id of the last kill switch change known to be in the
 	// audit chain; syncing guards the one goroutine that records a newer one.
@@ -81,6 +85,8 @@ func (a *anchor) notify(seq int64) {
 func (r *Runner) openAnchor(ctx context.Context, stateDir string) error {
 	a := &r.anchor
 	a.dir, a.kill, a.done = stateDir, killswitch.Open(stateDir), make(chan struct{})
+	a.watch = killswitch.Watch(stateDir, &killswitch.WatchOptions{
+		Probe: r.db.KillSwitchEngaged, Notices: r.db.KillSwitchNotices(), Logger: r.log})
 	cps, err := witness.ReadFile(filepath.Join(stateDir, WitnessFile), a.key)
 	if err == nil {
 		err = witness.Check(ctx, cps, r.db, r.killForWitness(ctx))
@@ -90,6 +96,7 @@ func (r *Runner) openAnchor(ctx context.Context, stateDir string) error {
 	case errors.As(err, &f) && errors.Is(err, witness.ErrUnanchored):
 		r.log.Warn("audit chain had no witness checkpoint; anchoring it now", "records", f.Seq)
 	case err != nil:
+		a.watch.Close()
 		return fmt.Errorf("the audit store does not match its witness (run 'airlock audit verify'): %w", err)
 	}
 	audit := r.gen.Load().cfg.Audit
@@ -98,6 +105,7 @@ func (r *Runner) openAnchor(ctx context.Context, stateDir string) error {
 	a.cp.Store(cp)
 	if err := cp.Now(ctx); err != nil {
 		cp.Close()
+		a.watch.Close()
 		return fmt.Errorf("writing the first witness checkpoint: %w", err)
 	}
 	return nil
@@ -112,6 +120,7 @@ func (r *Runner) closeAnchor() error {
 	}
 	close(a.done)
 	a.wg.Wait()
+	a.watch.Close()
 	var err error
 	if c := a.cp.Load(); c != nil {
 		err = c.Close()
@@ -122,6 +131,9 @@ func (r *Runner) closeAnchor() error {
 // killForWitness is the kill switch state a checkpoint records: engaged if
 // the file or the store says so, or if either cannot be read.
 func (r *Runner) killForWitness(ctx context.Context) bool {
+	if w := r.anchor.watch; w != nil {
+		return w.View().Engaged()
+	}
 	st, err := r.anchor.kill.State()
 	if err != nil || st.Engaged {
 		return true

@@ -31,6 +31,16 @@ const (
 // the pipeline; the reason travels on the status pipe.
 const exitSetupFailed = 125
 
+// init runs the trampoline as early as package initialisation allows
+// (issue 11). This package needs only the standard library and x/sys, so
+// Go initialises it before the heavier packages the airlock binary also
+// links — the JSON Schema library alone compiles its meta-schemas at init
+// (6–8 ms), and everything before main cost ~15 ms, which every pipeline
+// run paid again when its trampoline started. Less code runs before the
+// confinement, not more; main still calls MaybeRunTrampoline (a no-op by
+// then) for binaries that do not link this init first.
+func init() { MaybeRunTrampoline() }
+
 // MaybeRunTrampoline must be the first thing main() calls. When the process
 // was started as a sandbox trampoline (os.Args[1] == TrampolineArg) it
 // confines itself and execs the pipeline, and never returns; otherwise it

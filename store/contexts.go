@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -116,7 +117,11 @@ func getByID[T any](ctx context.Context, db *DB, kind, id, query string, scan fu
 	if ok, err := db.hasContexts(ctx); err != nil || !ok {
 		return zero, ctxNotFoundOr(kind, id, err)
 	}
-	v, err := scan(db.r.QueryRowContext(ctx, query, id))
+	st, err := db.reads.get(ctx, db.r, query)
+	if err != nil {
+		return zero, ctxNotFoundOr(kind, id, err)
+	}
+	v, err := scan(st.QueryRowContext(ctx, id))
 	if err != nil {
 		return zero, ctxNotFoundOr(kind, id, err)
 	}
@@ -305,10 +310,14 @@ func scanContext(row interface{ Scan(...any) error }) (*contexts.Context, error)
 	if c.UpdatedAt, err = parseTime(upd); err != nil {
 		return nil, bad("updated_at", err)
 	}
-	if err := decodeJSON(pools, &c.Pools); err != nil {
+	// json.Unmarshal, not decodeJSON's streaming decoder: a context is
+	// read on every call (issue 11), and for a []string and a
+	// map[string]string the two accept and refuse exactly the same column
+	// text (no fields to be unknown; trailing data refused by both).
+	if err := json.Unmarshal([]byte(pools), &c.Pools); err != nil {
 		return nil, bad("pools", err)
 	}
-	if err := decodeJSON(env, &c.Env); err != nil {
+	if err := json.Unmarshal([]byte(env), &c.Env); err != nil {
 		return nil, bad("env", err)
 	}
 	normalizeContext(&c)

@@ -105,6 +105,8 @@ type DB struct {
 
 	keys keyCache
 	kill killCache // SQLite: data_version probe
+	// reads holds the per-call reads' statements, prepared once on r.
+	reads stmtCache
 	// pgKill is PostgreSQL's kill switch cache, fed by LISTEN/NOTIFY; nil
 	// on SQLite.
 	pgKill *pgKillWatch
@@ -391,7 +393,7 @@ func (db *DB) Close() error {
 
 func (db *DB) closeAll() error {
 	var errs []error
-	errs = append(errs, db.kill.close())
+	errs = append(errs, db.kill.close(), db.reads.close())
 	if db.pgKill != nil {
 		errs = append(errs, db.pgKill.close())
 	}

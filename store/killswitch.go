@@ -84,6 +84,20 @@ func (db *DB) KillSwitchEngaged(ctx context.Context) (bool, error) {
 	return db.kill.engaged(ctx)
 }
 
+// KillSwitchNotices is signalled when the shared kill switch may have
+// changed: on PostgreSQL, every NOTIFY of the setting and every loss or
+// recovery of the listener; nil (never ready) on SQLite, where a change
+// shows only in data_version. A watcher that keeps the switch in memory
+// (killswitch.Watcher) re-reads on it at once rather than at its next
+// poll, so a trip made on another instance applies within the NOTIFY's
+// latency (TestScaleOutKillSwitch).
+func (db *DB) KillSwitchNotices() <-chan struct{} {
+	if db.pgKill == nil {
+		return nil
+	}
+	return db.pgKill.notices
+}
+
 // afterWrite runs after every commit by this handle. On SQLite our own
 // commit changed data_version for the kill-switch probe connection:
 // re-prime the cache, so the next check is a hit instead of a re-read. On

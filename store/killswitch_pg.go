@@ -40,6 +40,10 @@ type pgKillWatch struct {
 
 	cancel context.CancelFunc
 	done   chan struct{}
+	// notices is signalled (never blocking) on every invalidation, so a
+	// watcher that keeps the switch in memory re-reads at once instead of
+	// at its next poll (DB.KillSwitchNotices).
+	notices chan struct{}
 }
 
 // startPgKillWatch connects the listener (so a store that cannot listen
@@ -54,7 +58,7 @@ func startPgKillWatch(dsn string, r *sql.DB) (*pgKillWatch, error) {
 	}
 	cfg.RuntimeParams["application_name"] = pgListenerName
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &pgKillWatch{r: r, cancel: cancel, done: make(chan struct{})}
+	w := &pgKillWatch{r: r, cancel: cancel, done: make(chan struct{}), notices: make(chan struct{}, 1)}
 	conn, err := listen(ctx, cfg)
 	if err != nil {
 		cancel()
@@ -119,6 +123,7 @@ func (w *pgKillWatch) invalidate() {
 	defer w.mu.Unlock()
 	w.valid = false
 	w.gen++
+	w.notify()
 }
 
 func (w *pgKillWatch) setListening(on bool) {
@@ -127,6 +132,14 @@ func (w *pgKillWatch) setListening(on bool) {
 	w.listening = on
 	w.valid = false
 	w.gen++
+	w.notify()
+}
+
+func (w *pgKillWatch) notify() {
+	select {
+	case w.notices <- struct{}{}:
+	default:
+	}
 }
 
 // engaged answers from the cache while it is valid, the listener is up and

@@ -6,6 +6,15 @@
 // duplicate key could be verified (or approved) as one thing and used as
 // another. It also bounds nesting, so a hostile document fails fast instead
 // of recursing deeply, and refuses anything after the value.
+//
+// Check is a single pass over the bytes with no allocation for ordinary
+// documents (issue 11: every request body on every transport goes through
+// it first; the token walk through encoding/json it replaces allocated per
+// token). Its verdicts are exactly those of that walk, which
+// FuzzCheckAgreesWithTokenWalk keeps in the tests as the oracle: the same
+// grammar (RFC 8259 as encoding/json reads it), keys compared after
+// unescaping (so "a" and "\u0061" are duplicates), the first problem in
+// document order reported.
 package strictjson
 
 import (
@@ -13,7 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"unicode/utf8"
 )
 
 // The ways a document can fail Check.
@@ -28,53 +37,292 @@ var (
 // depth, in which no value sits deeper than maxDepth (the top-level value
 // is at depth 0, its members at depth 1, ...).
 func Check(data []byte, maxDepth int) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := walk(dec, 0, maxDepth); err != nil {
+	s := scanner{b: data, max: maxDepth}
+	if err := s.value(0); err != nil {
 		return err
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	s.ws()
+	if s.i < len(s.b) {
 		return ErrTrailing
 	}
 	return nil
 }
 
-func walk(dec *json.Decoder, depth, maxDepth int) error {
-	if depth > maxDepth {
-		return fmt.Errorf("%w: deeper than %d levels", ErrTooDeep, maxDepth)
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrSyntax, err)
-	}
-	switch tok {
-	case json.Delim('{'):
-		seen := map[string]bool{}
-		for dec.More() {
-			k, err := dec.Token()
-			if err != nil {
-				return fmt.Errorf("%w: %v", ErrSyntax, err)
-			}
-			key, _ := k.(string)
-			if seen[key] {
-				return fmt.Errorf("%w %q", ErrDuplicateKey, key)
-			}
-			seen[key] = true
-			if err := walk(dec, depth+1, maxDepth); err != nil {
-				return err
-			}
+type scanner struct {
+	b   []byte
+	i   int
+	max int
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
 		}
-	case json.Delim('['):
-		for dec.More() {
-			if err := walk(dec, depth+1, maxDepth); err != nil {
-				return err
-			}
-		}
+	}
+}
+
+func (s *scanner) syntax(what string) error {
+	return fmt.Errorf("%w: %s at offset %d", ErrSyntax, what, s.i)
+}
+
+// value checks one value at depth; the depth is checked before anything
+// is read, as the token walk did.
+func (s *scanner) value(depth int) error {
+	if depth > s.max {
+		return fmt.Errorf("%w: deeper than %d levels", ErrTooDeep, s.max)
+	}
+	s.ws()
+	if s.i >= len(s.b) {
+		return s.syntax("unexpected end")
+	}
+	switch c := s.b[s.i]; {
+	case c == '{':
+		return s.object(depth)
+	case c == '[':
+		return s.array(depth)
+	case c == '"':
+		_, _, err := s.str()
+		return err
+	case c == '-' || c >= '0' && c <= '9':
+		return s.number()
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
 	default:
+		return s.syntax("invalid character")
+	}
+}
+
+func (s *scanner) literal(lit string) error {
+	if !bytes.HasPrefix(s.b[s.i:], []byte(lit)) {
+		return s.syntax("invalid literal")
+	}
+	s.i += len(lit)
+	return nil
+}
+
+func digits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+func (s *scanner) number() error {
+	b, i := s.b, s.i
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		i = digits(b, i)
+	default:
+		return s.syntax("invalid number")
+	}
+	if i < len(b) && b[i] == '.' {
+		j := digits(b, i+1)
+		if j == i+1 {
+			return s.syntax("invalid number")
+		}
+		i = j
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := digits(b, i)
+		if j == i {
+			return s.syntax("invalid number")
+		}
+		i = j
+	}
+	s.i = i
+	return nil
+}
+
+// str checks a string literal at s.i and returns its raw bytes (quotes
+// included) and whether it needs unescaping to compare (an escape, or a
+// byte outside ASCII, which encoding/json may replace with U+FFFD).
+func (s *scanner) str() (raw []byte, slow bool, err error) {
+	start := s.i
+	i := s.i + 1
+	for i < len(s.b) {
+		c := s.b[i]
+		switch {
+		case c == '"':
+			s.i = i + 1
+			return s.b[start:s.i], slow, nil
+		case c == '\\':
+			slow = true
+			if i+1 >= len(s.b) {
+				s.i = i
+				return nil, false, s.syntax("unterminated string")
+			}
+			switch s.b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(s.b) || !isHex4(s.b[i+2:i+6]) {
+					s.i = i
+					return nil, false, s.syntax("invalid escape")
+				}
+				i += 6
+			default:
+				s.i = i
+				return nil, false, s.syntax("invalid escape")
+			}
+		case c < 0x20:
+			s.i = i
+			return nil, false, s.syntax("control character in string")
+		case c >= utf8.RuneSelf:
+			slow = true
+			i++
+		default:
+			i++
+		}
+	}
+	s.i = i
+	return nil, false, s.syntax("unterminated string")
+}
+
+func isHex4(b []byte) bool {
+	for _, c := range b {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *scanner) array(depth int) error {
+	s.i++ // [
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == ']' {
+		s.i++
 		return nil
 	}
-	if _, err := dec.Token(); err != nil {
-		return fmt.Errorf("%w: %v", ErrSyntax, err)
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		// A syntax error before the element's depth is checked, as the
+		// token walk (whose More stops at either closer) saw it.
+		return s.syntax("expected a value or ]")
 	}
-	return nil
+	for {
+		if s.i >= len(s.b) {
+			return s.syntax("unexpected end")
+		}
+		if err := s.value(depth + 1); err != nil {
+			return err
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			return s.syntax("unexpected end")
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+			s.ws()
+		case ']':
+			s.i++
+			return nil
+		default:
+			return s.syntax("expected , or ]")
+		}
+	}
+}
+
+// smallObject is how many keys an object may have before duplicates are
+// looked up in a map instead of by scanning the keys seen so far.
+const smallObject = 16
+
+func (s *scanner) object(depth int) error {
+	s.i++ // {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		return nil
+	}
+	var small [smallObject][]byte
+	keys := small[:0]
+	var many map[string]struct{}
+	for {
+		if s.i >= len(s.b) {
+			return s.syntax("unexpected end")
+		}
+		if s.b[s.i] != '"' {
+			return s.syntax("expected a key string")
+		}
+		raw, slow, err := s.str()
+		if err != nil {
+			return err
+		}
+		key := raw[1 : len(raw)-1]
+		if slow {
+			// Compare what encoding/json would decode: escapes resolved,
+			// invalid UTF-8 as U+FFFD.
+			var k string
+			if err := json.Unmarshal(raw, &k); err != nil {
+				return fmt.Errorf("%w: %v", ErrSyntax, err)
+			}
+			key = []byte(k)
+		}
+		switch {
+		case many != nil:
+			if _, dup := many[string(key)]; dup {
+				return fmt.Errorf("%w %q", ErrDuplicateKey, key)
+			}
+			many[string(key)] = struct{}{}
+		default:
+			for _, k := range keys {
+				if bytes.Equal(k, key) {
+					return fmt.Errorf("%w %q", ErrDuplicateKey, key)
+				}
+			}
+			if len(keys) < smallObject {
+				keys = append(keys, key)
+			} else {
+				many = make(map[string]struct{}, 2*smallObject)
+				for _, k := range keys {
+					many[string(k)] = struct{}{}
+				}
+				many[string(key)] = struct{}{}
+			}
+		}
+		// The member's depth is checked before its colon, as the token
+		// walk did.
+		if depth+1 > s.max {
+			return fmt.Errorf("%w: deeper than %d levels", ErrTooDeep, s.max)
+		}
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return s.syntax("expected :")
+		}
+		s.i++
+		if err := s.value(depth + 1); err != nil {
+			return err
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			return s.syntax("unexpected end")
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+			s.ws()
+		case '}':
+			s.i++
+			return nil
+		default:
+			return s.syntax("expected , or }")
+		}
+	}
 }

@@ -1,0 +1,64 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// BenchmarkHTTPReadGoverned: governed read_pool_file over streamable HTTP
+// in one process (1 or 8 mcp-go clients, loopback), for CPU profiles of
+// the whole per-call path — edge, gate, runner, mcp-go, the audit commit:
+// go test -run '^$' -bench HTTPReadGoverned/clients=8 -cpuprofile cpu.out ./server
+// (internal/benchpeers measures the same against its peers, out of process).
+func BenchmarkHTTPReadGoverned(b *testing.B) {
+	for _, n := range []int{1, 8} {
+		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) { benchHTTPRead(b, n) })
+	}
+}
+
+func benchHTTPRead(b *testing.B, clients int) {
+	b.Setenv("AIRLOCK_TEST_TOKEN", testToken)
+	f := newFixture(b, "local")
+	ts := httptest.NewServer(f.srv.Handler())
+	b.Cleanup(ts.Close)
+	pool := make(chan *client.Client, clients)
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
+	for range clients {
+		c, err := client.NewStreamableHttpClient(ts.URL+PathStreamable, transport.WithHTTPBasicClient(hc),
+			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
+		must(b, err)
+		ctx := context.Background()
+		must(b, c.Start(ctx))
+		init := mcp.InitializeRequest{}
+		init.Params.ClientInfo = mcp.Implementation{Name: "airlock-bench", Version: "1"}
+		init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+		_, err = c.Initialize(ctx, init)
+		must(b, err)
+		b.Cleanup(func() { c.Close() })
+		pool <- c
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "read_pool_file"
+	req.Params.Arguments = map[string]any{"pool": "alpha", "path": "hello.txt"}
+	b.SetParallelism(max(1, clients/2))
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		c := <-pool
+		defer func() { pool <- c }()
+		for pb.Next() {
+			res, err := c.CallTool(context.Background(), req)
+			if err != nil || res.IsError {
+				b.Errorf("call: %v %+v", err, res)
+				return
+			}
+		}
+	})
+}
