@@ -113,6 +113,7 @@ func (db *DB) commitBatch(batch []*appendReq) {
 	// connection. Re-prime the cache once per batch, before waking the
 	// callers, so their next check is a hit instead of a re-read each.
 	if err == nil {
+		db.ckpt.committed(len(live))
 		db.afterWrite()
 	}
 	for _, req := range live {

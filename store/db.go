@@ -108,6 +108,9 @@ type DB struct {
 	// pgKill is PostgreSQL's kill switch cache, fed by LISTEN/NOTIFY; nil
 	// on SQLite.
 	pgKill *pgKillWatch
+	// ckpt runs SQLite's WAL checkpoints off the commit path; nil on
+	// PostgreSQL and for read-only handles.
+	ckpt *checkpointer
 }
 
 // Open opens the store at path for reading and writing, creating the file
@@ -149,6 +152,9 @@ func Open(path string, opts *Options) (*DB, error) {
 		"journal_mode(WAL)",
 		"synchronous(FULL)",
 		"foreign_keys(1)",
+		// No checkpoint on the committing connection: the checkpointer
+		// (checkpoint.go) runs them on its own.
+		"wal_autocheckpoint(0)",
 	}
 	if o.MaxPageCount > 0 {
 		pragmas = append(pragmas, "max_page_count("+strconv.FormatInt(o.MaxPageCount, 10)+")")
@@ -166,6 +172,9 @@ func Open(path string, opts *Options) (*DB, error) {
 		return nil, err
 	}
 	if err := db.kill.open(db.r); err != nil {
+		return nil, err
+	}
+	if err := db.startCheckpointer(); err != nil {
 		return nil, err
 	}
 	if err := db.startWriter(); err != nil {
@@ -398,6 +407,7 @@ func (db *DB) closeAll() error {
 	if db.insert != nil {
 		errs = append(errs, db.insert.Close())
 	}
+	errs = append(errs, db.ckpt.close())
 	if db.r != nil {
 		errs = append(errs, db.r.Close())
 	}
