@@ -108,6 +108,10 @@ type DB struct {
 	// pgKill is PostgreSQL's kill switch cache, fed by LISTEN/NOTIFY; nil
 	// on SQLite.
 	pgKill *pgKillWatch
+	// strs caches string ids to values for reads, ids values to ids for
+	// the writer (rowcodec.go).
+	strs strCache
+	ids  strIDs
 	// ckpt runs SQLite's WAL checkpoints off the commit path; nil on
 	// PostgreSQL and for read-only handles.
 	ckpt *checkpointer
@@ -359,6 +363,16 @@ func (db *DB) applyMigration(ctx context.Context, m migration, latest int64) (er
 		return fmt.Errorf("store: schema version %d cannot take migration %d", cur, m.version)
 	}
 	for _, s := range m.stmts {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
+		}
+	}
+	if m.convert != nil {
+		if err := m.convert(ctx, tx, db.d); err != nil {
+			return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
+		}
+	}
+	for _, s := range m.after {
 		if _, err := tx.ExecContext(ctx, s); err != nil {
 			return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
 		}

@@ -43,7 +43,7 @@ func TestWriterPragmas(t *testing.T) {
 		}
 	}
 	// Readers must not be able to write even if a bug sent a write their way.
-	if _, err := db.r.ExecContext(ctx, `DELETE FROM audit_log`); err == nil {
+	if _, err := db.r.ExecContext(ctx, `DELETE FROM audit_records`); err == nil {
 		t.Error("reader pool accepted a write")
 	}
 }

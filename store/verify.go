@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 )
 
@@ -46,8 +47,8 @@ func (db *DB) VerifyFrom(ctx context.Context, afterSeq int64, afterHash string) 
 	if db.isClosed() {
 		return VerifyResult{}, fmt.Errorf("store: verify: %w", ErrClosed)
 	}
-	// One transaction, so the rows and the head are one snapshot even while
-	// appends go on.
+	// One transaction, so the rows, the strings and the head are one
+	// snapshot even while appends go on.
 	tx, err := db.r.BeginTx(ctx, db.d.verifyTx)
 	if err != nil {
 		return VerifyResult{}, fmt.Errorf("store: verify: %w", err)
@@ -55,20 +56,20 @@ func (db *DB) VerifyFrom(ctx context.Context, afterSeq int64, afterHash string) 
 	defer tx.Rollback()
 
 	res := VerifyResult{OK: true}
-	bad := func(seq int64, format string, a ...any) {
-		if res.OK {
-			res.OK, res.FirstBad, res.Problem = false, seq, fmt.Sprintf(format, a...)
-		}
-	}
-	wantSeq, prev := int64(1), genesisHash
+	wantSeq, prev := int64(1), hashBytes(genesisHash)
 	if afterSeq > 0 {
-		var h string
-		if err := tx.QueryRowContext(ctx, sqlHashAt, afterSeq).Scan(&h); err != nil || h != afterHash {
-			bad(afterSeq, "record %d is not the one the last verification vouched for (removed, edited or the chain rolled back)", afterSeq)
+		var h []byte
+		if err := tx.QueryRowContext(ctx, sqlHashAt, afterSeq).Scan(&h); err != nil || hashText(h) != afterHash {
+			res.OK, res.FirstBad = false, afterSeq
+			res.Problem = fmt.Sprintf("record %d is not the one the last verification vouched for (removed, edited or the chain rolled back)", afterSeq)
 			return res, nil
 		}
 		res.Records = afterSeq
-		wantSeq, prev = afterSeq+1, afterHash
+		wantSeq, prev = afterSeq+1, hashBytes(afterHash)
+	}
+	strs, err := loadStrings(ctx, tx)
+	if err != nil {
+		return VerifyResult{}, fmt.Errorf("store: verify: %w", err)
 	}
 	query, args := sqlVerifyAll, []any(nil)
 	if afterSeq > 0 {
@@ -79,37 +80,45 @@ func (db *DB) VerifyFrom(ctx context.Context, afterSeq int64, afterHash string) 
 		return VerifyResult{}, fmt.Errorf("store: verify: %w", err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		res.Records++
-		if !res.OK {
-			continue // only counting now
-		}
-		r, err := scanRecord(rows)
-		switch {
-		case err != nil:
-			bad(wantSeq, "record unreadable: %v", err)
-		case r.Seq < wantSeq:
-			bad(r.Seq, "seq %d out of order after %d (inserted or duplicated record)", r.Seq, wantSeq-1)
-		case r.Seq > wantSeq:
-			bad(wantSeq, "seq %d missing (next record is %d)", wantSeq, r.Seq)
-		case r.PrevHash != prev:
-			bad(r.Seq, "prev_hash does not match the hash of record %d (record removed, inserted or moved)", r.Seq-1)
-		case r.ComputeHash() != r.Hash:
-			bad(r.Seq, "hash does not match the record's contents (record edited)")
-		}
-		wantSeq, prev = wantSeq+1, ""
-		if err == nil {
-			prev = r.Hash
-		}
-	}
-	if err := rows.Err(); err != nil {
+	v := newVerifier(strs)
+	n, last, err := v.run(rows, wantSeq, prev)
+	if err != nil {
 		return VerifyResult{}, fmt.Errorf("store: verify: %w", err)
 	}
 	rows.Close()
-	if res.OK {
-		checkHead(ctx, tx, wantSeq-1, prev, bad)
+	res.Records += n
+	if f := v.first(); f != nil {
+		res.OK, res.FirstBad, res.Problem = false, f.seq, f.problem
+		return res, nil
 	}
+	bad := func(seq int64, format string, a ...any) {
+		if res.OK {
+			res.OK, res.FirstBad, res.Problem = false, seq, fmt.Sprintf(format, a...)
+		}
+	}
+	checkHead(ctx, tx, wantSeq+n-1, hashText(last), bad)
 	return res, nil
+}
+
+// loadStrings reads every interned string in the verifier's snapshot.
+func loadStrings(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) (map[int64]string, error) {
+	rows, err := q.QueryContext(ctx, sqlAllStrings)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := make(map[int64]string)
+	for rows.Next() {
+		var id int64
+		var v sql.RawBytes
+		if err := rows.Scan(&id, &v); err != nil {
+			return nil, err
+		}
+		m[id] = string(v)
+	}
+	return m, rows.Err()
 }
 
 // checkHead compares the audit_head row with the last record seen.
