@@ -41,6 +41,11 @@ type dialect struct {
 	// between the select and the update.
 	idleSessions string
 
+	// verifyAll and verifyAfter select the rows Verify checks; packed
+	// means as sqlitePackedRow (scanPacked), else as recordColumns.
+	verifyAll, verifyAfter string
+	packed                 bool
+
 	// internString and stringID add a string to audit_strings and find
 	// its id: unique on the value in SQLite, on its SHA-256 in PostgreSQL.
 	internString, stringID string
@@ -64,6 +69,9 @@ var sqliteDialect = &dialect{
 	idleSessions:        sqlIdleSessions,
 	internString:        sqlInternString,
 	stringID:            sqlStringID,
+	verifyAll:           sqliteVerifyAll,
+	verifyAfter:         sqliteVerifyAfter,
+	packed:              true,
 }
 
 var postgresDialect = &dialect{
@@ -76,6 +84,8 @@ var postgresDialect = &dialect{
 	idleSessions:        sqlIdleSessions + ` FOR UPDATE`,
 	internString:        pgInternString,
 	stringID:            pgStringID,
+	verifyAll:           sqlVerifyAll,
+	verifyAfter:         sqlVerifyAfter,
 	verifyTx:            &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 	advisory:            true,
 }

@@ -57,6 +57,23 @@ func packFields(b []byte, ids *[numStrings]int64, r *Record) []byte {
 	return append(b, 0)
 }
 
+// fieldsLen returns the length of the fields encoding at the start of b,
+// or -1 if b does not start with one.
+func fieldsLen(b []byte) int {
+	n := 0
+	for range numStrings + 2 {
+		_, k := binary.Uvarint(b[n:])
+		if k <= 0 {
+			return -1
+		}
+		n += k
+	}
+	if n >= len(b) {
+		return -1
+	}
+	return n + 1
+}
+
 // unpackFields decodes a fields value into ids and r's numbers; it refuses
 // anything but exactly one encoding's worth of bytes.
 func unpackFields(b []byte, ids *[numStrings]int64, r *Record) error {
@@ -105,6 +122,7 @@ func hashText(b []byte) string {
 type rawRow struct {
 	seq, at                             int64
 	fields, args, extra, prevHash, hash []byte
+	buf                                 []byte // backs the slices when packed
 }
 
 // scanRaw reads one row selected with recordColumns into r, reusing r's

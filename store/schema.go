@@ -274,6 +274,22 @@ const (
 	sqlVerifyAfter  = `SELECT ` + recordColumns + ` FROM audit_records WHERE seq > $1 ORDER BY seq`
 	sqlHashAt       = `SELECT hash FROM audit_records WHERE seq = $1`
 
+	// SQLite's Verify reads each row as one value (see verifier.go): the
+	// driver's cost is per column, and it is most of a full verify. The
+	// byte columns are concatenated with || (bytes kept, as TEXT, cast
+	// back to BLOB), prev_hash and hash first, then fields (which knows
+	// its own length), args (whose length comes along) and extra.
+	sqlitePackedRow = `seq, at,
+		CASE WHEN octet_length(prev_hash) = 32 AND octet_length(hash) = 32 THEN octet_length(args) ELSE -1 END,
+		CAST(prev_hash || hash || fields || args || extra AS BLOB) FROM audit_records`
+	sqliteVerifyAll = `SELECT ` + sqlitePackedRow + ` ORDER BY seq`
+	// The first of the two chunks a large verify reads at once
+	// (verify.go): every row up to $1 (a seq ≤ 0 slipped in too), or
+	// those after $1 up to $2.
+	sqliteVerifyUpTo  = `SELECT ` + sqlitePackedRow + ` WHERE seq <= $1 ORDER BY seq`
+	sqliteVerifyRange = `SELECT ` + sqlitePackedRow + ` WHERE seq > $1 AND seq <= $2 ORDER BY seq`
+	sqliteVerifyAfter = `SELECT ` + sqlitePackedRow + ` WHERE seq > $1 ORDER BY seq`
+
 	// The interned strings. An insert that finds the value taken does
 	// nothing; the id is then read back (by another process's commit, or
 	// an earlier one's).
