@@ -244,6 +244,14 @@ var migrations = []migration{
 			// duration, output bytes and truncated as varints (rowcodec.go);
 			// args and extra are the exact bytes; prev_hash and hash are
 			// the 32 raw bytes of the SHA-256.
+			// Where the store's chain starts once records were rotated
+			// out into segments (rotate.go); no row: at record 1.
+			`CREATE TABLE audit_anchor (
+				id        INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+				first_seq BIGINT  NOT NULL,
+				prev_hash TEXT    NOT NULL,
+				mac       TEXT    NOT NULL
+			)`,
 			`CREATE TABLE audit_records (
 				seq       INTEGER NOT NULL PRIMARY KEY,
 				at        BIGINT  NOT NULL,
@@ -289,6 +297,11 @@ const (
 	sqliteVerifyUpTo  = `SELECT ` + sqlitePackedRow + ` WHERE seq <= $1 ORDER BY seq`
 	sqliteVerifyRange = `SELECT ` + sqlitePackedRow + ` WHERE seq > $1 AND seq <= $2 ORDER BY seq`
 	sqliteVerifyAfter = `SELECT ` + sqlitePackedRow + ` WHERE seq > $1 ORDER BY seq`
+
+	sqlReadAnchor   = `SELECT first_seq, prev_hash, mac FROM audit_anchor WHERE id = 1`
+	sqlUpsertAnchor = `INSERT INTO audit_anchor (id, first_seq, prev_hash, mac) VALUES (1, $1, $2, $3)
+	ON CONFLICT (id) DO UPDATE SET first_seq = excluded.first_seq, prev_hash = excluded.prev_hash, mac = excluded.mac`
+	sqlDeleteUpTo = `DELETE FROM audit_records WHERE seq <= $1`
 
 	// The interned strings. An insert that finds the value taken does
 	// nothing; the id is then read back (by another process's commit, or

@@ -184,6 +184,12 @@ var pgMigrations = []migration{
 				value BYTEA  NOT NULL
 			)`,
 			`CREATE UNIQUE INDEX audit_strings_value ON audit_strings (sha256(value))`,
+			`CREATE TABLE audit_anchor (
+				id        INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+				first_seq BIGINT  NOT NULL,
+				prev_hash TEXT    NOT NULL,
+				mac       TEXT    NOT NULL
+			)`,
 			`CREATE TABLE audit_records (
 				seq       BIGINT NOT NULL PRIMARY KEY,
 				at        BIGINT NOT NULL,

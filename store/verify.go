@@ -10,8 +10,12 @@ import (
 
 // VerifyResult is the verdict of [DB.Verify].
 type VerifyResult struct {
-	// Records is how many records the audit log holds.
+	// Records is how many records the chain holds: those in the store and,
+	// if the store was rotated, those before its anchor.
 	Records int64
+	// Anchor is where the store's chain starts (record 1 unless rotated;
+	// the caller checks its MAC with CheckAnchor).
+	Anchor Anchor
 	// OK is true when every record and the chain head check out.
 	OK bool
 	// FirstBad is the seq of the first record that is missing, altered,
@@ -58,7 +62,19 @@ func (db *DB) VerifyFrom(ctx context.Context, afterSeq int64, afterHash string) 
 	defer tx.Rollback()
 
 	res := VerifyResult{OK: true}
-	wantSeq, prev := int64(1), hashBytes(genesisHash)
+	a, err := readAnchor(ctx, tx)
+	if err != nil {
+		return VerifyResult{}, fmt.Errorf("store: verify: reading the anchor: %w", err)
+	}
+	res.Anchor = a
+	// The chain in the store starts at the anchor (record 1 unless records
+	// were rotated out); a marker from before the last rotation is of no
+	// use, so that is a full check.
+	wantSeq, prev := a.First, hashBytes(a.PrevHash)
+	res.Records = a.First - 1
+	if afterSeq < a.First {
+		afterSeq = 0
+	}
 	if afterSeq > 0 {
 		var h []byte
 		if err := tx.QueryRowContext(ctx, sqlHashAt, afterSeq).Scan(&h); err != nil || hashText(h) != afterHash {
@@ -76,6 +92,9 @@ func (db *DB) VerifyFrom(ctx context.Context, afterSeq int64, afterHash string) 
 	v := newVerifier(strs, db.d.packed)
 	v.start()
 	r, err := db.readChunks(ctx, tx, v, afterSeq, wantSeq, prev)
+	if r.n == 0 {
+		r.lastSeq, r.last = wantSeq-1, prev
+	}
 	v.stop()
 	if err != nil {
 		return VerifyResult{}, fmt.Errorf("store: verify: %w", err)
@@ -110,7 +129,8 @@ var splitMin int64 = 200_000
 // record's hash.
 func (db *DB) readChunks(ctx context.Context, tx *sql.Tx, v *verifier, afterSeq, wantSeq int64, prev []byte) (chunkResult, error) {
 	var head int64
-	if err := tx.QueryRowContext(ctx, sqlLastSeq).Scan(&head); err != nil || !db.d.packed || head-afterSeq < splitMin {
+	base := wantSeq - 1 // the chunks split the records after it
+	if err := tx.QueryRowContext(ctx, sqlLastSeq).Scan(&head); err != nil || !db.d.packed || head-base < splitMin {
 		query, args := db.d.verifyAll, []any(nil)
 		if afterSeq > 0 {
 			query, args = db.d.verifyAfter, []any{afterSeq}
@@ -123,7 +143,7 @@ func (db *DB) readChunks(ctx context.Context, tx *sql.Tx, v *verifier, afterSeq,
 		r := v.read(rows, 0, wantSeq, prev)
 		return r, r.err
 	}
-	mid := afterSeq + (head-afterSeq)/2
+	mid := base + (head-base)/2
 	tx0, err := db.r.BeginTx(ctx, db.d.verifyTx)
 	if err != nil {
 		return chunkResult{}, err
