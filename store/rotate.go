@@ -218,3 +218,23 @@ func (db *DB) commitRotation(ctx context.Context, was Anchor, upTo int64, lastHa
 	db.committed(last)
 	return nil
 }
+
+// RotatedBefore is the first seq the store holds (1 unless rotated); with
+// it *DB is a witness.RotatedChain.
+func (db *DB) RotatedBefore(ctx context.Context) (int64, error) {
+	a, err := db.Anchor(ctx)
+	return a.First, err
+}
+
+// LastBefore returns the seq of the newest record stored with a time
+// before t (0 if none): what `audit rotate --older-than` moves.
+func (db *DB) LastBefore(ctx context.Context, t time.Time) (int64, error) {
+	if db.isClosed() {
+		return 0, fmt.Errorf("store: last before: %w", ErrClosed)
+	}
+	var seq sql.NullInt64
+	if err := db.r.QueryRowContext(ctx, sqlLastBefore, t.UnixMicro()).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("store: last before: %w", err)
+	}
+	return seq.Int64, nil
+}

@@ -302,6 +302,7 @@ const (
 	sqlUpsertAnchor = `INSERT INTO audit_anchor (id, first_seq, prev_hash, mac) VALUES (1, $1, $2, $3)
 	ON CONFLICT (id) DO UPDATE SET first_seq = excluded.first_seq, prev_hash = excluded.prev_hash, mac = excluded.mac`
 	sqlDeleteUpTo = `DELETE FROM audit_records WHERE seq <= $1`
+	sqlLastBefore = `SELECT MAX(seq) FROM audit_records WHERE at < $1`
 
 	// The interned strings. An insert that finds the value taken does
 	// nothing; the id is then read back (by another process's commit, or
