@@ -26,8 +26,8 @@ func (db *DB) Head(ctx context.Context) (int64, string, error) {
 // HashAt returns the stored hash of record seq; ok is false when there is
 // no such record. It trusts the row: [DB.Verify] is what checks it.
 func (db *DB) HashAt(ctx context.Context, seq int64) (string, bool, error) {
-	if db.isClosed() {
-		return "", false, fmt.Errorf("store: hash at %d: %w", seq, ErrClosed)
+	if err := db.auditReadable(ctx, "hash at"); err != nil {
+		return "", false, err
 	}
 	var h []byte
 	err := db.r.QueryRowContext(ctx, sqlHashAt, seq).Scan(&h)

@@ -291,6 +291,31 @@ func (db *DB) schemaVersion(ctx context.Context, q querier) (int64, error) {
 	return v, nil
 }
 
+// compactRowsVersion is the migration that changed how audit records are
+// stored (5); a read-only handle, which migrates nothing, cannot read the
+// records of a file from before it (the rest of the file it can).
+const compactRowsVersion = 5
+
+// auditReadable refuses, on a read-only handle, to read audit records
+// from a file not yet converted: asked every time, as hasContexts does,
+// since a server of this version may convert it while the handle is open.
+func (db *DB) auditReadable(ctx context.Context, op string) error {
+	if db.isClosed() {
+		return fmt.Errorf("store: %s: %w", op, ErrClosed)
+	}
+	if db.w != nil {
+		return nil
+	}
+	var v int64
+	if err := db.r.QueryRowContext(ctx, sqlSchemaVersion).Scan(&v); err != nil {
+		return fmt.Errorf("store: %s: reading schema version: %w", op, err)
+	}
+	if v < compactRowsVersion {
+		return fmt.Errorf("store: %s: the store is at schema version %d, from an older Airlock; start `airlock serve` with this version once to convert it: %w", op, v, ErrSchemaTooOld)
+	}
+	return nil
+}
+
 // querier is what *sql.DB, *sql.Conn and *sql.Tx share for one-row reads.
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row

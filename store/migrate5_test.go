@@ -139,7 +139,10 @@ func TestMigrateV4File(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ro.Close()
+		defer ro.Close()
+		if v, err := ro.schemaVersion(ctx, ro.r); err != nil || v != 4 {
+			t.Fatalf("schema version %d, %v; want 4", v, err)
+		}
 	})
 }
 
@@ -259,4 +262,32 @@ func TestMigrateV4(t *testing.T) {
 			t.Fatalf("Tail = %+v, %v", recs, err)
 		}
 	})
+}
+
+// TestReadOnlyOnV4: a read-only handle (audit verify, tail, export beside
+// a server of the old version) on a file not yet converted says so, with a
+// typed error, instead of failing on a missing table; once a writable
+// Open converted the file, the same handle reads it.
+func TestReadOnlyOnV4(t *testing.T) {
+	ctx := context.Background()
+	path := copyV4(t)
+	ro, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if _, err := ro.Verify(ctx); !errors.Is(err, ErrSchemaTooOld) {
+		t.Fatalf("Verify on a version-4 file: %v, want ErrSchemaTooOld", err)
+	}
+	if _, err := ro.Tail(ctx, 3); !errors.Is(err, ErrSchemaTooOld) {
+		t.Fatalf("Tail on a version-4 file: %v, want ErrSchemaTooOld", err)
+	}
+	db, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if res, err := ro.Verify(ctx); err != nil || !res.OK || res.Records != 80 {
+		t.Fatalf("Verify after the conversion = %+v, %v", res, err)
+	}
 }

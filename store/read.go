@@ -27,8 +27,8 @@ func (db *DB) LastSeq(ctx context.Context) (int64, error) {
 // Tail returns the last n records in ascending seq order (fewer if the
 // chain is shorter). n <= 0 returns none.
 func (db *DB) Tail(ctx context.Context, n int) ([]Record, error) {
-	if db.isClosed() {
-		return nil, fmt.Errorf("store: tail: %w", ErrClosed)
+	if err := db.auditReadable(ctx, "tail"); err != nil {
+		return nil, err
 	}
 	if n <= 0 {
 		return nil, nil
@@ -59,8 +59,8 @@ func (db *DB) Tail(ctx context.Context, n int) ([]Record, error) {
 // is fn's to keep.
 func (db *DB) Scan(ctx context.Context, afterSeq int64, fn func(*Record) error) error {
 	for {
-		if db.isClosed() {
-			return fmt.Errorf("store: scan: %w", ErrClosed)
+		if err := db.auditReadable(ctx, "scan"); err != nil {
+			return err
 		}
 		page, err := db.scanPage(ctx, afterSeq)
 		if err != nil {

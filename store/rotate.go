@@ -70,8 +70,8 @@ func readAnchor(ctx context.Context, q querier) (Anchor, error) {
 
 // Anchor returns the store's anchor.
 func (db *DB) Anchor(ctx context.Context) (Anchor, error) {
-	if db.isClosed() {
-		return Anchor{}, fmt.Errorf("store: anchor: %w", ErrClosed)
+	if err := db.auditReadable(ctx, "anchor"); err != nil {
+		return Anchor{}, err
 	}
 	a, err := readAnchor(ctx, db.r)
 	if err != nil {

@@ -50,8 +50,8 @@ func (db *DB) Verify(ctx context.Context) (VerifyResult, error) {
 // goes on from there. O(new records): for `audit verify --incremental`
 // from a signed marker of the last full check. afterSeq 0 is Verify.
 func (db *DB) VerifyFrom(ctx context.Context, afterSeq int64, afterHash string) (VerifyResult, error) {
-	if db.isClosed() {
-		return VerifyResult{}, fmt.Errorf("store: verify: %w", ErrClosed)
+	if err := db.auditReadable(ctx, "verify"); err != nil {
+		return VerifyResult{}, err
 	}
 	// One transaction, so the rows, the strings and the head are one
 	// snapshot even while appends go on.
