@@ -21,7 +21,11 @@ import (
 //     writer runs with wal_autocheckpoint=0 and a checkpointer goroutine,
 //     on a connection of its own, checkpoints (PASSIVE: it never waits for
 //     the writer nor makes it wait) after every checkpointRecords records
-//     and every checkpointEvery.
+//     and every checkpointEvery. Once per walRestartBytes of WAL it runs a
+//     RESTART pass, which holds new commits while it copies the frames
+//     written since the PASSIVE pass (a few) — so that the WAL starts over
+//     instead of growing; that short wait is all that is left of the
+//     checkpoint on the commit path.
 //   - Per-call state writes (limit usage, session touches) are written
 //     without an fsync of their own ([DB.beginDeferred]) and made durable
 //     by the next audit commit: the WAL (and PostgreSQL's) is one ordered
@@ -43,6 +47,12 @@ const (
 	// busy timeout) for readers and writers and resets the file. It is the
 	// only case where the checkpoint can delay a commit.
 	walTruncateBytes = 64 << 20
+	// walRestartBytes is the WAL size past which the checkpointer
+	// restarts the WAL: about SQLite's own 1000 pages.
+	walRestartBytes = 4 << 20
+	// checkpointBusy is how long a RESTART or TRUNCATE waits for the
+	// writer or readers: new commits wait behind it meanwhile.
+	checkpointBusy = 50 * time.Millisecond
 )
 
 // checkpointer runs SQLite WAL checkpoints off the commit path.
@@ -60,7 +70,7 @@ type checkpointer struct {
 // startCheckpointer opens a connection for checkpoints and starts the
 // goroutine. The writer's connection has wal_autocheckpoint=0.
 func (db *DB) startCheckpointer() error {
-	p, err := openPool(db.path, "rw", db.opts.BusyTimeout, "", nil)
+	p, err := openPool(db.path, "rw", checkpointBusy, "", nil)
 	if err != nil {
 		return err
 	}
@@ -109,21 +119,39 @@ func (c *checkpointer) loop() {
 			continue
 		}
 		c.checkpoint("PASSIVE")
-		if st, err := os.Stat(c.wal); err == nil && st.Size() > walTruncateBytes {
-			c.checkpoint("TRUNCATE")
+		// SQLite starts the WAL over (writes from its beginning again
+		// instead of growing the file) only when a write transaction
+		// begins after a checkpoint that copied every frame. Under a
+		// steady stream of commits a PASSIVE pass always ends a few
+		// frames short, and a growing WAL makes every commit dearer
+		// (extending writes, a larger index): past walRestartBytes a
+		// RESTART pass copies those last frames, holding new commits
+		// for that long, and lets the next commit start the WAL over.
+		// Its short busy timeout keeps a long reader (a verify) from
+		// holding commits: it gives up instead, and the WAL grows until
+		// the reader is done (TRUNCATE past walTruncateBytes).
+		if st, err := os.Stat(c.wal); err == nil {
+			switch {
+			case st.Size() > walTruncateBytes:
+				c.checkpoint("TRUNCATE")
+			case st.Size() > walRestartBytes:
+				c.checkpoint("RESTART")
+			}
 		}
 	}
 }
 
-// checkpoint runs one checkpoint. A failure is not the caller's problem:
+// checkpoint runs one checkpoint and reports whether it copied every
+// frame of the WAL. A failure is not the caller's problem:
 // the WAL keeps every committed record whether or not it was copied into
 // the database, and the next round tries again.
-func (c *checkpointer) checkpoint(mode string) {
+func (c *checkpointer) checkpoint(mode string) (complete bool) {
 	var busy, log, done int64
-	_ = c.conn.QueryRow(`PRAGMA wal_checkpoint(`+mode+`)`).Scan(&busy, &log, &done)
+	err := c.conn.QueryRow(`PRAGMA wal_checkpoint(`+mode+`)`).Scan(&busy, &log, &done)
 	c.mu.Lock()
 	c.runs++
 	c.mu.Unlock()
+	return err == nil && busy == 0 && log == done
 }
 
 func (c *checkpointer) close() error {
