@@ -122,7 +122,7 @@ func auditRotate(ctx context.Context, state string, before int64, olderThan time
 		return err
 	}
 	defer op.Close()
-	rot, err := op.Rotate(ctx, before-1, olderThan, out)
+	rot, err := op.Rotate(ctx, before-1, olderThan, out, operatorName())
 	if errors.Is(err, runner.ErrNothingToRotate) {
 		fmt.Fprintln(io.Out, "nothing to rotate: no record in the store is that old")
 		return nil

@@ -38,8 +38,9 @@ func (o *Operator) witnessKey() ([]byte, error) {
 // Rotate verifies the chain (and refuses a broken one), then moves the
 // records up to upTo — or, when olderThan is positive, every record older
 // than that — into a new segment in dir, and takes a witness checkpoint of
-// the result. The operator must have opened the store writable.
-func (o *Operator) Rotate(ctx context.Context, upTo int64, olderThan time.Duration, dir string) (*RotateResult, error) {
+// the result; by names the operator in the rotation's audit record. The
+// operator must have opened the store writable.
+func (o *Operator) Rotate(ctx context.Context, upTo int64, olderThan time.Duration, dir, by string) (*RotateResult, error) {
 	key, err := o.witnessKey()
 	if err != nil {
 		return nil, err
@@ -60,7 +61,7 @@ func (o *Operator) Rotate(ctx context.Context, upTo int64, olderThan time.Durati
 		return nil, err
 	}
 	rot, err := o.db.Rotate(ctx, store.RotateOptions{UpTo: upTo, Dir: dir, Key: key,
-		Instance: witness.NewInstance("cli"), By: "operator"})
+		Instance: witness.NewInstance("cli"), By: by})
 	if err != nil {
 		return nil, err
 	}

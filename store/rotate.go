@@ -158,7 +158,7 @@ func (db *DB) Rotate(ctx context.Context, opts RotateOptions) (*Rotation, error)
 	if err != nil {
 		return nil, fmt.Errorf("store: rotate: sealing the segment: %w", err)
 	}
-	rec := &Record{Principal: opts.By, Capability: "audit.rotate", Decision: "allow", Outcome: OutcomeOK,
+	rec := &Record{Principal: "operator:" + opts.By, Transport: "cli", Capability: "operator.audit_rotate", Decision: "allow", Outcome: OutcomeOK,
 		Reason: fmt.Sprintf("records %d..%d moved to a sealed segment", a.First, upTo)}
 	rec.Extra, _ = json.Marshal(map[string]any{"segment": segmentName(a.First, upTo), "first": a.First, "last": upTo, "head": lastHash})
 	rec.Instance = db.opts.Instance
