@@ -91,7 +91,7 @@ func (db *DB) VerifyFrom(ctx context.Context, afterSeq int64, afterHash string) 
 	}
 	v := newVerifier(strs, db.d.packed)
 	v.start()
-	r, err := db.readChunks(ctx, tx, v, afterSeq, wantSeq, prev)
+	r, err := db.readChunks(ctx, tx, v, a, afterSeq, wantSeq, prev)
 	if r.n == 0 {
 		r.lastSeq, r.last = wantSeq-1, prev
 	}
@@ -127,10 +127,25 @@ var splitMin int64 = 200_000
 // other (see SECURITY.md). The seam is checked here: the first half must
 // end at its last seq, and the second half's first prev_hash must be that
 // record's hash.
-func (db *DB) readChunks(ctx context.Context, tx *sql.Tx, v *verifier, afterSeq, wantSeq int64, prev []byte) (chunkResult, error) {
+func (db *DB) readChunks(ctx context.Context, tx *sql.Tx, v *verifier, a Anchor, afterSeq, wantSeq int64, prev []byte) (chunkResult, error) {
 	var head int64
 	base := wantSeq - 1 // the chunks split the records after it
-	if err := tx.QueryRowContext(ctx, sqlLastSeq).Scan(&head); err != nil || !db.d.packed || head-base < splitMin {
+	var tx0 *sql.Tx
+	if err := tx.QueryRowContext(ctx, sqlLastSeq).Scan(&head); err == nil && db.d.packed && head-base >= splitMin {
+		var err error
+		if tx0, err = db.r.BeginTx(ctx, db.d.verifyTx); err != nil {
+			return chunkResult{}, err
+		}
+		defer tx0.Rollback()
+		// A rotation between the two snapshots moved the anchor: the
+		// first half would miss records that tx still has. Read it all
+		// in tx then.
+		if a0, err := readAnchor(ctx, tx0); err != nil || a0 != a {
+			tx0.Rollback()
+			tx0 = nil
+		}
+	}
+	if tx0 == nil {
 		query, args := db.d.verifyAll, []any(nil)
 		if afterSeq > 0 {
 			query, args = db.d.verifyAfter, []any{afterSeq}
@@ -144,11 +159,6 @@ func (db *DB) readChunks(ctx context.Context, tx *sql.Tx, v *verifier, afterSeq,
 		return r, r.err
 	}
 	mid := base + (head-base)/2
-	tx0, err := db.r.BeginTx(ctx, db.d.verifyTx)
-	if err != nil {
-		return chunkResult{}, err
-	}
-	defer tx0.Rollback()
 	query, args := sqliteVerifyUpTo, []any{mid}
 	if afterSeq > 0 {
 		query, args = sqliteVerifyRange, []any{afterSeq, mid}
