@@ -83,7 +83,7 @@ func (r *Runner) openAnchor(ctx context.Context, stateDir string) error {
 	a.dir, a.kill, a.done = stateDir, killswitch.Open(stateDir), make(chan struct{})
 	cps, err := witness.ReadFile(filepath.Join(stateDir, WitnessFile), a.key)
 	if err == nil {
-		err = witness.Check(ctx, cps, r.db, r.killForWitness(ctx))
+		err = witness.Check(ctx, cps, signedChain{r.db, a.key}, r.killForWitness(ctx))
 	}
 	var f *witness.Finding
 	switch {

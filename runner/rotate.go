@@ -142,3 +142,26 @@ func (c *segmentedChain) HashAt(ctx context.Context, seq int64) (string, bool, e
 	}
 	return c.DB.HashAt(ctx, seq)
 }
+
+// signedChain is the store as the witness check sees it: records rotated
+// out count as rotated (not rolled back) only behind an anchor signed with
+// the witness key. Someone who deleted the oldest records and wrote an
+// anchor by hand gets the rollback finding, at server start as in verify
+// (TestRunnerRefusesForgedAnchor).
+type signedChain struct {
+	*store.DB
+	key []byte
+}
+
+func (c signedChain) RotatedBefore(ctx context.Context) (int64, error) {
+	a, err := c.DB.Anchor(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if store.CheckAnchor(a, c.key) != nil {
+		return 1, nil
+	}
+	return a.First, nil
+}
+
+var _ witness.RotatedChain = signedChain{}
