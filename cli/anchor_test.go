@@ -101,11 +101,11 @@ func TestAuditVerifyCatchesRollback(t *testing.T) {
 		want   string
 	}{
 		{"cut the tail and fix the head", func(t *testing.T, state, _ string) {
-			rawSQL(t, state, `DELETE FROM audit_log WHERE seq > 4;
-				UPDATE audit_head SET last_seq = 4, last_hash = (SELECT hash FROM audit_log WHERE seq = 4)`)
+			rawSQL(t, state, `DELETE FROM audit_records WHERE seq > 4;
+				UPDATE audit_head SET last_seq = 4, last_hash = (SELECT lower(hex(hash)) FROM audit_records WHERE seq = 4)`)
 		}, "chain ends at seq 4"},
 		{"delete every record", func(t *testing.T, state, _ string) {
-			rawSQL(t, state, `DELETE FROM audit_log; UPDATE audit_head SET last_seq = 0, last_hash = '`+zeros+`'`)
+			rawSQL(t, state, `DELETE FROM audit_records; UPDATE audit_head SET last_seq = 0, last_hash = '`+zeros+`'`)
 		}, "chain ends at seq 0"},
 		{"restore an older copy", func(t *testing.T, state, older string) {
 			restore(t, state, older)

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,7 +13,7 @@ import (
 
 func runAudit(ctx context.Context, args []string, io Streams) error {
 	if len(args) == 0 {
-		return fmt.Errorf("airlock audit verify|tail|export [--state DIR]: %w", ErrUsage)
+		return fmt.Errorf("airlock audit verify|tail|export|rotate [--state DIR]: %w", ErrUsage)
 	}
 	fs := newFlags("audit "+args[0], io)
 	state := fs.String("state", "", "state directory")
@@ -25,8 +26,15 @@ func runAudit(ctx context.Context, args []string, io Streams) error {
 	from := fs.Int64("from", 0, "export: first seq to print (default 1, or the cursor's)")
 	cursor := fs.String("cursor", "", "export: file holding the next seq, read at start and replaced after each flushed batch")
 	poll := fs.Duration("poll", 500*time.Millisecond, "tail/export --follow: how often to look for new records")
+	segments := fs.String("segments", "", "verify: also check the rotated segments in this directory, as one chain with the store")
+	before := fs.Int64("before", 0, "rotate: move the records before this seq")
+	olderThan := fs.Duration("older-than", 0, "rotate: move the records older than this (e.g. 720h)")
+	out := fs.String("out", "", "rotate: directory that receives the sealed segment")
 	if err := parse(fs, args[1:]); err != nil {
 		return err
+	}
+	if args[0] == "rotate" {
+		return auditRotate(ctx, *state, *before, *olderThan, *out, io)
 	}
 	op, _, err := openOperator(*state, true)
 	if err != nil {
@@ -35,6 +43,16 @@ func runAudit(ctx context.Context, args []string, io Streams) error {
 	defer op.Close()
 	switch args[0] {
 	case "verify":
+		if *segments != "" {
+			if *witnessFile != "" || *incremental {
+				return fmt.Errorf("--segments checks the whole chain against the state directory's witness: %w", ErrUsage)
+			}
+			res, err := op.VerifySegments(ctx, *segments)
+			if err != nil {
+				return err
+			}
+			return reportVerify(res, io)
+		}
 		return auditVerify(ctx, op, *witnessFile, *incremental, io)
 	case "tail":
 		return auditTail(ctx, op, io, *n, *follow, *asJSON, *poll)
@@ -64,6 +82,12 @@ func auditVerify(ctx context.Context, op *runner.Operator, witnessFile string, i
 	if err != nil {
 		return err
 	}
+	return reportVerify(res, io)
+}
+
+// reportVerify prints a verification's verdict; a broken trail is
+// ErrFailed.
+func reportVerify(res runner.AuditVerification, io Streams) error {
 	if !res.OK {
 		at := "in its witness"
 		if res.FirstBad != 0 {
@@ -76,8 +100,38 @@ func auditVerify(ctx context.Context, op *runner.Operator, witnessFile string, i
 	if res.From > 0 {
 		scope = fmt.Sprintf("hash chain intact after the verified record %d (%d new records checked; `audit verify` checks all)", res.From, res.Records-res.From)
 	}
+	switch {
+	case res.Segments > 0:
+		scope += fmt.Sprintf(", records 1..%d in %d sealed segments", res.Rotated, res.Segments)
+	case res.Rotated > 0:
+		scope += fmt.Sprintf(" from record %d (1..%d were rotated into segments: check them with --segments DIR)", res.Rotated+1, res.Rotated)
+	}
 	fmt.Fprintf(io.Out, "audit trail OK: %d records, %s, %d witness checkpoints (last at record %d)\n",
 		res.Records, scope, res.Checkpoints, res.Anchored)
+	return nil
+}
+
+// auditRotate is `airlock audit rotate`: exactly one of --before and
+// --older-than, and --out.
+func auditRotate(ctx context.Context, state string, before int64, olderThan time.Duration, out string, io Streams) error {
+	if out == "" || (before > 0) == (olderThan > 0) || before < 0 || olderThan < 0 {
+		return fmt.Errorf("airlock audit rotate --before SEQ | --older-than DURATION --out DIR [--state DIR]: %w", ErrUsage)
+	}
+	op, _, err := openOperator(state, false)
+	if err != nil {
+		return err
+	}
+	defer op.Close()
+	rot, err := op.Rotate(ctx, before-1, olderThan, out, operatorName())
+	if errors.Is(err, runner.ErrNothingToRotate) {
+		fmt.Fprintln(io.Out, "nothing to rotate: no record in the store is that old")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(io.Out, "rotated records %d..%d into %s (head %s); the store now starts at record %d\n",
+		rot.First, rot.Last, rot.Segment, rot.Head, rot.Last+1)
 	return nil
 }
 

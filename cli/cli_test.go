@@ -105,7 +105,7 @@ func TestAuditVerifyCatchesEdit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`UPDATE audit_log SET reason = 'nothing happened' WHERE seq = 2`); err != nil {
+	if _, err := db.Exec(`UPDATE audit_records SET args = CAST('{"nothing":"happened"}' AS BLOB) WHERE seq = 2`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -179,14 +179,14 @@ func TestAuditVerifyIncremental(t *testing.T) {
 	}
 	defer db.Close()
 	// An edit after the marker is caught.
-	if _, err := db.Exec(`UPDATE audit_log SET reason = 'nothing happened' WHERE seq = 6`); err != nil {
+	if _, err := db.Exec(`UPDATE audit_records SET args = CAST('{"nothing":"happened"}' AS BLOB) WHERE seq = 6`); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := run(t, "audit", "verify", "--incremental", "--state", state); !errors.Is(err, ErrFailed) || !strings.Contains(out, "record 6") {
 		t.Fatalf("edit after the marker not caught: %v %s", err, out)
 	}
 	// The marked record itself replaced (hash and all): caught too.
-	if _, err := db.Exec(`UPDATE audit_log SET reason = 'x', hash = 'ff' WHERE seq = 5`); err != nil {
+	if _, err := db.Exec(`UPDATE audit_records SET args = CAST('{"x":1}' AS BLOB), hash = X'ff' WHERE seq = 5`); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := run(t, "audit", "verify", "--incremental", "--state", state); !errors.Is(err, ErrFailed) || !strings.Contains(out, "record 5") {

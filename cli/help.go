@@ -26,14 +26,17 @@ streamable HTTP at /mcp and SSE at /sse with --http.
   --log-format FORMAT  text (default) or json: one object per line; each tool call logs one
                      info line (call id, context, tool, decision, rule, outcome, duration)
 `,
-	"audit": `Usage: airlock audit verify [--incremental | --witness FILE] [--state DIR]
+	"audit": `Usage: airlock audit verify [--incremental | --witness FILE | --segments DIR] [--state DIR]
        airlock audit tail [-n N] [--follow] [--json] [--state DIR]
        airlock audit export [--format jsonl] [--from SEQ] [--cursor FILE] [--follow] [--poll D] [--state DIR]
+       airlock audit rotate --before SEQ | --older-than DURATION --out DIR [--state DIR]
 
 verify   check the hash chain and the witness checkpoints (exit 1 and the first bad record)
 tail     print the last records as a table (or JSON lines), optionally following new ones
 export   print the records as JSON lines (each with its seq) in chain order, from --from or
          the cursor on; with --follow keep printing new ones (for a SIEM)
+rotate   move the oldest records into a sealed segment file in --out and delete them from
+         the store, leaving a signed anchor (the chain still verifies)
 
   --state DIR     state directory (as for serve)
   -n N            tail: number of records (default 20)
@@ -47,6 +50,10 @@ export   print the records as JSON lines (each with its seq) in chain order, fro
   --witness FILE  verify: check against this witness file (e.g. a mirror)
   --incremental   verify: only the records after the last successful verification's signed
                   marker (verified.mark); a full check when there is none
+  --segments DIR  verify: also check the rotated segments in DIR, as one chain with the store
+  --before SEQ    rotate: move the records before SEQ
+  --older-than D  rotate: move the records older than D (e.g. 720h)
+  --out DIR       rotate: where the sealed segment goes (created 0700 if missing)
 `,
 	"pools": `Usage: airlock pools manifest DIR
        airlock pools verify [--config FILE] [--state DIR]

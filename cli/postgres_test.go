@@ -19,17 +19,16 @@ func TestAuditVerifyPostgres(t *testing.T) {
 	tests := []struct {
 		name, sql, want string
 	}{
-		{"edit", `UPDATE audit_log SET reason = 'nothing to see' WHERE seq = 3`, "BROKEN at record 3: hash does not match"},
-		{"delete", `DELETE FROM audit_log WHERE seq = 2`, "BROKEN at record 2: seq 2 missing"},
-		{"insert", `UPDATE audit_log SET seq = seq + 100 WHERE seq >= 3; UPDATE audit_log SET seq = seq - 99 WHERE seq > 100;
-			INSERT INTO audit_log SELECT 3, recorded_at, session_id, context_id, principal, role, transport, tool,
-			capability, tier, phase, decision, rule_id, 'forged', args, outcome, violation, error_ref, error_text,
-			duration_micros, output_bytes, truncated, extra, prev_hash, hash, instance FROM audit_log WHERE seq = 2;
+		{"edit", `UPDATE audit_records SET args = convert_to('{"nothing":"to see"}', 'UTF8') WHERE seq = 3`, "BROKEN at record 3: hash does not match"},
+		{"delete", `DELETE FROM audit_records WHERE seq = 2`, "BROKEN at record 2: seq 2 missing"},
+		{"insert", `UPDATE audit_records SET seq = seq + 100 WHERE seq >= 3; UPDATE audit_records SET seq = seq - 99 WHERE seq > 100;
+			INSERT INTO audit_records SELECT 3, at, fields, convert_to('"forged"', 'UTF8'), extra, prev_hash, hash
+			FROM audit_records WHERE seq = 2;
 			UPDATE audit_head SET last_seq = last_seq + 1`, "BROKEN at record 3: prev_hash does not match"},
-		{"reorder", `UPDATE audit_log SET seq = -3 WHERE seq = 3; UPDATE audit_log SET seq = 3 WHERE seq = 4;
-			UPDATE audit_log SET seq = 4 WHERE seq = -3`, "BROKEN at record 3: prev_hash does not match"},
-		{"cut the tail and fix the head", `DELETE FROM audit_log WHERE seq > 2;
-			UPDATE audit_head SET last_seq = 2, last_hash = (SELECT hash FROM audit_log WHERE seq = 2)`, "chain ends at seq 2"},
+		{"reorder", `UPDATE audit_records SET seq = -3 WHERE seq = 3; UPDATE audit_records SET seq = 3 WHERE seq = 4;
+			UPDATE audit_records SET seq = 4 WHERE seq = -3`, "BROKEN at record 3: prev_hash does not match"},
+		{"cut the tail and fix the head", `DELETE FROM audit_records WHERE seq > 2;
+			UPDATE audit_head SET last_seq = 2, last_hash = (SELECT encode(hash, 'hex') FROM audit_records WHERE seq = 2)`, "chain ends at seq 2"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -89,7 +89,7 @@ func (r *Runner) openAnchor(ctx context.Context, stateDir string) error {
 		Probe: r.db.KillSwitchEngaged, Notices: r.db.KillSwitchNotices(), Logger: r.log})
 	cps, err := witness.ReadFile(filepath.Join(stateDir, WitnessFile), a.key)
 	if err == nil {
-		err = witness.Check(ctx, cps, r.db, r.killForWitness(ctx))
+		err = witness.Check(ctx, cps, signedChain{r.db, a.key}, r.killForWitness(ctx))
 	}
 	var f *witness.Finding
 	switch {

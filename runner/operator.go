@@ -38,6 +38,10 @@ type AuditVerification struct {
 	// From is the seq of the verification marker an incremental check
 	// started after (0: the whole chain was checked).
 	From int64
+	// Rotated is how many records were rotated out into segments; Segments
+	// how many segment files were checked (audit verify --segments).
+	Rotated  int64
+	Segments int
 }
 
 // Operator is the operator's handle on a state directory, for commands run
@@ -56,6 +60,9 @@ type Operator struct {
 	up     *upstreams // created on first use
 
 	trampoline string // sandbox trampoline for stdio upstreams; "" = this executable
+	// chain, when set, is what the witness is checked against instead of
+	// db (the store with its rotated segments, rotate.go).
+	chain witness.Chain
 }
 
 // OpenOperator opens the store in stateDir; readOnly opens it without the
@@ -115,6 +122,7 @@ func (o *Operator) VerifyAgainst(ctx context.Context, witnessFile string) (Audit
 // leaves the verification marker an incremental check starts from.
 func (o *Operator) finishVerify(ctx context.Context, res store.VerifyResult, from int64, witnessFile string) (AuditVerification, error) {
 	v := AuditVerification{Records: res.Records, OK: res.OK, FirstBad: res.FirstBad, Problem: res.Problem, From: from}
+	v = o.checkAnchor(v, res.Anchor)
 	if !v.OK {
 		return v, nil
 	}
@@ -132,7 +140,11 @@ func (o *Operator) checkWitness(ctx context.Context, v AuditVerification, witnes
 		v.Anchored = cps[len(cps)-1].Seq
 	}
 	if err == nil {
-		err = witness.Check(ctx, cps, o.db, currentKill(ctx, o.dir, o.db))
+		var chain witness.Chain = o.db
+		if o.chain != nil {
+			chain = o.chain
+		}
+		err = witness.Check(ctx, cps, chain, currentKill(ctx, o.dir, o.db))
 	}
 	var f *witness.Finding
 	var le *witness.LineError

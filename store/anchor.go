@@ -26,10 +26,10 @@ func (db *DB) Head(ctx context.Context) (int64, string, error) {
 // HashAt returns the stored hash of record seq; ok is false when there is
 // no such record. It trusts the row: [DB.Verify] is what checks it.
 func (db *DB) HashAt(ctx context.Context, seq int64) (string, bool, error) {
-	if db.isClosed() {
-		return "", false, fmt.Errorf("store: hash at %d: %w", seq, ErrClosed)
+	if err := db.auditReadable(ctx, "hash at"); err != nil {
+		return "", false, err
 	}
-	var h string
+	var h []byte
 	err := db.r.QueryRowContext(ctx, sqlHashAt, seq).Scan(&h)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
@@ -37,7 +37,7 @@ func (db *DB) HashAt(ctx context.Context, seq int64) (string, bool, error) {
 	if err != nil {
 		return "", false, fmt.Errorf("store: hash at %d: %w", seq, err)
 	}
-	return h, true, nil
+	return hashText(h), true, nil
 }
 
 // KillChange is one change of the kill switch, made first in the kill
@@ -117,13 +117,14 @@ func (db *DB) RecordKillSwitch(ctx context.Context, ch KillChange, rec *Record) 
 	if _, err := tx.ExecContext(ctx, sqlUpsertSetting, settingKillChange, ch.ID, ch.By, ch.Reason, formatTime(ch.At)); err != nil {
 		return false, unavailable("setting kill switch change", err)
 	}
-	seq, err := db.chainInTx(ctx, tx, []*Record{&r})
+	seq, in, err := db.chainInTx(ctx, tx, []*Record{&r})
 	if err != nil {
 		return false, err
 	}
 	if err := tx.Commit(); err != nil {
 		return false, unavailable("committing kill switch record", err)
 	}
+	in.commit()
 	recorded = true
 	db.afterWrite()
 	db.committed(seq)

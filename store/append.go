@@ -113,6 +113,7 @@ func (db *DB) commitBatch(batch []*appendReq) {
 	// connection. Re-prime the cache once per batch, before waking the
 	// callers, so their next check is a hit instead of a re-read each.
 	if err == nil {
+		db.ckpt.committed(len(live))
 		db.afterWrite()
 	}
 	for _, req := range live {
@@ -140,13 +141,14 @@ func (db *DB) writeRecords(reqs []*appendReq) (err error) {
 	for i, req := range reqs {
 		recs[i] = &req.rec
 	}
-	seq, err := db.chainInTx(ctx, tx, recs)
+	seq, in, err := db.chainInTx(ctx, tx, recs)
 	if err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return unavailable("committing", err)
 	}
+	in.commit()
 	db.committed(seq)
 	return nil
 }
@@ -156,27 +158,32 @@ func (db *DB) writeRecords(reqs []*appendReq) (err error) {
 // IMMEDIATE) transaction, so no other writer moves the head in between; on
 // PostgreSQL the head row is read FOR UPDATE, which queues every other
 // instance's append on it until this transaction ends.
-func (db *DB) chainInTx(ctx context.Context, tx *sql.Tx, recs []*Record) (int64, error) {
+func (db *DB) chainInTx(ctx context.Context, tx *sql.Tx, recs []*Record) (int64, *interner, error) {
 	var seq int64
 	var prev string
 	if err := tx.QueryRowContext(ctx, db.d.readHeadForUpdate).Scan(&seq, &prev); err != nil {
-		return 0, unavailable("reading chain head", err)
+		return 0, nil, unavailable("reading chain head", err)
 	}
 	ins := tx.StmtContext(ctx, db.insert)
+	in := db.interner(tx)
 	for _, r := range recs {
 		seq++
 		r.Seq = seq
 		r.PrevHash = prev
 		r.Hash = r.ComputeHash()
 		prev = r.Hash
-		if _, err := ins.ExecContext(ctx, db.auditArgs(r)...); err != nil {
-			return 0, unavailable(fmt.Sprintf("inserting record %d", seq), err)
+		args, err := in.rowArgs(ctx, r)
+		if err != nil {
+			return 0, nil, unavailable(fmt.Sprintf("record %d", seq), err)
+		}
+		if _, err := ins.ExecContext(ctx, args...); err != nil {
+			return 0, nil, unavailable(fmt.Sprintf("inserting record %d", seq), err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, sqlUpdateHead, seq, prev); err != nil {
-		return 0, unavailable("updating chain head", err)
+		return 0, nil, unavailable("updating chain head", err)
 	}
-	return seq, nil
+	return seq, in, nil
 }
 
 // committed tells Options.OnCommit (the witness checkpointer) that the
@@ -189,52 +196,4 @@ func (db *DB) committed(seq int64) {
 
 func unavailable(what string, err error) error {
 	return fmt.Errorf("store: %s: %w: %w", what, ErrUnavailable, err)
-}
-
-// recordArgs returns r's values in auditColumns order. Strings and JSON are
-// bound as TEXT with their exact bytes.
-func recordArgs(r *Record) []any {
-	var trunc int64
-	if r.Truncated {
-		trunc = 1
-	}
-	return []any{
-		r.Seq, formatTime(r.Time), r.SessionID, r.ContextID, r.Principal,
-		r.Role, r.Transport, r.Tool, r.Capability, r.Tier, r.Phase,
-		r.Decision, r.RuleID, r.Reason, string(r.Args), r.Outcome,
-		r.Violation, r.ErrorRef, r.Error, r.DurationMicros, r.OutputBytes,
-		trunc, string(r.Extra), r.PrevHash, r.Hash, r.Instance,
-	}
-}
-
-// scanRecord reads one row selected with auditColumns.
-func scanRecord(rows *sql.Rows) (*Record, error) {
-	var (
-		r           Record
-		at          string
-		args, extra string
-		trunc       int64
-	)
-	err := rows.Scan(&r.Seq, &at, &r.SessionID, &r.ContextID, &r.Principal,
-		&r.Role, &r.Transport, &r.Tool, &r.Capability, &r.Tier, &r.Phase,
-		&r.Decision, &r.RuleID, &r.Reason, &args, &r.Outcome,
-		&r.Violation, &r.ErrorRef, &r.Error, &r.DurationMicros, &r.OutputBytes,
-		&trunc, &extra, &r.PrevHash, &r.Hash, &r.Instance)
-	if err != nil {
-		return nil, err
-	}
-	if r.Time, err = parseTime(at); err != nil {
-		return nil, fmt.Errorf("record %d: bad time %q", r.Seq, at)
-	}
-	if trunc != 0 && trunc != 1 {
-		return nil, fmt.Errorf("record %d: bad truncated value %d", r.Seq, trunc)
-	}
-	r.Truncated = trunc == 1
-	if args != "" {
-		r.Args = []byte(args)
-	}
-	if extra != "" {
-		r.Extra = []byte(extra)
-	}
-	return &r, nil
 }

@@ -110,6 +110,13 @@ type DB struct {
 	// pgKill is PostgreSQL's kill switch cache, fed by LISTEN/NOTIFY; nil
 	// on SQLite.
 	pgKill *pgKillWatch
+	// strs caches string ids to values for reads, ids values to ids for
+	// the writer (rowcodec.go).
+	strs strCache
+	ids  strIDs
+	// ckpt runs SQLite's WAL checkpoints off the commit path; nil on
+	// PostgreSQL and for read-only handles.
+	ckpt *checkpointer
 }
 
 // Open opens the store at path for reading and writing, creating the file
@@ -151,6 +158,9 @@ func Open(path string, opts *Options) (*DB, error) {
 		"journal_mode(WAL)",
 		"synchronous(FULL)",
 		"foreign_keys(1)",
+		// No checkpoint on the committing connection: the checkpointer
+		// (checkpoint.go) runs them on its own.
+		"wal_autocheckpoint(0)",
 	}
 	if o.MaxPageCount > 0 {
 		pragmas = append(pragmas, "max_page_count("+strconv.FormatInt(o.MaxPageCount, 10)+")")
@@ -168,6 +178,9 @@ func Open(path string, opts *Options) (*DB, error) {
 		return nil, err
 	}
 	if err := db.kill.open(db.r); err != nil {
+		return nil, err
+	}
+	if err := db.startCheckpointer(); err != nil {
 		return nil, err
 	}
 	if err := db.startWriter(); err != nil {
@@ -280,6 +293,31 @@ func (db *DB) schemaVersion(ctx context.Context, q querier) (int64, error) {
 	return v, nil
 }
 
+// compactRowsVersion is the migration that changed how audit records are
+// stored (5); a read-only handle, which migrates nothing, cannot read the
+// records of a file from before it (the rest of the file it can).
+const compactRowsVersion = 6
+
+// auditReadable refuses, on a read-only handle, to read audit records
+// from a file not yet converted: asked every time, as hasContexts does,
+// since a server of this version may convert it while the handle is open.
+func (db *DB) auditReadable(ctx context.Context, op string) error {
+	if db.isClosed() {
+		return fmt.Errorf("store: %s: %w", op, ErrClosed)
+	}
+	if db.w != nil {
+		return nil
+	}
+	var v int64
+	if err := db.r.QueryRowContext(ctx, sqlSchemaVersion).Scan(&v); err != nil {
+		return fmt.Errorf("store: %s: reading schema version: %w", op, err)
+	}
+	if v < compactRowsVersion {
+		return fmt.Errorf("store: %s: the store is at schema version %d, from an older Airlock; start `airlock serve` with this version once to convert it: %w", op, v, ErrSchemaTooOld)
+	}
+	return nil
+}
+
 // querier is what *sql.DB, *sql.Conn and *sql.Tx share for one-row reads.
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
@@ -296,9 +334,23 @@ func (db *DB) migrate() error {
 	}
 	ms := db.d.migrations
 	latest := ms[len(ms)-1].version
+	var before int64
+	if err := db.w.QueryRowContext(ctx, sqlSchemaVersion).Scan(&before); err != nil {
+		return fmt.Errorf("store: reading schema version: %w", err)
+	}
+	dropped := false
 	for _, m := range ms {
 		if err := db.applyMigration(ctx, m, latest); err != nil {
 			return err
+		}
+		dropped = dropped || (m.version > before && len(m.after) > 0)
+	}
+	// A migration that dropped a table (5: the version-4 audit_log) left
+	// its pages free in the file: give them back, once. (PostgreSQL's
+	// autovacuum does that on its own.)
+	if dropped && !db.d.advisory {
+		if _, err := db.w.ExecContext(ctx, `VACUUM`); err != nil {
+			return fmt.Errorf("store: vacuum after migrating: %w", err)
 		}
 	}
 	return nil
@@ -356,6 +408,16 @@ func (db *DB) applyMigration(ctx context.Context, m migration, latest int64) (er
 			return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
 		}
 	}
+	if m.convert != nil {
+		if err := m.convert(ctx, tx, db.d); err != nil {
+			return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
+		}
+	}
+	for _, s := range m.after {
+		if _, err := tx.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
+		}
+	}
 	if _, err := tx.ExecContext(ctx, sqlRecordMigration, m.version, m.name, formatTime(time.Now())); err != nil {
 		return fmt.Errorf("store: recording migration %d: %w", m.version, err)
 	}
@@ -400,6 +462,7 @@ func (db *DB) closeAll() error {
 	if db.insert != nil {
 		errs = append(errs, db.insert.Close())
 	}
+	errs = append(errs, db.ckpt.close())
 	if db.r != nil {
 		errs = append(errs, db.r.Close())
 	}

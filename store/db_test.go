@@ -198,7 +198,7 @@ func TestSQLite3CLIReadsStore(t *testing.T) {
 	cli := sqlite3CLI(t)
 	db, path := openTemp(t, nil)
 	appendN(t, db, 0, 3)
-	out, err := exec.Command(cli, path, "PRAGMA journal_mode; SELECT COUNT(*) FROM audit_log;").CombinedOutput()
+	out, err := exec.Command(cli, path, "PRAGMA journal_mode; SELECT COUNT(*) FROM audit_records;").CombinedOutput()
 	if err != nil {
 		t.Fatalf("sqlite3: %v\n%s", err, out)
 	}

@@ -41,11 +41,14 @@ type dialect struct {
 	// between the select and the update.
 	idleSessions string
 
-	// byteaColumns marks the auditColumns positions that hold arbitrary
-	// caller bytes; PostgreSQL keeps them as BYTEA (its TEXT refuses NUL
-	// and invalid UTF-8, which SQLite's TEXT stores), so their arguments
-	// are bound as []byte there.
-	byteaColumns []bool
+	// verifyAll and verifyAfter select the rows Verify checks; packed
+	// means as sqlitePackedRow (scanPacked), else as recordColumns.
+	verifyAll, verifyAfter string
+	packed                 bool
+
+	// internString and stringID add a string to audit_strings and find
+	// its id: unique on the value in SQLite, on its SHA-256 in PostgreSQL.
+	internString, stringID string
 
 	// verifyTx is how Verify opens its snapshot: PostgreSQL needs
 	// REPEATABLE READ for the rows and the head to be one snapshot while
@@ -64,6 +67,11 @@ var sqliteDialect = &dialect{
 	getDeclForUpdate:    sqlGetDeclaration,
 	getContextForUpdate: sqlGetContext,
 	idleSessions:        sqlIdleSessions,
+	internString:        sqlInternString,
+	stringID:            sqlStringID,
+	verifyAll:           sqliteVerifyAll,
+	verifyAfter:         sqliteVerifyAfter,
+	packed:              true,
 }
 
 var postgresDialect = &dialect{
@@ -74,7 +82,10 @@ var postgresDialect = &dialect{
 	getDeclForUpdate:    sqlGetDeclaration + ` FOR UPDATE`,
 	getContextForUpdate: sqlGetContext + ` FOR UPDATE`,
 	idleSessions:        sqlIdleSessions + ` FOR UPDATE`,
-	byteaColumns:        pgAuditBytea,
+	internString:        pgInternString,
+	stringID:            pgStringID,
+	verifyAll:           sqlVerifyAll,
+	verifyAfter:         sqlVerifyAfter,
 	verifyTx:            &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 	advisory:            true,
 }
@@ -110,15 +121,4 @@ func advisoryKey(name string) int64 {
 	h := fnv.New64a()
 	h.Write([]byte(name))
 	return int64(binary.BigEndian.Uint64(h.Sum(nil)))
-}
-
-// auditArgs is recordArgs bound for this dialect.
-func (db *DB) auditArgs(r *Record) []any {
-	args := recordArgs(r)
-	for i, b := range db.d.byteaColumns {
-		if b {
-			args[i] = []byte(args[i].(string))
-		}
-	}
-	return args
 }

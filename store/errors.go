@@ -18,6 +18,10 @@ var (
 	// one; opening it would risk misreading or corrupting data it does not know.
 	ErrSchemaTooNew = errors.New("store schema is newer than this program")
 
+	// ErrSchemaTooOld means a read-only handle was asked to open a file
+	// that must be migrated first (by a writable Open of this version).
+	ErrSchemaTooOld = errors.New("store schema is older than this program reads without migrating")
+
 	// ErrNotFound reports a missing store file or a missing named item.
 	ErrNotFound = errors.New("not found")
 

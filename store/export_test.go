@@ -31,6 +31,6 @@ func PgKillReads(db *DB) int64 {
 
 // ReadPoolRefusesWrite tries a write through db's read pool.
 func ReadPoolRefusesWrite(db *DB) error {
-	_, err := db.r.ExecContext(context.Background(), `DELETE FROM audit_log`)
+	_, err := db.r.ExecContext(context.Background(), `DELETE FROM audit_records`)
 	return err
 }

@@ -77,11 +77,12 @@ func fuzzRecordHash(f *testing.F, db *store.DB) {
 // not fail to run, and must flag the chain unless the edit left every
 // record reading back exactly as before.
 func FuzzVerifyEdit(f *testing.F) {
-	f.Add(uint8(3), uint8(13), "nothing to see")
+	f.Add(uint8(3), uint8(3), `{"path":"x"}`)
 	f.Add(uint8(1), uint8(0), "7")
-	f.Add(uint8(2), uint8(21), "1")
-	f.Add(uint8(4), uint8(19), "00100")
-	f.Add(uint8(5), uint8(1), "2026-06-07T12:00:00.007500Z")
+	f.Add(uint8(2), uint8(2), "\x01\x02")
+	f.Add(uint8(4), uint8(5), "00100")
+	f.Add(uint8(5), uint8(1), "1780833600007500")
+	f.Add(uint8(0), uint8(7), "call 1")
 
 	ctx := context.Background()
 	tmplDB, tmpl := openTemp(f, nil)
@@ -91,16 +92,23 @@ func FuzzVerifyEdit(f *testing.F) {
 		f.Fatal(err)
 	}
 	tmplDB.Close()
-	columns := []string{"seq", "recorded_at", "session_id", "context_id", "principal", "role",
-		"transport", "tool", "capability", "tier", "phase", "decision", "rule_id", "reason", "args",
-		"outcome", "violation", "error_ref", "error_text", "duration_micros", "output_bytes",
-		"truncated", "extra", "prev_hash", "hash"}
+	// Every column of a record, as text and as bytes, and an interned
+	// string (col 7: the value of string id seq%6+1).
+	columns := []string{"seq", "at", "fields", "args", "extra", "prev_hash", "hash", ""}
 
 	f.Fuzz(func(t *testing.T, seq, col uint8, val string) {
 		path := copyStore(t, tmpl)
 		raw := rawOpen(t, path)
 		c := columns[int(col)%len(columns)]
-		if _, err := raw.Exec(`UPDATE audit_log SET `+c+` = $1 WHERE seq = $2`, val, int64(seq%6)+1); err != nil {
+		var v any = val
+		if col/8%2 == 1 {
+			v = []byte(val)
+		}
+		q := `UPDATE audit_records SET ` + c + ` = $1 WHERE seq = $2`
+		if c == "" {
+			q = `UPDATE audit_strings SET value = $1 WHERE id = $2`
+		}
+		if _, err := raw.Exec(q, v, int64(seq%6)+1); err != nil {
 			return // e.g. a duplicate seq: the edit did not happen
 		}
 		raw.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,7 +43,7 @@ func TestWriterPragmas(t *testing.T) {
 		}
 	}
 	// Readers must not be able to write even if a bug sent a write their way.
-	if _, err := db.r.ExecContext(ctx, `DELETE FROM audit_log`); err == nil {
+	if _, err := db.r.ExecContext(ctx, `DELETE FROM audit_records`); err == nil {
 		t.Error("reader pool accepted a write")
 	}
 }
@@ -294,5 +295,111 @@ func TestAppendCancelledWhileQueued(t *testing.T) {
 	recs, err := db.Tail(ctx, 10)
 	if err != nil || len(recs) != 1 || recs[0].Reason != "first" {
 		t.Fatalf("Tail = %+v, %v; want only the first record", recs, err)
+	}
+}
+
+// TestNoCheckpointOnCommit: the committing connection never checkpoints
+// (issue 11: one fdatasync per commit group, nothing else on the path).
+// With the checkpointer held, 1,500 commits (several thousand WAL pages,
+// past SQLite's 1000-page auto-checkpoint) leave the database file as it
+// was; then one checkpointer round copies the WAL in. Before the change,
+// SQLite's auto-checkpoint on the writer grew the file mid-stream.
+func TestNoCheckpointOnCommit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	db, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Hold the checkpointer: stop its loop, keep its connection.
+	close(db.ckpt.stop)
+	<-db.ckpt.done
+	db.ckpt.stop, db.ckpt.done = make(chan struct{}), make(chan struct{})
+	go func() { <-db.ckpt.stop; close(db.ckpt.done) }()
+
+	size := func() int64 {
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Size()
+	}
+	before := size()
+	ctx := context.Background()
+	for i := range 1500 {
+		r := &Record{Outcome: OutcomeOK, Tool: "read_pool_file", Reason: strings.Repeat("r", i%200)}
+		if err := db.Append(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := size(); got != before {
+		t.Fatalf("database file grew from %d to %d bytes during commits: a checkpoint ran on the commit path", before, got)
+	}
+	var busy, log, done int64
+	if err := db.w.QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&busy); err != nil || busy != 0 {
+		t.Fatalf("writer wal_autocheckpoint = %d, %v; want 0", busy, err)
+	}
+	if err := db.ckpt.conn.QueryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &log, &done); err != nil {
+		t.Fatal(err)
+	}
+	if log < 1000 || done != log || size() <= before {
+		t.Fatalf("checkpointer round: log %d pages, %d checkpointed, file %d bytes (was %d)", log, done, size(), before)
+	}
+}
+
+// TestCheckpointerRuns: left alone, the checkpointer checkpoints after
+// enough records, so the WAL stays bounded without the writer's help.
+func TestCheckpointerRuns(t *testing.T) {
+	db, err := Open(filepath.Join(t.TempDir(), "a.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for range 2 * checkpointRecords {
+		if err := db.Append(context.Background(), &Record{Outcome: OutcomeOK}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := db.checkpointRuns()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("checkpointer never ran")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestWALStaysBounded: under a steady stream of serial commits the WAL
+// starts over instead of growing (the checkpointer's RESTART pass); with
+// PASSIVE passes alone it grew by ~9 kB a record, and every commit got
+// dearer.
+func TestWALStaysBounded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.db")
+	db, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var largest int64
+	for i := range 3000 {
+		r := demoRecord(i)
+		if err := db.Append(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+		if i%100 == 0 {
+			if st, err := os.Stat(path + "-wal"); err == nil {
+				largest = max(largest, st.Size())
+			}
+		}
+	}
+	if largest > 12<<20 {
+		t.Fatalf("the WAL grew to %d bytes over 3000 commits; want it restarted near 4 MiB", largest)
 	}
 }

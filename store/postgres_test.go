@@ -153,10 +153,10 @@ func pgChainTemplate(t *testing.T) string {
 func TestPostgresVerifyDetectsTampering(t *testing.T) {
 	tmpl := pgChainTemplate(t)
 	ctx := context.Background()
-	check := func(t *testing.T, dsn string, stmts []string, firstBad int64, problem string) {
+	check := func(t *testing.T, dsn string, stmts []stmt, firstBad int64, problem string) {
 		raw := rawPG(t, dsn)
 		for _, s := range stmts {
-			if _, err := raw.Exec(s); err != nil {
+			if _, err := raw.Exec(s.sql, s.args...); err != nil {
 				t.Fatalf("tamper: %v", err)
 			}
 		}
@@ -176,7 +176,11 @@ func TestPostgresVerifyDetectsTampering(t *testing.T) {
 	}
 	for _, tt := range tamperSQL {
 		t.Run("raw/"+tt.name, func(t *testing.T) {
-			check(t, pgtest.Clone(t, tmpl), []string{tt.sql}, tt.firstBad, tt.problem)
+			q := tt.pg
+			if q == "" {
+				q = dialectSQL(tt.sql, true)
+			}
+			check(t, pgtest.Clone(t, tmpl), []stmt{{sql: q}}, tt.firstBad, tt.problem)
 		})
 	}
 	for _, tt := range forgeries {
@@ -195,8 +199,10 @@ func TestPostgresVerifyDetectsTampering(t *testing.T) {
 			check(t, dsn, tt.forge(recs), tt.firstBad, tt.problem)
 		})
 	}
-	t.Run("instance blanked", func(t *testing.T) {
-		check(t, pgtest.Clone(t, tmpl), []string{`UPDATE audit_log SET instance = '' WHERE seq = 3`}, 3, "edited")
+	t.Run("instance renamed", func(t *testing.T) {
+		// Every record names the instance "tmpl" by its string id.
+		check(t, pgtest.Clone(t, tmpl), []stmt{{sql: `UPDATE audit_strings SET value = convert_to('other', 'UTF8')
+			WHERE value = convert_to('tmpl', 'UTF8')`}}, 1, "edited")
 	})
 }
 

@@ -2,8 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
-	"slices"
 )
 
 // scanPage is how many records Scan reads per query. Paging keeps no read
@@ -27,8 +27,8 @@ func (db *DB) LastSeq(ctx context.Context) (int64, error) {
 // Tail returns the last n records in ascending seq order (fewer if the
 // chain is shorter). n <= 0 returns none.
 func (db *DB) Tail(ctx context.Context, n int) ([]Record, error) {
-	if db.isClosed() {
-		return nil, fmt.Errorf("store: tail: %w", ErrClosed)
+	if err := db.auditReadable(ctx, "tail"); err != nil {
+		return nil, err
 	}
 	if n <= 0 {
 		return nil, nil
@@ -37,19 +37,18 @@ func (db *DB) Tail(ctx context.Context, n int) ([]Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: tail: %w", err)
 	}
-	defer rows.Close()
-	var out []Record
-	for rows.Next() {
-		r, err := scanRecord(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: tail: %w", err)
-		}
-		out = append(out, *r)
-	}
-	if err := rows.Err(); err != nil {
+	raws, err := readRaws(rows)
+	if err != nil {
 		return nil, fmt.Errorf("store: tail: %w", err)
 	}
-	slices.Reverse(out)
+	recs, err := db.decodeRows(ctx, raws)
+	if err != nil {
+		return nil, fmt.Errorf("store: tail: %w", err)
+	}
+	out := make([]Record, len(recs))
+	for i, r := range recs {
+		out[len(recs)-1-i] = *r
+	}
 	return out, nil
 }
 
@@ -60,8 +59,8 @@ func (db *DB) Tail(ctx context.Context, n int) ([]Record, error) {
 // is fn's to keep.
 func (db *DB) Scan(ctx context.Context, afterSeq int64, fn func(*Record) error) error {
 	for {
-		if db.isClosed() {
-			return fmt.Errorf("store: scan: %w", ErrClosed)
+		if err := db.auditReadable(ctx, "scan"); err != nil {
+			return err
 		}
 		page, err := db.scanPage(ctx, afterSeq)
 		if err != nil {
@@ -84,17 +83,27 @@ func (db *DB) scanPage(ctx context.Context, afterSeq int64) ([]*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: scan: %w", err)
 	}
-	defer rows.Close()
-	page := make([]*Record, 0, scanPage)
-	for rows.Next() {
-		r, err := scanRecord(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: scan: %w", err)
-		}
-		page = append(page, r)
+	raws, err := readRaws(rows)
+	if err != nil {
+		return nil, fmt.Errorf("store: scan: %w", err)
 	}
-	if err := rows.Err(); err != nil {
+	page, err := db.decodeRows(ctx, raws)
+	if err != nil {
 		return nil, fmt.Errorf("store: scan: %w", err)
 	}
 	return page, nil
+}
+
+// readRaws reads and closes rows selected with recordColumns.
+func readRaws(rows *sql.Rows) ([]rawRow, error) {
+	defer rows.Close()
+	var out []rawRow
+	for rows.Next() {
+		var r rawRow
+		if err := scanRaw(rows, &r); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -145,14 +146,17 @@ const (
 // share an encoding, whatever bytes their fields hold. (json.Marshal would
 // not do: it compacts RawMessage and rewrites invalid UTF-8 as U+FFFD, so two
 // different stored rows could hash alike.) Hash is never part of it.
-func (r *Record) canonical() []byte {
+func (r *Record) canonical() []byte { return r.appendCanonical(nil) }
+
+// appendCanonical appends r's canonical encoding to b.
+func (r *Record) appendCanonical(b []byte) []byte {
 	size := 8 + len(canonicalTag) + 8*2 + 8*2 + 1 + 8*19 +
 		len(r.SessionID) + len(r.ContextID) + len(r.Principal) + len(r.Role) +
 		len(r.Transport) + len(r.Tool) + len(r.Capability) + len(r.Tier) +
 		len(r.Phase) + len(r.Decision) + len(r.RuleID) + len(r.Reason) +
 		len(r.Args) + len(r.Outcome) + len(r.Violation) + len(r.ErrorRef) +
 		len(r.Error) + len(r.Extra) + 8 + len(r.Instance)
-	b := make([]byte, 0, size)
+	b = slices.Grow(b, size)
 	str := func(s string) []byte {
 		b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
 		return append(b, s...)
@@ -192,8 +196,6 @@ func (r *Record) canonical() []byte {
 // encoding of r's other fields. r.Hash is ignored. Anyone holding an export
 // can re-check the chain with it.
 func (r *Record) ComputeHash() string {
-	h := sha256.New()
-	h.Write([]byte(r.PrevHash))
-	h.Write(r.canonical())
-	return hex.EncodeToString(h.Sum(nil))
+	sum := sha256.Sum256(r.appendCanonical([]byte(r.PrevHash)))
+	return hex.EncodeToString(sum[:])
 }

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"database/sql"
 	"strconv"
 	"strings"
 )
@@ -9,9 +11,12 @@ import (
 // written by following it line for line. The rules that keep it portable:
 //
 //   - Plain types only: BIGINT for every int64 (PostgreSQL's INTEGER is 32
-//     bits; SQLite gives BIGINT integer affinity), TEXT for strings, hashes,
-//     keys (hex) and times (fixed-width RFC 3339, UTC, microseconds), and
-//     booleans as INTEGER 0/1. No BLOB/BYTEA, no JSON types.
+//     bits; SQLite gives BIGINT integer affinity), TEXT for strings, keys
+//     (hex) and times (fixed-width RFC 3339, UTC, microseconds), and
+//     booleans as INTEGER 0/1. No JSON types. The audit rows are the
+//     exception (migration 6, rowcodec.go): BLOB/BYTEA for their bytes
+//     and hashes, BIGINT Unix microseconds, strings interned — they are
+//     most of the file.
 //   - Every table has an explicit primary key; nothing reads or relies on
 //     SQLite's rowid (seq is BIGINT PRIMARY KEY, which SQLite does not alias
 //     to the rowid).
@@ -34,6 +39,11 @@ type migration struct {
 	version int64
 	name    string
 	stmts   []string
+	// convert, when set, runs after stmts in the same transaction: a
+	// migration that rewrites rows in Go (5: the compact audit rows).
+	convert func(ctx context.Context, tx *sql.Tx, d *dialect) error
+	// after, when set, runs after convert (dropping what it converted).
+	after []string
 }
 
 // genesisHash is the prev_hash of the first record: 64 zeros.
@@ -233,27 +243,102 @@ var migrations = []migration{
 			)`,
 		},
 	},
+	{
+		version: 6,
+		name:    "compact audit rows: interned strings, binary hashes and times",
+		stmts: []string{
+			// Issue 11: ~690 B per record became ~250. Every string field of
+			// a record is interned here once (id 0, never stored, is the
+			// empty string); a record names them by id. The hash covers
+			// the canonical encoding of the values (Record.canonical), not
+			// this storage form, so converting rows keeps every hash.
+			`CREATE TABLE audit_strings (
+				id    INTEGER NOT NULL PRIMARY KEY,
+				value BLOB    NOT NULL UNIQUE
+			)`,
+			// seq is INTEGER PRIMARY KEY, SQLite's rowid, so the table is
+			// its own seq index (audit_log kept a second B-tree for it).
+			// at is Unix microseconds; fields packs the string ids,
+			// duration, output bytes and truncated as varints (rowcodec.go);
+			// args and extra are the exact bytes; prev_hash and hash are
+			// the 32 raw bytes of the SHA-256.
+			// Where the store's chain starts once records were rotated
+			// out into segments (rotate.go); no row: at record 1.
+			`CREATE TABLE audit_anchor (
+				id        INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+				first_seq BIGINT  NOT NULL,
+				prev_hash TEXT    NOT NULL,
+				mac       TEXT    NOT NULL
+			)`,
+			`CREATE TABLE audit_records (
+				seq       INTEGER NOT NULL PRIMARY KEY,
+				at        BIGINT  NOT NULL,
+				fields    BLOB    NOT NULL,
+				args      BLOB    NOT NULL,
+				extra     BLOB    NOT NULL,
+				prev_hash BLOB    NOT NULL,
+				hash      BLOB    NOT NULL
+			)`,
+		},
+		convert: convertAuditLog,
+		after:   []string{`DROP TABLE audit_log`},
+	},
 }
 
-// auditColumns is the column list shared by the insert and the selects; its
-// order is the order of [recordArgs] and [scanRecord].
-const auditColumns = `seq, recorded_at, session_id, context_id, principal, role, transport,
+// recordColumns is the column list of audit_records shared by the insert
+// and the selects; its order is the order of [DB.rowArgs] and [scanRow].
+const recordColumns = `seq, at, fields, args, extra, prev_hash, hash`
+
+const (
+	sqlInsertRecord = `INSERT INTO audit_records (` + recordColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7)`
+	sqlReadHead     = `SELECT last_seq, last_hash FROM audit_head WHERE id = 1`
+	sqlUpdateHead   = `UPDATE audit_head SET last_seq = $1, last_hash = $2 WHERE id = 1`
+	sqlLastSeq      = `SELECT last_seq FROM audit_head WHERE id = 1`
+	sqlScanAfter    = `SELECT ` + recordColumns + ` FROM audit_records WHERE seq > $1 ORDER BY seq LIMIT $2`
+	sqlTail         = `SELECT ` + recordColumns + ` FROM audit_records ORDER BY seq DESC LIMIT $1`
+	sqlVerifyAll    = `SELECT ` + recordColumns + ` FROM audit_records ORDER BY seq` // every row, a seq ≤ 0 slipped in too
+	sqlVerifyAfter  = `SELECT ` + recordColumns + ` FROM audit_records WHERE seq > $1 ORDER BY seq`
+	sqlHashAt       = `SELECT hash FROM audit_records WHERE seq = $1`
+
+	// SQLite's Verify reads each row as one value (see verifier.go): the
+	// driver's cost is per column, and it is most of a full verify. The
+	// byte columns are concatenated with || (bytes kept, as TEXT, cast
+	// back to BLOB), prev_hash and hash first, then fields (which knows
+	// its own length), args (whose length comes along) and extra.
+	sqlitePackedRow = `seq, at,
+		CASE WHEN octet_length(prev_hash) = 32 AND octet_length(hash) = 32 THEN octet_length(args) ELSE -1 END,
+		CAST(prev_hash || hash || fields || args || extra AS BLOB) FROM audit_records`
+	sqliteVerifyAll = `SELECT ` + sqlitePackedRow + ` ORDER BY seq`
+	// The first of the two chunks a large verify reads at once
+	// (verify.go): every row up to $1 (a seq ≤ 0 slipped in too), or
+	// those after $1 up to $2.
+	sqliteVerifyUpTo  = `SELECT ` + sqlitePackedRow + ` WHERE seq <= $1 ORDER BY seq`
+	sqliteVerifyRange = `SELECT ` + sqlitePackedRow + ` WHERE seq > $1 AND seq <= $2 ORDER BY seq`
+	sqliteVerifyAfter = `SELECT ` + sqlitePackedRow + ` WHERE seq > $1 ORDER BY seq`
+
+	sqlReadAnchor   = `SELECT first_seq, prev_hash, mac FROM audit_anchor WHERE id = 1`
+	sqlUpsertAnchor = `INSERT INTO audit_anchor (id, first_seq, prev_hash, mac) VALUES (1, $1, $2, $3)
+	ON CONFLICT (id) DO UPDATE SET first_seq = excluded.first_seq, prev_hash = excluded.prev_hash, mac = excluded.mac`
+	sqlDeleteUpTo = `DELETE FROM audit_records WHERE seq <= $1`
+	sqlLastBefore = `SELECT MAX(seq) FROM audit_records WHERE at < $1`
+
+	// The interned strings. An insert that finds the value taken does
+	// nothing; the id is then read back (by another process's commit, or
+	// an earlier one's).
+	sqlInternString = `INSERT INTO audit_strings (value) VALUES ($1) ON CONFLICT (value) DO NOTHING`
+	sqlStringID     = `SELECT id FROM audit_strings WHERE value = $1`
+	sqlStringValue  = `SELECT value FROM audit_strings WHERE id = $1`
+	sqlAllStrings   = `SELECT id, value FROM audit_strings`
+
+	// The version-4 audit_log, read once by migration 6.
+	sqlV4Columns = `seq, recorded_at, session_id, context_id, principal, role, transport,
 	tool, capability, tier, phase, decision, rule_id, reason, args, outcome,
 	violation, error_ref, error_text, duration_micros, output_bytes, truncated,
 	extra, prev_hash, hash, instance`
-
-const (
-	sqlInsertRecord = `INSERT INTO audit_log (` + auditColumns + `) VALUES
-	($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-	 $18, $19, $20, $21, $22, $23, $24, $25, $26)`
-	sqlReadHead    = `SELECT last_seq, last_hash FROM audit_head WHERE id = 1`
-	sqlUpdateHead  = `UPDATE audit_head SET last_seq = $1, last_hash = $2 WHERE id = 1`
-	sqlLastSeq     = `SELECT last_seq FROM audit_head WHERE id = 1`
-	sqlScanAfter   = `SELECT ` + auditColumns + ` FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`
-	sqlTail        = `SELECT ` + auditColumns + ` FROM audit_log ORDER BY seq DESC LIMIT $1`
-	sqlVerifyAll   = `SELECT ` + auditColumns + ` FROM audit_log ORDER BY seq` // every row, a seq ≤ 0 slipped in too
-	sqlVerifyAfter = `SELECT ` + auditColumns + ` FROM audit_log WHERE seq > $1 ORDER BY seq`
-	sqlHashAt      = `SELECT hash FROM audit_log WHERE seq = $1`
+	sqlV4Page = `SELECT ` + sqlV4Columns + ` FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`
+	// sqlV4Stray is the rows at seq <= 0 (an insert by hand): converted
+	// too, so a tampered log stays visibly tampered.
+	sqlV4Stray = `SELECT ` + sqlV4Columns + ` FROM audit_log WHERE seq <= 0 ORDER BY seq`
 )
 
 const (

@@ -70,8 +70,10 @@ func (db *DB) GetSession(ctx context.Context, id string) (*contexts.Session, err
 	return getByID(ctx, db, "session", id, sqlGetSession, scanSession)
 }
 
-// TouchSession implements [contexts.Store]. It runs on every tool call, so
-// it is one UPDATE by primary key in its own implicit transaction.
+// TouchSession implements [contexts.Store]. It runs on tool calls (at most
+// once per touch interval), so it is one UPDATE by primary key without an
+// fsync of its own: the call's audit record, committed after it, makes it
+// durable (see beginDeferred).
 func (db *DB) TouchSession(ctx context.Context, id string, now time.Time) error {
 	if err := db.writableCtx(ctx, "touch session"); err != nil {
 		return err
@@ -79,7 +81,7 @@ func (db *DB) TouchSession(ctx context.Context, id string, now time.Time) error 
 	if !storableTime(now) {
 		return fmt.Errorf("store: touch session %s: time outside years 1 to 9999: %w", id, contexts.ErrInvalid)
 	}
-	n, err := db.execCount(ctx, "touching session "+id, sqlTouchSession, id, formatTime(now))
+	n, err := db.execDeferred(ctx, "touching session "+id, sqlTouchSession, id, formatTime(now))
 	if err != nil {
 		return err
 	}

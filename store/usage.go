@@ -15,8 +15,9 @@ import (
 
 // UpdateUsage implements [contexts.Store]. It runs on every tool call that
 // has a limit, so it is one short BEGIN IMMEDIATE transaction: one SELECT
-// of the keys, fn, one upsert per value returned, commit. fn runs at most
-// once, while the write lock is held.
+// of the keys, fn, one upsert per value returned, commit — not fsynced on
+// its own: the call's audit record, committed after it, makes it durable
+// (beginDeferred). fn runs at most once, while the write lock is held.
 //
 // Values are stored as TEXT with their exact bytes, so a value must be
 // valid UTF-8 without NUL (JSON or a decimal counter is); any other value
@@ -28,10 +29,13 @@ func (db *DB) UpdateUsage(ctx context.Context, keys []string, fn func(map[string
 	}
 	keys = slices.Compact(slices.Sorted(slices.Values(keys)))
 	const what = "updating usage"
-	tx, err := db.w.BeginTx(ctx, nil)
+	// No fsync of its own: the call's audit record, committed after it in
+	// the same ordered log, makes it durable (see beginDeferred).
+	tx, end, err := db.beginDeferred(ctx)
 	if err != nil {
 		return writeError(ctx, what, err)
 	}
+	defer end()
 	defer func() {
 		if err != nil {
 			tx.Rollback()

@@ -1,14 +1,21 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 )
 
 // VerifyResult is the verdict of [DB.Verify].
 type VerifyResult struct {
-	// Records is how many records the audit log holds.
+	// Records is how many records the chain holds: those in the store and,
+	// if the store was rotated, those before its anchor.
 	Records int64
+	// Anchor is where the store's chain starts (record 1 unless rotated;
+	// the caller checks its MAC with CheckAnchor).
+	Anchor Anchor
 	// OK is true when every record and the chain head check out.
 	OK bool
 	// FirstBad is the seq of the first record that is missing, altered,
@@ -43,11 +50,11 @@ func (db *DB) Verify(ctx context.Context) (VerifyResult, error) {
 // goes on from there. O(new records): for `audit verify --incremental`
 // from a signed marker of the last full check. afterSeq 0 is Verify.
 func (db *DB) VerifyFrom(ctx context.Context, afterSeq int64, afterHash string) (VerifyResult, error) {
-	if db.isClosed() {
-		return VerifyResult{}, fmt.Errorf("store: verify: %w", ErrClosed)
+	if err := db.auditReadable(ctx, "verify"); err != nil {
+		return VerifyResult{}, err
 	}
-	// One transaction, so the rows and the head are one snapshot even while
-	// appends go on.
+	// One transaction, so the rows, the strings and the head are one
+	// snapshot even while appends go on.
 	tx, err := db.r.BeginTx(ctx, db.d.verifyTx)
 	if err != nil {
 		return VerifyResult{}, fmt.Errorf("store: verify: %w", err)
@@ -55,61 +62,155 @@ func (db *DB) VerifyFrom(ctx context.Context, afterSeq int64, afterHash string) 
 	defer tx.Rollback()
 
 	res := VerifyResult{OK: true}
+	a, err := readAnchor(ctx, tx)
+	if err != nil {
+		return VerifyResult{}, fmt.Errorf("store: verify: reading the anchor: %w", err)
+	}
+	res.Anchor = a
+	// The chain in the store starts at the anchor (record 1 unless records
+	// were rotated out); a marker from before the last rotation is of no
+	// use, so that is a full check.
+	wantSeq, prev := a.First, hashBytes(a.PrevHash)
+	res.Records = a.First - 1
+	if afterSeq < a.First {
+		afterSeq = 0
+	}
+	if afterSeq > 0 {
+		var h []byte
+		if err := tx.QueryRowContext(ctx, sqlHashAt, afterSeq).Scan(&h); err != nil || hashText(h) != afterHash {
+			res.OK, res.FirstBad = false, afterSeq
+			res.Problem = fmt.Sprintf("record %d is not the one the last verification vouched for (removed, edited or the chain rolled back)", afterSeq)
+			return res, nil
+		}
+		res.Records = afterSeq
+		wantSeq, prev = afterSeq+1, hashBytes(afterHash)
+	}
+	strs, err := loadStrings(ctx, tx)
+	if err != nil {
+		return VerifyResult{}, fmt.Errorf("store: verify: %w", err)
+	}
+	v := newVerifier(strs, db.d.packed)
+	v.start()
+	r, err := db.readChunks(ctx, tx, v, a, afterSeq, wantSeq, prev)
+	if r.n == 0 {
+		r.lastSeq, r.last = wantSeq-1, prev
+	}
+	v.stop()
+	if err != nil {
+		return VerifyResult{}, fmt.Errorf("store: verify: %w", err)
+	}
+	res.Records += r.n
+	if f := v.first(); f != nil {
+		res.OK, res.FirstBad, res.Problem = false, f.seq, f.problem
+		return res, nil
+	}
 	bad := func(seq int64, format string, a ...any) {
 		if res.OK {
 			res.OK, res.FirstBad, res.Problem = false, seq, fmt.Sprintf(format, a...)
 		}
 	}
-	wantSeq, prev := int64(1), genesisHash
-	if afterSeq > 0 {
-		var h string
-		if err := tx.QueryRowContext(ctx, sqlHashAt, afterSeq).Scan(&h); err != nil || h != afterHash {
-			bad(afterSeq, "record %d is not the one the last verification vouched for (removed, edited or the chain rolled back)", afterSeq)
-			return res, nil
+	checkHead(ctx, tx, r.lastSeq, hashText(r.last), bad)
+	return res, nil
+}
+
+// splitMin is how many records a verify must cover before it reads them as
+// two chunks at once, each on its own connection: the driver's per-row cost
+// is most of a full verify's, and one reader cannot use a second core.
+var splitMin int64 = 200_000
+
+// readChunks reads the rows after afterSeq into v — as one chunk in tx, or,
+// on SQLite when there are many, as two read at once: the first half in a
+// second read transaction, the rest (with whatever follows the head) in tx,
+// whose snapshot the head is checked in. Records up to the head are never
+// rewritten by the store, so two snapshots agree on the first half; a
+// concurrent edit of it by someone else may be seen by one and not the
+// other (see SECURITY.md). The seam is checked here: the first half must
+// end at its last seq, and the second half's first prev_hash must be that
+// record's hash.
+func (db *DB) readChunks(ctx context.Context, tx *sql.Tx, v *verifier, a Anchor, afterSeq, wantSeq int64, prev []byte) (chunkResult, error) {
+	var head int64
+	base := wantSeq - 1 // the chunks split the records after it
+	var tx0 *sql.Tx
+	if err := tx.QueryRowContext(ctx, sqlLastSeq).Scan(&head); err == nil && db.d.packed && head-base >= splitMin {
+		var err error
+		if tx0, err = db.r.BeginTx(ctx, db.d.verifyTx); err != nil {
+			return chunkResult{}, err
 		}
-		res.Records = afterSeq
-		wantSeq, prev = afterSeq+1, afterHash
+		defer tx0.Rollback()
+		// A rotation between the two snapshots moved the anchor: the
+		// first half would miss records that tx still has. Read it all
+		// in tx then.
+		if a0, err := readAnchor(ctx, tx0); err != nil || a0 != a {
+			tx0.Rollback()
+			tx0 = nil
+		}
 	}
-	query, args := sqlVerifyAll, []any(nil)
+	if tx0 == nil {
+		query, args := db.d.verifyAll, []any(nil)
+		if afterSeq > 0 {
+			query, args = db.d.verifyAfter, []any{afterSeq}
+		}
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return chunkResult{}, err
+		}
+		defer rows.Close()
+		r := v.read(rows, 0, wantSeq, prev)
+		return r, r.err
+	}
+	mid := base + (head-base)/2
+	query, args := sqliteVerifyUpTo, []any{mid}
 	if afterSeq > 0 {
-		query, args = sqlVerifyAfter, []any{afterSeq}
+		query, args = sqliteVerifyRange, []any{afterSeq, mid}
 	}
-	rows, err := tx.QueryContext(ctx, query, args...)
+	rows0, err := tx0.QueryContext(ctx, query, args...)
 	if err != nil {
-		return VerifyResult{}, fmt.Errorf("store: verify: %w", err)
+		return chunkResult{}, err
+	}
+	defer rows0.Close()
+	rows1, err := tx.QueryContext(ctx, db.d.verifyAfter, mid)
+	if err != nil {
+		return chunkResult{}, err
+	}
+	defer rows1.Close()
+	first := make(chan chunkResult, 1)
+	go func() { first <- v.read(rows0, 0, wantSeq, prev) }()
+	r1 := v.read(rows1, 1, mid+1, nil)
+	r0 := <-first
+	if err := errors.Join(r0.err, r1.err); err != nil {
+		return chunkResult{}, err
+	}
+	switch {
+	case r1.n == 0:
+		return chunkResult{n: r0.n, lastSeq: r0.lastSeq, last: r0.last}, nil
+	case r0.lastSeq != mid:
+		v.report(verdict{chunk: 1, rank: -1, seq: r0.lastSeq + 1,
+			problem: fmt.Sprintf("seq %d missing (next record is %d)", r0.lastSeq+1, r1.firstSeq)})
+	case r1.firstPrev != nil && !bytes.Equal(r1.firstPrev, r0.last):
+		v.report(verdict{chunk: 1, rank: rankLink, seq: mid + 1, problem: linkProblem(mid + 1)})
+	}
+	return chunkResult{n: r0.n + r1.n, lastSeq: r1.lastSeq, last: r1.last}, nil
+}
+
+// loadStrings reads every interned string in the verifier's snapshot.
+func loadStrings(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}) (map[int64]string, error) {
+	rows, err := q.QueryContext(ctx, sqlAllStrings)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
+	m := make(map[int64]string)
 	for rows.Next() {
-		res.Records++
-		if !res.OK {
-			continue // only counting now
+		var id int64
+		var v sql.RawBytes
+		if err := rows.Scan(&id, &v); err != nil {
+			return nil, err
 		}
-		r, err := scanRecord(rows)
-		switch {
-		case err != nil:
-			bad(wantSeq, "record unreadable: %v", err)
-		case r.Seq < wantSeq:
-			bad(r.Seq, "seq %d out of order after %d (inserted or duplicated record)", r.Seq, wantSeq-1)
-		case r.Seq > wantSeq:
-			bad(wantSeq, "seq %d missing (next record is %d)", wantSeq, r.Seq)
-		case r.PrevHash != prev:
-			bad(r.Seq, "prev_hash does not match the hash of record %d (record removed, inserted or moved)", r.Seq-1)
-		case r.ComputeHash() != r.Hash:
-			bad(r.Seq, "hash does not match the record's contents (record edited)")
-		}
-		wantSeq, prev = wantSeq+1, ""
-		if err == nil {
-			prev = r.Hash
-		}
+		m[id] = string(v)
 	}
-	if err := rows.Err(); err != nil {
-		return VerifyResult{}, fmt.Errorf("store: verify: %w", err)
-	}
-	rows.Close()
-	if res.OK {
-		checkHead(ctx, tx, wantSeq-1, prev, bad)
-	}
-	return res, nil
+	return m, rows.Err()
 }
 
 // checkHead compares the audit_head row with the last record seen.

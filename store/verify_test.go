@@ -2,8 +2,11 @@ package store_test
 
 import (
 	"context"
+	"encoding/hex"
+	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,48 +30,70 @@ func chainTemplate(t *testing.T) string {
 	return path
 }
 
-// Raw SQL an attacker with write access to the file could run.
+// Raw SQL an attacker with write access to the file could run, on the
+// compact rows of migration 6 (rowcodec.go). BLOB('text') and HEX('ff')
+// stand for a byte string in each dialect (see dialectSQL); pg, when set,
+// replaces sql on PostgreSQL.
 var tamperSQL = []struct {
 	name     string
-	sql      string
+	sql, pg  string
 	firstBad int64
 	problem  string
 }{
-	{"edit a field", `UPDATE audit_log SET reason = 'nothing to see' WHERE seq = 4`, 4, "edited"},
-	{"edit args", `UPDATE audit_log SET args = '{"path":"/etc/shadow"}' WHERE seq = 7`, 7, "edited"},
-	{"edit extra", `UPDATE audit_log SET extra = '{}' WHERE seq = 8`, 8, "edited"},
-	{"edit time", `UPDATE audit_log SET recorded_at = '2020-01-01T00:00:00.000000Z' WHERE seq = 2`, 2, "edited"},
-	{"flip truncated", `UPDATE audit_log SET truncated = 1 - truncated WHERE seq = 9`, 9, "edited"},
-	{"edit hash", `UPDATE audit_log SET hash = prev_hash WHERE seq = 6`, 6, "edited"},
-	{"corrupt a value's type", `UPDATE audit_log SET truncated = 7 WHERE seq = 3`, 3, "unreadable"},
-	{"delete middle", `DELETE FROM audit_log WHERE seq = 5`, 5, "missing"},
-	{"delete first", `DELETE FROM audit_log WHERE seq = 1`, 1, "missing"},
-	{"delete last", `DELETE FROM audit_log WHERE seq = 10`, 10, "deleted from the end"},
-	{"delete last two, fix head seq", `DELETE FROM audit_log WHERE seq >= 9; UPDATE audit_head SET last_seq = 8`, 8, "head hash"},
-	{"delete middle and renumber", `DELETE FROM audit_log WHERE seq = 5;
-		UPDATE audit_log SET seq = seq + 100 WHERE seq > 5; UPDATE audit_log SET seq = seq - 101 WHERE seq > 100;
-		UPDATE audit_head SET last_seq = 9`, 5, "prev_hash"},
-	{"insert at end", `INSERT INTO audit_log SELECT 11, recorded_at, session_id, context_id, principal, role,
-		transport, tool, capability, tier, phase, decision, rule_id, reason, args, outcome, violation,
-		error_ref, error_text, duration_micros, output_bytes, truncated, extra, prev_hash, hash, instance
-		FROM audit_log WHERE seq = 3`, 11, "prev_hash"},
-	{"insert in middle", `UPDATE audit_log SET seq = seq + 100 WHERE seq >= 5; UPDATE audit_log SET seq = seq - 99 WHERE seq > 100;
-		INSERT INTO audit_log SELECT 5, recorded_at, session_id, context_id, principal, role,
-		transport, tool, capability, tier, phase, decision, rule_id, 'forged', args, outcome, violation,
-		error_ref, error_text, duration_micros, output_bytes, truncated, extra, prev_hash, hash, instance
-		FROM audit_log WHERE seq = 2;
-		UPDATE audit_head SET last_seq = 11`, 5, "prev_hash"},
-	{"insert with negative seq", `INSERT INTO audit_log SELECT -1, recorded_at, session_id, context_id, principal, role,
-		transport, tool, capability, tier, phase, decision, rule_id, reason, args, outcome, violation,
-		error_ref, error_text, duration_micros, output_bytes, truncated, extra, prev_hash, hash, instance
-		FROM audit_log WHERE seq = 1`, -1, "out of order"},
-	{"swap two records keeping seqs", `UPDATE audit_log SET seq = -3 WHERE seq = 3;
-		UPDATE audit_log SET seq = 3 WHERE seq = 4; UPDATE audit_log SET seq = 4 WHERE seq = -3`, 3, "prev_hash"},
-	{"swap contents of last two", `UPDATE audit_log SET seq = -9 WHERE seq = 9;
-		UPDATE audit_log SET seq = 9 WHERE seq = 10; UPDATE audit_log SET seq = 10 WHERE seq = -9`, 9, "prev_hash"},
-	{"head hash edited", `UPDATE audit_head SET last_hash = '` + strings.Repeat("f", 64) + `'`, 10, "head hash"},
-	{"head deleted", `DELETE FROM audit_head`, 11, "head unreadable or missing"},
-	{"everything deleted", `DELETE FROM audit_log`, 1, "deleted from the end"},
+	{name: "edit an interned string", sql: `UPDATE audit_strings SET value = BLOB('nothing to see') WHERE value = BLOB('call 4')`, firstBad: 4, problem: "edited"},
+	{name: "re-point a record's strings", sql: `UPDATE audit_records SET fields = (SELECT fields FROM audit_records WHERE seq = 5) WHERE seq = 4`, firstBad: 4, problem: "edited"},
+	{name: "edit args", sql: `UPDATE audit_records SET args = BLOB('{"path":"/etc/shadow"}') WHERE seq = 7`, firstBad: 7, problem: "edited"},
+	{name: "edit extra", sql: `UPDATE audit_records SET extra = BLOB('{}') WHERE seq = 8`, firstBad: 8, problem: "edited"},
+	{name: "edit time", sql: `UPDATE audit_records SET at = 1577836800000000 WHERE seq = 2`, firstBad: 2, problem: "edited"},
+	{name: "flip truncated", sql: `UPDATE audit_records SET fields = substr(fields, 1, length(fields) - 1) || HEX('01') WHERE seq = 9`,
+		pg: `UPDATE audit_records SET fields = overlay(fields placing '\x01'::bytea from length(fields)) WHERE seq = 9`, firstBad: 9, problem: "edited"},
+	{name: "edit hash", sql: `UPDATE audit_records SET hash = prev_hash WHERE seq = 6`, firstBad: 6, problem: "edited"},
+	{name: "corrupt the fields", sql: `UPDATE audit_records SET fields = HEX('ff') WHERE seq = 3`, firstBad: 3, problem: "unreadable"},
+	{name: "delete an interned string", sql: `DELETE FROM audit_strings WHERE value = BLOB('call 3')`, firstBad: 3, problem: "unreadable"},
+	{name: "delete middle", sql: `DELETE FROM audit_records WHERE seq = 5`, firstBad: 5, problem: "missing"},
+	{name: "delete first", sql: `DELETE FROM audit_records WHERE seq = 1`, firstBad: 1, problem: "missing"},
+	{name: "delete last", sql: `DELETE FROM audit_records WHERE seq = 10`, firstBad: 10, problem: "deleted from the end"},
+	{name: "delete last two, fix head seq", sql: `DELETE FROM audit_records WHERE seq >= 9; UPDATE audit_head SET last_seq = 8`, firstBad: 8, problem: "head hash"},
+	{name: "delete middle and renumber", sql: `DELETE FROM audit_records WHERE seq = 5;
+		UPDATE audit_records SET seq = seq + 100 WHERE seq > 5; UPDATE audit_records SET seq = seq - 101 WHERE seq > 100;
+		UPDATE audit_head SET last_seq = 9`, firstBad: 5, problem: "prev_hash"},
+	{name: "insert at end", sql: `INSERT INTO audit_records SELECT 11, at, fields, args, extra, prev_hash, hash
+		FROM audit_records WHERE seq = 3`, firstBad: 11, problem: "prev_hash"},
+	{name: "insert in middle", sql: `UPDATE audit_records SET seq = seq + 100 WHERE seq >= 5; UPDATE audit_records SET seq = seq - 99 WHERE seq > 100;
+		INSERT INTO audit_records SELECT 5, at, fields, BLOB('{"forged":true}'), extra, prev_hash, hash
+		FROM audit_records WHERE seq = 2;
+		UPDATE audit_head SET last_seq = 11`, firstBad: 5, problem: "prev_hash"},
+	{name: "insert with negative seq", sql: `INSERT INTO audit_records SELECT -1, at, fields, args, extra, prev_hash, hash
+		FROM audit_records WHERE seq = 1`, firstBad: -1, problem: "out of order"},
+	{name: "swap two records keeping seqs", sql: `UPDATE audit_records SET seq = -3 WHERE seq = 3;
+		UPDATE audit_records SET seq = 3 WHERE seq = 4; UPDATE audit_records SET seq = 4 WHERE seq = -3`, firstBad: 3, problem: "prev_hash"},
+	{name: "swap contents of last two", sql: `UPDATE audit_records SET seq = -9 WHERE seq = 9;
+		UPDATE audit_records SET seq = 9 WHERE seq = 10; UPDATE audit_records SET seq = 10 WHERE seq = -9`, firstBad: 9, problem: "prev_hash"},
+	{name: "head hash edited", sql: `UPDATE audit_head SET last_hash = '` + strings.Repeat("f", 64) + `'`, firstBad: 10, problem: "head hash"},
+	{name: "head deleted", sql: `DELETE FROM audit_head`, firstBad: 11, problem: "head unreadable or missing"},
+	{name: "everything deleted", sql: `DELETE FROM audit_records`, firstBad: 1, problem: "deleted from the end"},
+}
+
+var (
+	blobLit = regexp.MustCompile(`BLOB\('([^']*)'\)`)
+	hexLit  = regexp.MustCompile(`HEX\('([0-9a-f]*)'\)`)
+)
+
+// dialectSQL spells the BLOB('text') and HEX('ff') of tamperSQL in one
+// dialect.
+func dialectSQL(sql string, postgres bool) string {
+	if postgres {
+		sql = blobLit.ReplaceAllString(sql, `convert_to('$1', 'UTF8')`)
+		return hexLit.ReplaceAllString(sql, `'\x$1'::bytea`)
+	}
+	sql = blobLit.ReplaceAllString(sql, `CAST('$1' AS BLOB)`)
+	return hexLit.ReplaceAllString(sql, `X'$1'`)
+}
+
+// stmt is one statement with its arguments ($1, $2, ...: both dialects).
+type stmt struct {
+	sql  string
+	args []any
 }
 
 func TestVerifyDetectsTampering(t *testing.T) {
@@ -97,7 +122,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 				}
 				defer db.Close()
 				mustVerify(t, db, 10) // intact before
-				applyFn(t, path, tt.sql)
+				applyFn(t, path, dialectSQL(tt.sql, false))
 				res, err := db.Verify(context.Background())
 				if err != nil {
 					t.Fatalf("Verify: %v", err)
@@ -116,38 +141,36 @@ func TestVerifyDetectsTampering(t *testing.T) {
 // are plain SQL both backends accept.
 var forgeries = []struct {
 	name     string
-	forge    func(recs []store.Record) []string
+	forge    func(recs []store.Record) []stmt
 	firstBad int64
 	problem  string
 }{
-	{"edit and rehash one record", func(recs []store.Record) []string {
+	{"edit and rehash one record", func(recs []store.Record) []stmt {
 		r := recs[3] // seq 4
-		r.Reason = "forged"
-		return []string{update(r.Seq, "reason", r.Reason, r.ComputeHash())}
+		r.Args = json.RawMessage(`{"forged":true}`)
+		return []stmt{update(r.Seq, string(r.Args), r.ComputeHash())}
 	}, 5, "prev_hash"},
-	{"edit and rehash the last record", func(recs []store.Record) []string {
+	{"edit and rehash the last record", func(recs []store.Record) []stmt {
 		r := recs[9]
-		r.Outcome = store.OutcomeOK
-		r.Decision = "deny"
-		return []string{update(r.Seq, "decision", r.Decision, r.ComputeHash())}
+		r.Args = json.RawMessage(`{}`)
+		return []stmt{update(r.Seq, string(r.Args), r.ComputeHash())}
 	}, 10, "head hash"},
-	{"append a well-formed record without the store", func(recs []store.Record) []string {
+	{"append a well-formed record without the store", func(recs []store.Record) []stmt {
 		r := recs[9]
-		r.Seq, r.PrevHash, r.Reason = 11, r.Hash, "slipped in"
+		r.Seq, r.PrevHash, r.Args = 11, r.Hash, json.RawMessage(`{"slipped":"in"}`)
 		r.Hash = r.ComputeHash()
-		return []string{`INSERT INTO audit_log SELECT 11, recorded_at, session_id, context_id, principal, role,
-				transport, tool, capability, tier, phase, decision, rule_id, 'slipped in', args, outcome, violation,
-				error_ref, error_text, duration_micros, output_bytes, truncated, extra, '` + r.PrevHash + `', '` + r.Hash + `', instance
-				FROM audit_log WHERE seq = 10`}
+		return []stmt{{`INSERT INTO audit_records SELECT 11, at, fields, $1, extra, $2, $3
+				FROM audit_records WHERE seq = 10`, []any{[]byte(r.Args), unhex(r.PrevHash), unhex(r.Hash)}}}
 	}, 11, "past the chain head"},
-	{"rewrite a middle stretch", func(recs []store.Record) []string {
-		var stmts []string
+	{"rewrite a middle stretch", func(recs []store.Record) []stmt {
+		var stmts []stmt
 		prev := recs[2].Hash
 		for i := 3; i < 6; i++ { // seqs 4..6 rewritten, 7 left alone
 			r := recs[i]
-			r.PrevHash, r.Reason = prev, "forged"
+			r.PrevHash, r.Args = prev, json.RawMessage(`"forged"`)
 			r.Hash = r.ComputeHash()
-			stmts = append(stmts, `UPDATE audit_log SET reason = 'forged', prev_hash = '`+r.PrevHash+`', hash = '`+r.Hash+`' WHERE seq = `+itoa(r.Seq))
+			stmts = append(stmts, stmt{`UPDATE audit_records SET args = $1, prev_hash = $2, hash = $3 WHERE seq = $4`,
+				[]any{[]byte(r.Args), unhex(r.PrevHash), unhex(r.Hash), r.Seq}})
 			prev = r.Hash
 		}
 		return stmts
@@ -171,7 +194,7 @@ func TestVerifyDetectsForgery(t *testing.T) {
 			}
 			raw := rawOpen(t, path)
 			for _, s := range tt.forge(recs) {
-				if _, err := raw.Exec(s); err != nil {
+				if _, err := raw.Exec(s.sql, s.args...); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -202,9 +225,10 @@ func TestVerifyLimitFullRewrite(t *testing.T) {
 	prev := recs[5].Hash
 	for i := 6; i < 10; i++ {
 		r := recs[i]
-		r.PrevHash, r.Reason = prev, "rewritten"
+		r.PrevHash, r.Args = prev, json.RawMessage(`"rewritten"`)
 		r.Hash = r.ComputeHash()
-		if _, err := raw.Exec(update(r.Seq, "reason", r.Reason, r.Hash) + `; UPDATE audit_log SET prev_hash = '` + r.PrevHash + `' WHERE seq = ` + itoa(r.Seq)); err != nil {
+		if _, err := raw.Exec(`UPDATE audit_records SET args = $1, prev_hash = $2, hash = $3 WHERE seq = $4`,
+			[]byte(r.Args), unhex(r.PrevHash), unhex(r.Hash), r.Seq); err != nil {
 			t.Fatal(err)
 		}
 		prev = r.Hash
@@ -241,8 +265,18 @@ func TestVerifyWhileAppending(t *testing.T) {
 	}
 }
 
-func update(seq int64, col, val, hash string) string {
-	return `UPDATE audit_log SET ` + col + ` = '` + val + `', hash = '` + hash + `' WHERE seq = ` + itoa(seq)
+// update sets a record's args and hash, as a forger who recomputed it.
+func update(seq int64, args, hash string) stmt {
+	return stmt{`UPDATE audit_records SET args = $1, hash = $2 WHERE seq = $3`, []any{[]byte(args), unhex(hash), seq}}
+}
+
+// unhex is a hex hash as stored: its 32 bytes.
+func unhex(h string) []byte {
+	b, err := hex.DecodeString(h)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

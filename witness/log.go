@@ -30,6 +30,16 @@ type Chain interface {
 	HashAt(ctx context.Context, seq int64) (hash string, ok bool, err error)
 }
 
+// RotatedChain is a Chain whose oldest records may have been moved out of
+// it (store rotation): RotatedBefore is the first seq it still holds. A
+// checkpoint of an earlier seq that HashAt no longer knows is then not a
+// rollback; [Check] skips it (it checks it when HashAt knows it, as a chain
+// that includes the rotated segments does).
+type RotatedChain interface {
+	Chain
+	RotatedBefore(ctx context.Context) (int64, error)
+}
+
 // LoadOrCreateKey reads the key file at path, creating it (0600, 32 random
 // bytes hex-encoded, fsynced) if it does not exist. Two processes creating
 // it at once end up with the same key: creation is O_EXCL and the loser
