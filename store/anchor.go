@@ -126,7 +126,6 @@ func (db *DB) RecordKillSwitch(ctx context.Context, ch KillChange, rec *Record) 
 	}
 	in.commit()
 	recorded = true
-	db.afterWrite()
 	db.committed(seq)
 	*rec = r
 	return true, nil

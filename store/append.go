@@ -114,7 +114,6 @@ func (db *DB) commitBatch(batch []*appendReq) {
 	// callers, so their next check is a hit instead of a re-read each.
 	if err == nil {
 		db.ckpt.committed(len(live))
-		db.afterWrite()
 	}
 	for _, req := range live {
 		req.done <- err

@@ -228,9 +228,6 @@ func (db *DB) execDeferred(ctx context.Context, what, query string, args ...any)
 	if err := tx.Commit(); err != nil {
 		return 0, writeError(ctx, what, err)
 	}
-	if n > 0 {
-		db.afterWrite()
-	}
 	return n, nil
 }
 

@@ -79,7 +79,6 @@ func (db *DB) EnsureContext(ctx context.Context, c *contexts.Context) (_ *contex
 	if err := tx.Commit(); err != nil {
 		return nil, writeError(ctx, what, err)
 	}
-	db.afterWrite()
 	return got, nil
 }
 
@@ -96,7 +95,6 @@ func (db *DB) CreateContext(ctx context.Context, c *contexts.Context) error {
 		fmt.Errorf("store: context %s: %w", c.ID, contexts.ErrExists)); err != nil {
 		return err
 	}
-	db.afterWrite()
 	return nil
 }
 
@@ -169,7 +167,6 @@ func (db *DB) UpdateContext(ctx context.Context, id string, mutate func(*context
 	if err := tx.Commit(); err != nil {
 		return nil, writeError(ctx, what, err)
 	}
-	db.afterWrite()
 	normalizeContext(cur)
 	return cur, nil
 }

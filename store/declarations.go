@@ -83,7 +83,6 @@ func (s *DeclarationStore) Create(ctx context.Context, d *declarations.Declarati
 		fmt.Errorf("store: declaration %s: %w", d.ID, declarations.ErrExists)); err != nil {
 		return err
 	}
-	s.db.afterWrite()
 	return nil
 }
 
@@ -142,7 +141,6 @@ func (s *DeclarationStore) Transition(ctx context.Context, id string, from []dec
 	if err := tx.Commit(); err != nil {
 		return nil, writeError(ctx, what, err)
 	}
-	s.db.afterWrite()
 	normalizeDeclaration(next)
 	return next, nil
 }

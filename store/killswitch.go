@@ -72,8 +72,10 @@ func parseKillSwitch(err error, v string) (bool, error) {
 // call, with no polling interval.
 //
 // Every commit by another connection (including this process's own appends)
-// invalidates the cache; the append writer refreshes it after each batch so
-// that the next check is again a hit.
+// invalidates the cache, and the next check re-reads the setting. The
+// writer does not re-prime it after its commits (it used to): the per-call
+// path reads the switch from memory (killswitch.Watcher, which calls this
+// every 10 ms off the call path), so a commit costs nothing but itself.
 func (db *DB) KillSwitchEngaged(ctx context.Context) (bool, error) {
 	if db.isClosed() {
 		return true, fmt.Errorf("store: kill switch: %w", ErrClosed)
@@ -96,17 +98,6 @@ func (db *DB) KillSwitchNotices() <-chan struct{} {
 		return nil
 	}
 	return db.pgKill.notices
-}
-
-// afterWrite runs after every commit by this handle. On SQLite our own
-// commit changed data_version for the kill-switch probe connection:
-// re-prime the cache, so the next check is a hit instead of a re-read. On
-// PostgreSQL the cache is invalidated by NOTIFY only, so there is nothing
-// to do.
-func (db *DB) afterWrite() {
-	if db.pgKill == nil {
-		db.kill.refresh(context.Background())
-	}
 }
 
 // killCache holds the kill switch as last read on conn, and conn's
@@ -185,10 +176,4 @@ func (c *killCache) engaged(ctx context.Context) (bool, error) {
 	c.reads++
 	c.valid, c.version, c.on = true, v, on
 	return on, nil
-}
-
-// refresh re-primes the cache after this process's own commit; errors are
-// left for the next engaged call to meet.
-func (c *killCache) refresh(ctx context.Context) {
-	c.engaged(ctx)
 }

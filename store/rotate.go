@@ -214,7 +214,6 @@ func (db *DB) commitRotation(ctx context.Context, was Anchor, upTo int64, lastHa
 		return unavailable("committing rotation", err)
 	}
 	in.commit()
-	db.afterWrite()
 	db.committed(last)
 	return nil
 }

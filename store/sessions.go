@@ -28,7 +28,6 @@ func (db *DB) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int,
 		if err := insertOnce(ctx, db.w, what, sqlInsertSession, args, fmt.Errorf("store: session %s: %w", s.ID, contexts.ErrExists)); err != nil {
 			return err
 		}
-		db.afterWrite()
 		return nil
 	}
 	tx, err := db.w.BeginTx(ctx, nil)
@@ -61,7 +60,6 @@ func (db *DB) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int,
 	if err := tx.Commit(); err != nil {
 		return writeError(ctx, what, err)
 	}
-	db.afterWrite()
 	return nil
 }
 
@@ -153,7 +151,6 @@ func (db *DB) CloseIdleSessions(ctx context.Context, idleBefore, now time.Time, 
 	if err := tx.Commit(); err != nil {
 		return nil, writeError(ctx, what, err)
 	}
-	db.afterWrite()
 	for _, s := range idle {
 		s.ClosedAt, s.CloseReason = storedTime(now), reason
 	}
@@ -205,7 +202,6 @@ func (db *DB) execCount(ctx context.Context, what, query string, args ...any) (i
 		return 0, writeError(ctx, what, err)
 	}
 	if n > 0 {
-		db.afterWrite()
 	}
 	return n, nil
 }

@@ -106,7 +106,6 @@ func (db *DB) UpdateUpstreamPins(ctx context.Context, upstream string, fn func(m
 	if err := tx.Commit(); err != nil {
 		return writeError(ctx, what, err)
 	}
-	db.afterWrite()
 	return nil
 }
 

@@ -79,7 +79,6 @@ func (db *DB) UpdateUsage(ctx context.Context, keys []string, fn func(map[string
 	if err := tx.Commit(); err != nil {
 		return writeError(ctx, what, err)
 	}
-	db.afterWrite()
 	return nil
 }
 
@@ -182,6 +181,5 @@ func (db *DB) UseChallenge(ctx context.Context, nonce string, expires time.Time)
 	if err := tx.Commit(); err != nil {
 		return writeError(ctx, what, err)
 	}
-	db.afterWrite()
 	return nil
 }
