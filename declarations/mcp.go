@@ -56,7 +56,7 @@ func CanonicalArguments(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, invalid(field, fmt.Sprintf("longer than %d bytes", MaxArgumentsBytes))
 	}
 	if err := strictjson.Check(raw, maxArgumentsDepth); err != nil {
-		return nil, invalid(field, "not one strict JSON object (duplicate keys, nesting deeper than 32, or not JSON)")
+		return nil, invalid(field, "not one strict JSON object (duplicate keys — keys differing only in case count as duplicates —, nesting deeper than 32, or not JSON)")
 	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))

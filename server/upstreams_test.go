@@ -532,3 +532,43 @@ func TestUpstreamDuplicateNameBlocked(t *testing.T) {
 		t.Fatalf("pin after the duplicate: %+v", p)
 	}
 }
+
+// TestUpstreamCaseVariantArguments: the policy reads a need's arguments
+// from a map, exactly by key, while an upstream written in Go may bind the
+// same JSON into a struct, where encoding/json matches a member to a field
+// case-insensitively and keeps the last: {"message": "hi", "meſſage":
+// "secret"} was judged as "hi" and bound as "secret" (ſ folds to s), past
+// the rule denying "secret". Keys equal under case folding are refused as
+// duplicates before the policy runs; the upstream is never called.
+func TestUpstreamCaseVariantArguments(t *testing.T) {
+	f, u := upstreamFixture(t, "mcper")
+	type echoArgs struct {
+		Message string `json:"message"`
+	}
+	// The same definition (so the same pin), with a handler that binds its
+	// arguments into a struct, as typed mcp-go handlers do.
+	u.mcp.AddTool(mcp.NewTool("echo", mcp.WithDescription(echoDescription), mcp.WithString("message", mcp.Required(), mcp.MaxLength(40))),
+		mcp.NewTypedToolHandler(func(_ context.Context, _ mcp.CallToolRequest, a echoArgs) (*mcp.CallToolResult, error) {
+			u.calls.Add(1)
+			return mcp.NewToolResultText("echo: " + a.Message), nil
+		}))
+	pins := f.review(t)
+	must(t, f.approveTool(t, "echo", pins["echo"].SeenDigest))
+	c := f.connect(t)
+	for _, variant := range []string{"Message", "me\u017f\u017fage", "MESSAGE"} {
+		res := call(t, c, "declare_need", mcpNeed("echo", map[string]any{"message": "hi", variant: "secret"}))
+		if !res.IsError || strings.Contains(text(res), "echo: secret") {
+			t.Fatalf("%q: a case variant of an argument got through: %s", variant, text(res))
+		}
+	}
+	if n := u.calls.Load(); n != 0 {
+		t.Fatalf("the upstream was called %d times", n)
+	}
+	// The plain need still works, and the rule still holds.
+	if res := call(t, c, "declare_need", mcpNeed("echo", map[string]any{"message": "hi"})); res.IsError || !strings.Contains(text(res), "echo: hi") {
+		t.Fatalf("plain need: %s", text(res))
+	}
+	if res := call(t, c, "declare_need", mcpNeed("echo", map[string]any{"message": "secret"})); code(res) != "POLICY_DENIED" {
+		t.Fatalf("rule: %s", text(res))
+	}
+}

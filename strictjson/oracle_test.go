@@ -34,17 +34,19 @@ func walkTokens(dec *json.Decoder, depth, maxDepth int) error {
 	}
 	switch tok {
 	case json.Delim('{'):
-		seen := map[string]bool{}
+		var seen []string
 		for dec.More() {
 			k, err := dec.Token()
 			if err != nil {
 				return fmt.Errorf("%w: %v", ErrSyntax, err)
 			}
 			key, _ := k.(string)
-			if seen[key] {
-				return fmt.Errorf("%w %q", ErrDuplicateKey, key)
+			for _, k := range seen {
+				if strings.EqualFold(k, key) {
+					return fmt.Errorf("%w %q", ErrDuplicateKey, key)
+				}
 			}
-			seen[key] = true
+			seen = append(seen, key)
 			if err := walkTokens(dec, depth+1, maxDepth); err != nil {
 				return err
 			}

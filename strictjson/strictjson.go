@@ -4,7 +4,11 @@
 // It blocks parser differentials: encoding/json keeps the last of duplicate
 // object keys while other readers keep the first, so a document with a
 // duplicate key could be verified (or approved) as one thing and used as
-// another. It also bounds nesting, so a hostile document fails fast instead
+// another. Keys that differ only in case count as duplicates too:
+// encoding/json binds a member to a struct field case-insensitively (with
+// Unicode simple folding: "meſſage" binds to "message"), so a policy
+// reading args["message"] from a map and an upstream binding the same
+// bytes into a struct would otherwise read two different values. It also bounds nesting, so a hostile document fails fast instead
 // of recursing deeply, and refuses anything after the value.
 //
 // Check is a single pass over the bytes with no allocation for ordinary
@@ -13,8 +17,9 @@
 // token). Its verdicts are exactly those of that walk, which
 // FuzzCheckAgreesWithTokenWalk keeps in the tests as the oracle: the same
 // grammar (RFC 8259 as encoding/json reads it), keys compared after
-// unescaping (so "a" and "\u0061" are duplicates), the first problem in
-// document order reported.
+// unescaping (so "a" and "\u0061" are duplicates) and folded as
+// bytes.EqualFold does (so "a" and "A" are duplicates), the first problem
+// in document order reported.
 package strictjson
 
 import (
@@ -22,6 +27,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -277,13 +284,14 @@ func (s *scanner) object(depth int) error {
 		}
 		switch {
 		case many != nil:
-			if _, dup := many[string(key)]; dup {
+			f := foldKey(key)
+			if _, dup := many[f]; dup {
 				return fmt.Errorf("%w %q", ErrDuplicateKey, key)
 			}
-			many[string(key)] = struct{}{}
+			many[f] = struct{}{}
 		default:
 			for _, k := range keys {
-				if bytes.Equal(k, key) {
+				if bytes.EqualFold(k, key) {
 					return fmt.Errorf("%w %q", ErrDuplicateKey, key)
 				}
 			}
@@ -292,9 +300,9 @@ func (s *scanner) object(depth int) error {
 			} else {
 				many = make(map[string]struct{}, 2*smallObject)
 				for _, k := range keys {
-					many[string(k)] = struct{}{}
+					many[foldKey(k)] = struct{}{}
 				}
-				many[string(key)] = struct{}{}
+				many[foldKey(key)] = struct{}{}
 			}
 		}
 		// The member's depth is checked before its colon, as the token
@@ -325,4 +333,21 @@ func (s *scanner) object(depth int) error {
 			return s.syntax("expected , or }")
 		}
 	}
+}
+
+// foldKey maps a key to one representative of its case-folding class:
+// every rune replaced by the smallest rune of its unicode.SimpleFold orbit.
+// Two keys have the same foldKey exactly when bytes.EqualFold says they
+// are equal (invalid UTF-8 stays U+FFFD, as both read it).
+func foldKey(key []byte) string {
+	var b strings.Builder
+	b.Grow(len(key))
+	for _, r := range string(key) {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
 }
