@@ -160,7 +160,7 @@ func TestCommandHookSeesPendingAndExpired(t *testing.T) {
 	if e := decodeEvent(t, got[1].Stdout); e.Event != notify.ApprovalExpired || e.DeclarationID != id {
 		t.Fatalf("expiry event: %+v", e)
 	}
-	if v := hf.counter(t, notify.OutcomeDelivered); v != "2" {
+	if v := hf.counter(t, "delivered"); v != "2" {
 		t.Fatalf("delivered counter %s, want 2", v)
 	}
 }
@@ -187,10 +187,10 @@ func TestCommandHookTimeoutThenNextEvent(t *testing.T) {
 	if n := len(hf.lines(t, "command not delivered", 1, time.Second)); n != 1 {
 		t.Fatalf("%d 'command not delivered' lines, want 1", n)
 	}
-	if v := hf.counter(t, notify.OutcomeTimeout); v != "1" {
+	if v := hf.counter(t, "timeout"); v != "1" {
 		t.Fatalf("timeout counter %s, want 1", v)
 	}
-	if v := hf.counter(t, notify.OutcomeDelivered); v != "1" {
+	if v := hf.counter(t, "delivered"); v != "1" {
 		t.Fatalf("delivered counter %s, want 1", v)
 	}
 	// Nothing of the hanging hook outlives its kill.
