@@ -120,6 +120,12 @@ type Notifier struct {
 	retries   int
 	backoff   time.Duration
 	once      sync.Once
+	// ctx ends drainTimeout after Close: what is still in delivery is
+	// cancelled (a hook is killed) and what is still queued is dropped, so
+	// a hanging receiver cannot hold a shutdown or a reload.
+	ctx          context.Context
+	cancel       context.CancelFunc
+	drainTimeout time.Duration
 }
 
 // queue is one sink's bounded queue and the goroutine draining it.
@@ -149,7 +155,8 @@ func NewSinks(sinks []Sink, opts *Options) *Notifier {
 	if opts == nil {
 		opts = &Options{}
 	}
-	n := &Notifier{log: opts.Logger, onOutcome: opts.OnOutcome, retries: 3, backoff: time.Second}
+	n := &Notifier{log: opts.Logger, onOutcome: opts.OnOutcome, retries: 3, backoff: time.Second, drainTimeout: DrainTimeout}
+	n.ctx, n.cancel = context.WithCancel(context.Background())
 	if n.log == nil {
 		n.log = slog.New(slog.DiscardHandler)
 	}
@@ -180,7 +187,12 @@ func (n *Notifier) Send(e Event) {
 	}
 }
 
-// Close delivers what is queued and stops.
+// DrainTimeout bounds Close: what is not delivered by then is given up.
+const DrainTimeout = 10 * time.Second
+
+// Close delivers what is queued, for at most DrainTimeout, and stops.
+// Later events are dropped (logged and reported as OutcomeDropped); a
+// delivery under way is cancelled.
 func (n *Notifier) Close() {
 	if n == nil {
 		return
@@ -189,10 +201,12 @@ func (n *Notifier) Close() {
 		for _, q := range n.sinks {
 			close(q.ch)
 		}
+		time.AfterFunc(n.drainTimeout, n.cancel)
 	})
 	for _, q := range n.sinks {
 		<-q.done
 	}
+	n.cancel()
 }
 
 func (n *Notifier) outcome(s Sink, outcome string) {
@@ -204,6 +218,11 @@ func (n *Notifier) outcome(s Sink, outcome string) {
 func (n *Notifier) run(q *queue) {
 	defer close(q.done)
 	for e := range q.ch {
+		if n.ctx.Err() != nil {
+			n.log.Warn("notification dropped: shutting down", "sink", q.sink.Kind(), "event", e.Event, "declaration", e.DeclarationID)
+			n.outcome(q.sink, OutcomeDropped)
+			continue
+		}
 		body, err := json.Marshal(e)
 		if err != nil {
 			continue
@@ -230,9 +249,13 @@ func (n *Notifier) deliver(s Sink, body []byte) error {
 	var err error
 	for attempt := range n.retries {
 		if attempt > 0 {
-			time.Sleep(n.backoff << (attempt - 1))
+			select {
+			case <-time.After(n.backoff << (attempt - 1)):
+			case <-n.ctx.Done():
+				return errors.Join(err, n.ctx.Err())
+			}
 		}
-		if err = s.Deliver(context.Background(), body); err == nil {
+		if err = s.Deliver(n.ctx, body); err == nil {
 			return nil
 		}
 	}

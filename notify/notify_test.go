@@ -108,10 +108,14 @@ type stuckSink struct {
 
 func (s *stuckSink) Kind() string        { return "command" }
 func (s *stuckSink) Wants(e string) bool { return e == ApprovalPending }
-func (s *stuckSink) Deliver(context.Context, []byte) error {
+func (s *stuckSink) Deliver(ctx context.Context, _ []byte) error {
 	s.calls.Add(1)
-	<-s.release
-	return fmt.Errorf("killed: %w", ErrTimeout)
+	select {
+	case <-s.release:
+		return fmt.Errorf("killed: %w", ErrTimeout)
+	case <-ctx.Done(): // the notifier gave up: the sandbox kills the hook
+		return fmt.Errorf("killed: %w", ctx.Err())
+	}
 }
 
 // TestSinksDoNotWaitForEachOther: each sink has its own queue, so a hook
@@ -159,5 +163,32 @@ func TestSinksDoNotWaitForEachOther(t *testing.T) {
 	}
 	if c := stuck.calls.Load(); c != 2*(queueSize+1) {
 		t.Fatalf("%d attempts, want 2 per delivered event", c)
+	}
+}
+
+// TestCloseIsBounded: a receiver that hangs cannot hold a shutdown or a
+// reload: Close cancels the delivery under way after the drain timeout and
+// drops what is still queued, each reported.
+func TestCloseIsBounded(t *testing.T) {
+	stuck := &stuckSink{release: make(chan struct{})}
+	defer close(stuck.release)
+	var mu sync.Mutex
+	outcomes := map[string]int{}
+	n := NewSinks([]Sink{stuck}, &Options{OnOutcome: func(kind, outcome string) {
+		mu.Lock()
+		outcomes[kind+"/"+outcome]++
+		mu.Unlock()
+	}})
+	n.drainTimeout = 100 * time.Millisecond
+	for range 3 {
+		n.Send(Event{Event: ApprovalPending, DeclarationID: "d"})
+	}
+	start := time.Now()
+	n.Close()
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("Close took %v behind a hanging receiver", took)
+	}
+	if want := map[string]int{"command/failed": 1, "command/dropped": 2}; fmt.Sprint(outcomes) != fmt.Sprint(want) {
+		t.Fatalf("outcomes %v, want %v", outcomes, want)
 	}
 }
