@@ -100,8 +100,9 @@ func (c *Config) checkNotify() error {
 			}
 		}
 		for j, p := range h.ReadOnly {
-			if !filepath.IsAbs(p) {
-				return c.at(fmt.Sprintf("%s.read_only[%d]", at, j), fmt.Errorf("path %q: %w", p, ErrInvalid))
+			// A path the sandbox could not bind would fail every delivery.
+			if _, err := os.Stat(p); err != nil || !filepath.IsAbs(p) {
+				return c.at(fmt.Sprintf("%s.read_only[%d]", at, j), fmt.Errorf("path %q is not an absolute path that exists: %w", p, ErrInvalid))
 			}
 		}
 	}

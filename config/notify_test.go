@@ -28,13 +28,16 @@ func TestCommandHooks(t *testing.T) {
       env: {PAGER_TOKEN: {file: pager.token}}
     - {id: log, argv: [/bin/cat], events: [approval.expired], timeout_ms: 500}
 `
-	cfg, err := config.Parse("airlock.yaml", []byte(ok), "/etc/airlock")
+	if err := os.Mkdir(filepath.Join(dir, "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse("airlock.yaml", []byte(ok), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hooks := cfg.Notify.Commands
-	if len(hooks) != 2 || hooks[0].TimeoutMS != config.DefaultHookTimeoutMS || hooks[0].ReadOnly[0] != "/etc/airlock/hooks" ||
-		hooks[0].Env["PAGER_TOKEN"].File != "/etc/airlock/pager.token" || hooks[1].TimeoutMS != 500 {
+	if len(hooks) != 2 || hooks[0].TimeoutMS != config.DefaultHookTimeoutMS || hooks[0].ReadOnly[0] != filepath.Join(dir, "hooks") ||
+		hooks[0].Env["PAGER_TOKEN"].File != filepath.Join(dir, "pager.token") || hooks[1].TimeoutMS != 500 {
 		t.Fatalf("hooks: %+v", hooks)
 	}
 	for _, tc := range []struct{ name, src, want string }{
@@ -43,6 +46,7 @@ func TestCommandHooks(t *testing.T) {
 		{"missing program", "    - {id: x, argv: [/nonexistent/airlock-hook]}\n", "no such file"},
 		{"directory program", "    - {id: x, argv: [/bin]}\n", "not an executable file"},
 		{"not executable", "    - {id: x, argv: [" + noexec + "]}\n", "not an executable file"},
+		{"missing read_only", "    - {id: x, argv: [/bin/cat], read_only: [hooks]}\n", "not an absolute path that exists"},
 		{"empty argv", "    - {id: x, argv: []}\n", "empty argv"},
 		{"unknown event", "    - {id: x, argv: [/bin/cat], events: [approval.approved]}\n", `event "approval.approved"`},
 		{"bad id", "    - {id: A.B, argv: [/bin/cat]}\n", "command hook id"},
