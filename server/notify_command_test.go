@@ -17,6 +17,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
+	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/metrics"
 	"github.com/airlock-dev/airlock/notify"
 	"github.com/airlock-dev/airlock/runner"
@@ -278,5 +279,20 @@ func TestCommandHookConfined(t *testing.T) {
 	}
 	if n := accepted.Load(); n != 0 {
 		t.Errorf("the host listener accepted %d connections from the hook", n)
+	}
+}
+
+// TestDocumentedHookRuns: the hook README and docs/notify-hooks.yaml show
+// runs as documented — its line lands in the log with the event.
+func TestDocumentedHookRuns(t *testing.T) {
+	doc, err := config.Load("../docs/notify-hooks.yaml")
+	must(t, err)
+	argv, err := json.Marshal(doc.Notify.Commands[0].Argv)
+	must(t, err)
+	hf := newHookFixture(t, "    - {id: documented, argv: "+string(argv)+"}\n")
+	id := hf.declareGated(t)
+	got := hf.lines(t, "command hook ran", 1, 15*time.Second)
+	if len(got) != 1 || !strings.HasPrefix(got[0].Stdout, "airlock approval event: {") || !strings.Contains(got[0].Stdout, id) {
+		t.Fatalf("documented hook: %+v\nlog:\n%s", got, hf.logs)
 	}
 }
