@@ -296,3 +296,25 @@ func TestDocumentedHookRuns(t *testing.T) {
 		t.Fatalf("documented hook: %+v\nlog:\n%s", got, hf.logs)
 	}
 }
+
+// TestCommandHookFailureCounted: a hook that exits non-zero is retried like
+// a webhook (three attempts), each attempt logged with its exit status and
+// stderr, the event counted failed — and the agent's call is unaffected.
+func TestCommandHookFailureCounted(t *testing.T) {
+	hf := newHookFixture(t, "    - {id: broken, argv: [/bin/sh, -c, 'echo no pager >&2; exit 3']}\n")
+	hf.declareGated(t)
+	deadline := time.Now().Add(20 * time.Second)
+	for hf.counter(t, "failed") != "1" {
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed delivery counted\nlog:\n%s", hf.logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	got := hf.lines(t, "command hook exited with an error", 3, time.Second)
+	if len(got) != 3 || got[0].Exit != 3 || got[0].Hook != "broken" || !strings.Contains(hf.logs.String(), `"stderr":"no pager\n"`) {
+		t.Fatalf("attempts: %+v", got)
+	}
+	if n := len(hf.lines(t, "command not delivered", 1, time.Second)); n != 1 {
+		t.Fatalf("%d 'command not delivered' lines, want 1", n)
+	}
+}
