@@ -9,11 +9,16 @@
 // never on a call's path: each sink has its own bounded queue drained by
 // its own goroutine (a full queue drops the event and logs it; a sink that
 // hangs delays only itself), each attempt has a timeout and a few retries,
-// and every outcome is logged when it fails and reported to
-// [Options.OnOutcome] (metrics). Webhook redirects are not followed. The body carries ids, the operation, the rule and a bounded,
-// query-masked target — never the agent's justification text, never a
-// credential — and is signed (HMAC-SHA256 over the body, header
-// Airlock-Signature: sha256=<hex>) when the webhook names a secret.
+// every failure is logged and every outcome reported to
+// [Options.OnOutcome] (metrics), and [Notifier.Close] gives up after
+// [DrainTimeout] so a hanging receiver cannot hold a shutdown or a reload.
+// Webhook redirects are not followed.
+//
+// The body — the same bytes for every sink — carries ids, the operation,
+// the rule and a bounded, query-masked target — never the agent's
+// justification text, never a credential — and a webhook's is signed
+// (HMAC-SHA256 over the body, header Airlock-Signature: sha256=<hex>) when
+// it names a secret.
 package notify
 
 import (
@@ -57,8 +62,9 @@ type Event struct {
 // runs in the sandbox. Every sink gets its own bounded queue and goroutine
 // from the [Notifier], so one that hangs delays only itself — never a call,
 // never another sink. Deliver is called from that goroutine only, one
-// delivery at a time; it must return by ctx's deadline (a command sink
-// kills its process there).
+// delivery at a time; each attempt bounds itself (a webhook's 5 s, a
+// hook's timeout) and must return soon after ctx ends, which Close does
+// after DrainTimeout (a command sink's process is then killed).
 type Sink interface {
 	// Kind names the sink's class in logs and metrics ("webhook",
 	// "command"): a bounded, server-chosen value.
