@@ -196,6 +196,7 @@ func (c *Config) applyDefaults() {
 	}
 	c.resolveCommPaths()
 	c.resolveUpstreamPaths()
+	c.resolveNotifyPaths()
 	c.resolveAuditPaths()
 	c.resolveCredentialPaths()
 	c.resolveTracingPaths()

@@ -41,6 +41,7 @@ type Metrics struct {
 	sandboxRuns  *prometheus.CounterVec
 	sandboxLimit *prometheus.CounterVec
 	approvalWait *prometheus.HistogramVec
+	notices      *prometheus.CounterVec
 }
 
 // approvalBuckets span a person answering at once (seconds) to a need
@@ -87,6 +88,10 @@ func New() *Metrics {
 		Name: "airlock_approval_latency_seconds", Help: "Time a declared need waited for a person, from its declaration (or retry) to its decision: approved, denied, or expired (nobody decided in time).",
 		Buckets: approvalBuckets,
 	}, []string{"decision"})
+	m.notices = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "airlock_notifications_total", Help: "Notification deliveries by sink (webhook, command) and outcome: delivered, failed (every attempt failed), timeout (the last attempt ran out of time; a command hook was killed), dropped (the sink's queue was full).",
+	}, []string{"sink", "outcome"})
+	m.reg.MustRegister(m.notices)
 	m.reg.MustRegister(m.calls, m.approvalWait, m.callSeconds, m.stepSeconds, m.auditSeconds, m.auditGroup, m.auditFailed,
 		m.sandboxRuns, m.sandboxLimit,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -174,4 +179,13 @@ func (m *Metrics) GaugeFunc(name, help string, fn func() float64) {
 		return
 	}
 	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, fn))
+}
+
+// Notification counts one event's outcome at one notification sink (kind
+// and outcome are package notify's constants: bounded).
+func (m *Metrics) Notification(kind, outcome string) {
+	if m == nil {
+		return
+	}
+	m.notices.WithLabelValues(kind, outcome).Inc()
 }

@@ -1,7 +1,9 @@
 package notify
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -94,5 +96,99 @@ func TestNoRedirects(t *testing.T) {
 	n.Close()
 	if hit.Load() {
 		t.Fatal("a redirect was followed")
+	}
+}
+
+// stuckSink is a sink whose deliveries wait until released, then time out:
+// a hook that hangs until the sandbox kills it.
+type stuckSink struct {
+	release chan struct{}
+	calls   atomic.Int32
+}
+
+func (s *stuckSink) Kind() string        { return "command" }
+func (s *stuckSink) Wants(e string) bool { return e == ApprovalPending }
+func (s *stuckSink) Deliver(ctx context.Context, _ []byte) error {
+	s.calls.Add(1)
+	select {
+	case <-s.release:
+		return fmt.Errorf("killed: %w", ErrTimeout)
+	case <-ctx.Done(): // the notifier gave up: the sandbox kills the hook
+		return fmt.Errorf("killed: %w", ctx.Err())
+	}
+}
+
+// TestSinksDoNotWaitForEachOther: each sink has its own queue, so a hook
+// that hangs delays neither a webhook nor Send; every outcome — delivered,
+// timed out, dropped — is reported once per event and sink.
+func TestSinksDoNotWaitForEachOther(t *testing.T) {
+	rc := &receiver{}
+	s := httptest.NewServer(rc)
+	defer s.Close()
+	stuck := &stuckSink{release: make(chan struct{})}
+	var mu sync.Mutex
+	outcomes := map[string]int{}
+	n := NewSinks([]Sink{stuck, &Webhook{URL: s.URL, Events: []string{ApprovalExpired}}}, &Options{OnOutcome: func(kind, outcome string) {
+		mu.Lock()
+		outcomes[kind+"/"+outcome]++
+		mu.Unlock()
+	}})
+	n.retries, n.backoff = 2, time.Millisecond
+	n.Send(Event{Event: ApprovalPending, DeclarationID: "d"})
+	for stuck.calls.Load() == 0 { // in delivery: now the queue is empty
+		time.Sleep(time.Millisecond)
+	}
+	for range queueSize + 1 { // queueSize queued, one dropped
+		n.Send(Event{Event: ApprovalPending, DeclarationID: "d"})
+	}
+	n.Send(Event{Event: ApprovalExpired, DeclarationID: "d"}) // not the stuck sink's event
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		rc.mu.Lock()
+		got := len(rc.bodies)
+		rc.mu.Unlock()
+		if got == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the webhook did not get its event while a hook hung")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(stuck.release)
+	n.Close()
+	want := map[string]int{"webhook/delivered": 1, "command/timeout": queueSize + 1, "command/dropped": 1}
+	if fmt.Sprint(outcomes) != fmt.Sprint(want) {
+		t.Fatalf("outcomes %v, want %v", outcomes, want)
+	}
+	if c := stuck.calls.Load(); c != 2*(queueSize+1) {
+		t.Fatalf("%d attempts, want 2 per delivered event", c)
+	}
+}
+
+// TestCloseIsBounded: a receiver that hangs cannot hold a shutdown or a
+// reload: Close cancels the delivery under way after the drain timeout and
+// drops what is still queued, each reported.
+func TestCloseIsBounded(t *testing.T) {
+	stuck := &stuckSink{release: make(chan struct{})}
+	defer close(stuck.release)
+	var mu sync.Mutex
+	outcomes := map[string]int{}
+	n := NewSinks([]Sink{stuck}, &Options{OnOutcome: func(kind, outcome string) {
+		mu.Lock()
+		outcomes[kind+"/"+outcome]++
+		mu.Unlock()
+	}})
+	n.drainTimeout = 100 * time.Millisecond
+	for range 3 {
+		n.Send(Event{Event: ApprovalPending, DeclarationID: "d"})
+	}
+	start := time.Now()
+	n.Close()
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("Close took %v behind a hanging receiver", took)
+	}
+	if want := map[string]int{"command/failed": 1, "command/dropped": 2}; fmt.Sprint(outcomes) != fmt.Sprint(want) {
+		t.Fatalf("outcomes %v, want %v", outcomes, want)
 	}
 }

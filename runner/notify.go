@@ -12,17 +12,18 @@ import (
 	"github.com/airlock-dev/airlock/toolkit"
 )
 
-// The notifier tells the configured webhooks when a declared need waits
-// for an operator and when one expires undecided (package notify). It is a
-// process's delivery queue, rebuilt when a reload changes the webhooks.
+// The notifier tells the configured webhooks and command hooks (run in the
+// sandbox: notifyhook.go) when a declared need waits for an operator and
+// when one expires undecided (package notify). It is a process's delivery
+// queues, rebuilt when a reload changes the notifications section.
 
 func newNotifier(cfg *config.Config, r *Runner) *notify.Notifier {
-	if len(cfg.Notify.Webhooks) == 0 {
+	if len(cfg.Notify.Webhooks) == 0 && len(cfg.Notify.Commands) == 0 {
 		return nil
 	}
-	hooks := make([]notify.Webhook, 0, len(cfg.Notify.Webhooks))
+	sinks := make([]notify.Sink, 0, len(cfg.Notify.Webhooks)+len(cfg.Notify.Commands))
 	for _, w := range cfg.Notify.Webhooks {
-		h := notify.Webhook{URL: w.URL, Events: w.Events}
+		h := &notify.Webhook{URL: w.URL, Events: w.Events}
 		if w.SecretEnv != "" {
 			if v := os.Getenv(w.SecretEnv); v != "" {
 				h.Secret = []byte(v)
@@ -30,9 +31,15 @@ func newNotifier(cfg *config.Config, r *Runner) *notify.Notifier {
 				r.log.Warn("webhook secret variable is unset: its notifications go unsigned", "variable", w.SecretEnv)
 			}
 		}
-		hooks = append(hooks, h)
+		sinks = append(sinks, h)
 	}
-	return notify.New(hooks, r.log)
+	if len(cfg.Notify.Commands) > 0 {
+		sb := &hookSandbox{trampoline: r.trampoline, log: r.log}
+		for _, c := range cfg.Notify.Commands {
+			sinks = append(sinks, &commandSink{cfg: c, sb: sb, log: r.log})
+		}
+	}
+	return notify.NewSinks(sinks, &notify.Options{Logger: r.log, OnOutcome: r.metrics.Notification})
 }
 
 // reloadNotifier swaps the notifier when the webhooks changed.

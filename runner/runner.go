@@ -82,6 +82,10 @@ type Runner struct {
 
 	anchor anchor // kill switch file and witness checkpoints
 
+	// trampoline is Options.SandboxTrampoline, for the command hooks'
+	// sandbox (notifyhook.go).
+	trampoline string
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -97,7 +101,7 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		opts = &Options{}
 	}
 	r := &Runner{log: opts.Logger, now: opts.Now, metrics: opts.Metrics, tracer: opts.Tracer,
-		tools: map[string]toolkit.Tool{}}
+		tools: map[string]toolkit.Tool{}, trampoline: opts.SandboxTrampoline}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
