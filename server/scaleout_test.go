@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/runner"
 	"github.com/airlock-dev/airlock/store/pgtest"
@@ -128,7 +129,7 @@ func TestScaleOutKillSwitch(t *testing.T) {
 	ctx := context.Background()
 	st, err := runner.TripKillSwitch(fs[0].state, "tester", "incident")
 	must(t, err)
-	if res := call(t, a, "read_pool_file", read); code(res) != "KILL_SWITCH_ENGAGED" {
+	if res := callUntil(t, a, "read_pool_file", read, func(res *mcp.CallToolResult) bool { return code(res) == "KILL_SWITCH_ENGAGED" }); code(res) != "KILL_SWITCH_ENGAGED" {
 		t.Fatalf("A right after the trip: %q %s", code(res), text(res))
 	}
 	_, err = runner.RecordKillChange(ctx, fs[0].state, st)
@@ -171,7 +172,7 @@ func TestScaleOutKillSwitch(t *testing.T) {
 	must(t, err)
 	must(t, op.SetKillSwitch(ctx, false, "tester", "over here too"))
 	op.Close()
-	if res := call(t, a, "read_pool_file", read); res.IsError {
+	if res := callUntil(t, a, "read_pool_file", read, func(res *mcp.CallToolResult) bool { return !res.IsError }); res.IsError {
 		t.Fatalf("A after its own release: %s", text(res))
 	}
 	verifyShared(t, fs)
