@@ -121,6 +121,9 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 		mcpserver.WithLogging(),
 		mcpserver.WithHooks(hooks),
 		mcpserver.WithInstructions(instructions),
+		// Each caller lists the declarations its context sees
+		// (declare_need's upstream catalog; catalogFilter).
+		mcpserver.WithToolFilter(s.catalogFilter),
 	)
 	s.registerTools()
 	s.addResourceTemplate()
