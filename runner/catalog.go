@@ -122,3 +122,16 @@ func (c *catalogCache) get(key string, build func() ([]ToolInfo, error)) ([]Tool
 	c.m[key] = tools
 	return tools, nil
 }
+
+// CatalogVersion fingerprints the upstream tool definitions usable now
+// (approved and unchanged in the store, of configured upstreams): it
+// changes when an approval, a rug pull seen by any process or a reload
+// changes what some caller's catalog may list. "" with no upstreams.
+// The server polls it to tell clients their tool list changed.
+func (r *Runner) CatalogVersion(ctx context.Context) string {
+	cfg := r.Config()
+	if len(cfg.Upstreams) == 0 {
+		return ""
+	}
+	return catalogKey(r.upstreams.approved(ctx, cfg))
+}

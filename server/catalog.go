@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -50,4 +51,31 @@ func (s *Server) catalogFilter(ctx context.Context, tools []mcp.Tool) []mcp.Tool
 		}
 	}
 	return out
+}
+
+// catalogPoll is how often the server reads the pins to notice a catalog
+// change made by another process (`airlock upstreams approve`, a rug pull
+// seen by a call or a review elsewhere). One small store read per poll.
+const catalogPoll = time.Second
+
+// watchCatalog sends notifications/tools/list_changed to every connected
+// client when the usable upstream definitions change, so a client that
+// caches its tool list lists again and sees its new catalog. It is a hint:
+// each tools/list reads the pins itself, and every call is checked
+// against them whatever a client cached.
+func (s *Server) watchCatalog(ctx context.Context) {
+	tick := time.NewTicker(catalogPoll)
+	defer tick.Stop()
+	last := s.r.CatalogVersion(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if v := s.r.CatalogVersion(ctx); v != last {
+			last = v
+			s.mcp.SendNotificationToAllClients(mcp.MethodNotificationToolsListChanged, nil)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -98,7 +99,7 @@ func catalogued(tool listedTool) []string {
 
 // approveAll reviews the upstream and approves tools as the CLI does: a
 // separate operator handle on the store, not the serving runner.
-func (f *fixture) approveAll(t *testing.T, tools ...string) {
+func (f *fixture) approveAll(t testing.TB, tools ...string) {
 	t.Helper()
 	pins := f.review(t)
 	for _, tool := range tools {
@@ -287,5 +288,32 @@ func TestUpstreamNetworkAllowsWhatFetchAllows(t *testing.T) {
 	}
 	if u.calls.Load() != 1 {
 		t.Fatalf("calls %d", u.calls.Load())
+	}
+}
+
+// TestUpstreamCatalogListChanged: a connected client is told its tool
+// list changed (notifications/tools/list_changed) when an operator in
+// another process approves a tool, without a reload, and its next listing
+// carries the tool.
+func TestUpstreamCatalogListChanged(t *testing.T) {
+	f, _ := upstreamFixture(t, "mcper")
+	c := f.connect(t)
+	changed := make(chan struct{}, 8)
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == string(mcp.MethodNotificationToolsListChanged) {
+			changed <- struct{}{}
+		}
+	})
+	if got := catalogued(listDeclareNeed(t, c)); len(got) != 0 {
+		t.Fatalf("catalog before any approval: %v", got)
+	}
+	f.approveAll(t, "echo")
+	select {
+	case <-changed:
+	case <-time.After(10 * catalogPoll):
+		t.Fatal("no notifications/tools/list_changed after the approval")
+	}
+	if got := catalogued(listDeclareNeed(t, c)); !slices.Equal(got, []string{"up/echo"}) {
+		t.Fatalf("catalog after the notification: %v", got)
 	}
 }

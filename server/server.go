@@ -79,6 +79,7 @@ type Server struct {
 	servingHTTP atomic.Bool
 	stop        context.CancelFunc
 	stopped     chan struct{}
+	watching    chan struct{} // closed when watchCatalog returned
 }
 
 // New builds the MCP server for r.
@@ -128,6 +129,8 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 	s.registerTools()
 	s.addResourceTemplate()
 	s.addPrompts()
+	s.watching = make(chan struct{})
+	go func() { defer close(s.watching); s.watchCatalog(runCtx) }()
 	return s, nil
 }
 
@@ -171,6 +174,7 @@ const maxRefusalKeys = 1024
 func (s *Server) Close() {
 	s.stop()
 	<-s.stopped
+	<-s.watching
 }
 
 // Reload makes the server follow the runner's current configuration: it

@@ -35,7 +35,7 @@ type testUpstream struct {
 
 const echoDescription = "Echoes back the message."
 
-func newTestUpstream(t *testing.T) *testUpstream {
+func newTestUpstream(t testing.TB) *testUpstream {
 	u := &testUpstream{mcp: mcpserver.NewMCPServer("test-upstream", "1", mcpserver.WithToolCapabilities(true))}
 	u.setEcho(echoDescription)
 	u.mcp.AddTool(mcp.NewTool("big", mcp.WithDescription("Returns a lot of text.")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -103,7 +103,7 @@ func upstreamFixtureWith(t *testing.T, role, more string) (*fixture, *testUpstre
 }
 
 // upstreamConfig is upstreamFixtureWith's configuration text and upstream.
-func upstreamConfig(t *testing.T, role, more string) (string, *testUpstream) {
+func upstreamConfig(t testing.TB, role, more string) (string, *testUpstream) {
 	t.Helper()
 	u := newTestUpstream(t)
 	t.Setenv("UPSTREAM_TEST_AUTH", upstreamAuth)
@@ -178,7 +178,7 @@ func mcpNeed(tool string, args map[string]any) map[string]any {
 
 // review refreshes the pins as `airlock upstreams review` does and returns
 // them by tool.
-func (f *fixture) review(t *testing.T) map[string]*pinning.Pin {
+func (f *fixture) review(t testing.TB) map[string]*pinning.Pin {
 	t.Helper()
 	op, err := runner.OpenOperator(f.state, false)
 	must(t, err)
@@ -195,7 +195,7 @@ func (f *fixture) review(t *testing.T) map[string]*pinning.Pin {
 	return out
 }
 
-func (f *fixture) approveTool(t *testing.T, tool, digest string) error {
+func (f *fixture) approveTool(t testing.TB, tool, digest string) error {
 	t.Helper()
 	op, err := runner.OpenOperator(f.state, false)
 	must(t, err)
