@@ -64,7 +64,7 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 			return err
 		}
 		fmt.Fprintf(io.Out, "approved %s/%s sha256:%s\n", p.Upstream, p.Tool, p.ApprovedDigest)
-		fmt.Fprintln(io.Out, "A running server advertises it in declare_need's catalog after a reload (SIGHUP); calls may use it now.")
+		fmt.Fprintln(io.Out, "A running server lists it in declare_need's catalog from the next tools/list (to callers whose policy may use it) and tells connected clients; calls may use it now.")
 		return nil
 	}
 	only := ""

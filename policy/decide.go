@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -57,7 +58,7 @@ func (p *Policy) Decide(in *Input) Decision {
 
 	// Pattern-only policies decide the other capabilities without touching
 	// the pooled evaluation state.
-	comm := strings.HasPrefix(c, "comm.")
+	comm := networked(c)
 	if !comm && !p.hasRules {
 		id, reason, ok := p.allowedBy(c, nil, nil)
 		if !ok {
@@ -68,7 +69,8 @@ func (p *Policy) Decide(in *Input) Decision {
 	st := getState(p, in)
 	defer putState(st)
 
-	// 3. The network section, for comm.* calls that name a URL.
+	// 3. The network section, for comm.* calls that name a URL and mcp.*
+	// calls to an HTTP upstream (the runner passes its URL).
 	if comm && st.rawURL != "" {
 		u, err := st.url()
 		if err == nil {
@@ -152,6 +154,43 @@ func (p *Policy) allowedBy(c string, st *state, byRule *[maxLayers]*rule) (id, r
 		}
 	}
 	return id, reason, true
+}
+
+// networked reports whether the network section judges capability c when
+// the call names a URL: comm.* (fetch, search) and mcp.* (an HTTP
+// upstream, whose URL the runner puts in Input.URL, so an upstream's host
+// is refused by the same allow/deny as a fetch: issue 15,
+// TestUpstreamHTTPUnderNetworkPolicy).
+func networked(c string) bool {
+	return strings.HasPrefix(c, "comm.") || strings.HasPrefix(c, "mcp.")
+}
+
+// Listable reports whether capability c could be allowed by some call:
+// no deny pattern of the chain matches it, and every policy in the chain
+// has an allow pattern or an allow rule for it (rows 1 and 2 of the
+// order; conditions, which depend on a call's arguments, are not
+// evaluated). When u is not nil it is the URL every call of c reaches (an
+// HTTP upstream's), and the network section must allow it too (row 3).
+// declare_need's catalog lists an upstream tool only when it is listable
+// by the caller's policy: a tool the policy denies outright is not
+// advertised (issue 15).
+func (p *Policy) Listable(c string, u *url.URL) bool {
+	if p == nil {
+		return false
+	}
+	for _, l := range p.layers {
+		for i := range l.deny {
+			if l.deny[i].pat.Match(c) {
+				return false
+			}
+		}
+	}
+	for _, l := range p.layers {
+		if !l.neutral && l.allowPattern(c) == nil && !l.hasAllowRule(c) {
+			return false
+		}
+	}
+	return u == nil || p.net.check(u) == nil
 }
 
 // maxLayers is how deep a chain Decide tracks without allocating.

@@ -50,7 +50,7 @@
 //	1  a deny pattern of any policy in the chain matches     deny     deny:<pattern>
 //	2  some policy in the chain has no allow pattern and no  deny     default
 //	   allow rule for the capability (conditions unevaluated)
-//	3  a comm.* call's URL fails the network section         deny     network
+//	3  a comm.* or mcp.* call's URL fails the network section deny    network
 //	4  a matching rule's condition fails to evaluate         deny     <rule id>
 //	5  a matching deny rule's condition holds                deny     <rule id>
 //	6  some policy in the chain neither matched an allow     deny     default
@@ -95,7 +95,8 @@
 //
 // # Network and filesystem
 //
-// For a comm.* call whose arguments carry a URL, Decide applies
+// For a comm.* call whose arguments carry a URL, and an mcp.* call to an
+// HTTP upstream (the runner passes the upstream's URL), Decide applies
 // [Policy.CheckURL]: allowed schemes (default https only), no user info, no
 // literal private, loopback or link-local address unless allow_private
 // covers it, deny_hosts before allow_hosts, and a host that must match

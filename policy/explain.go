@@ -63,8 +63,8 @@ func Explain(p *Policy, in *Input) Explanation {
 		}
 	}
 	switch {
-	case !strings.HasPrefix(c, "comm."):
-		add(Step{Kind: StepNetwork, ID: "network", Why: "not a comm.* capability: not checked"})
+	case !networked(c):
+		add(Step{Kind: StepNetwork, ID: "network", Why: "not a comm.* or mcp.* capability: not checked"})
 	case st.rawURL == "":
 		add(Step{Kind: StepNetwork, ID: "network", Why: "the call names no URL: not checked"})
 	default:

@@ -17,6 +17,8 @@ type generation struct {
 	cfg      *config.Config
 	policies *policy.Set
 	tools    map[string]toolView
+	// catalogs are the per-caller declarations (Session.Tools).
+	catalogs *catalogCache
 }
 
 // ErrReloadPools reports a reload that changes the pools, which are bound
@@ -65,14 +67,15 @@ func (r *Runner) newGeneration(cfg *config.Config) (*generation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling policies: %w", err)
 	}
-	gen := &generation{cfg: cfg, policies: policies, tools: map[string]toolView{}}
-	// The comm.mcp catalog is the approved pins as this generation
-	// starts; `airlock reload` (or SIGHUP) after an approval advertises
-	// it. Calls are checked against the store's pins whatever the catalog
-	// says (upstreams.check).
-	approved := r.upstreams.approved(context.Background(), cfg)
+	gen := &generation{cfg: cfg, policies: policies, tools: map[string]toolView{}, catalogs: &catalogCache{}}
+	// The generation's declarations carry no comm.mcp catalog: what a
+	// caller is shown depends on its context's policy and on the pins as
+	// they are when it lists (Session.Tools). The arguments are validated
+	// against the base schema here, then against the pinned input schema
+	// as the store holds it (upstreams.check), so an approval or a change
+	// made since this generation began never meets a stale schema.
 	for _, name := range r.order {
-		v, err := declare(r.tools[name], cfg, approved)
+		v, err := declare(r.tools[name], cfg, nil)
 		if err != nil {
 			return nil, err
 		}

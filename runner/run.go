@@ -139,6 +139,9 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 	if t, ok := args.(toolkit.Targeted); ok {
 		in.URL, in.Query = t.Target()
 	}
+	if u := c.s.r.upstreamURL(c.rec.Capability); u != "" {
+		in.URL = u // an HTTP upstream is judged by the network section (upstreamURL)
+	}
 	c.input = in
 	dec := c.policy.Decide(in)
 	c.rec.Decision, c.rec.RuleID, c.rec.Reason = string(dec.Effect), dec.RuleID, dec.Reason

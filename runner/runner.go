@@ -114,7 +114,7 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.gen.Store(&generation{cfg: cfg, policies: policies})
+	r.gen.Store(&generation{cfg: cfg, policies: policies, catalogs: &catalogCache{}})
 	// 0711: the sandbox user must traverse to the run workspaces and the
 	// demo pools beneath; nobody else may list it, and the store is 0600.
 	if err := os.MkdirAll(stateDir, 0o711); err != nil {

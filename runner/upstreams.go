@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/pinning"
+	"github.com/airlock-dev/airlock/policy"
 	"github.com/airlock-dev/airlock/sandbox"
 	"github.com/airlock-dev/airlock/store"
 	"github.com/airlock-dev/airlock/toolkit"
@@ -77,7 +79,11 @@ func (s *upstreamSession) Close() {
 // Credentials come from the upstream's own config (env / headers); the
 // agent's token is never among them: nothing of the calling session is
 // passed (TestUpstreamNeverGetsAgentToken).
-func (u *upstreams) dial(ctx context.Context, cfg *config.Config, up config.Upstream) (*upstreamSession, error) {
+//
+// rules, when set, judges every address an HTTP upstream's connection
+// reaches (the calling policy's network section, as for comm.fetch); the
+// operator's review (`airlock upstreams review`) has no caller and passes nil.
+func (u *upstreams) dial(ctx context.Context, cfg *config.Config, up config.Upstream, rules comm.IPRules) (*upstreamSession, error) {
 	maxBytes := up.MaxResultBytes*2 + 1<<20 // the listing and the answer, JSON-encoded
 	if !up.Stdio() {
 		private, err := cfg.Comm.Fetch.PrivatePrefixes()
@@ -92,7 +98,11 @@ func (u *upstreams) dial(ctx context.Context, cfg *config.Config, up config.Upst
 			}
 			headers[name] = v
 		}
-		s, err := comm.DialMCP(ctx, comm.MCPConn{URL: up.URL, Headers: headers, AllowPrivate: private, MaxBytes: maxBytes})
+		conn := comm.MCPConn{URL: up.URL, Headers: headers, AllowPrivate: private, MaxBytes: maxBytes}
+		if rules != nil {
+			conn.Rules = rules
+		}
+		s, err := comm.DialMCP(ctx, conn)
 		if err != nil {
 			return nil, comm.MCPViolation(up.ID, err)
 		}
@@ -363,12 +373,15 @@ func (p *upstreamPins) Check(ctx context.Context, upstream, tool string, args js
 // and blocks the call), check that the listed definition is still the one
 // the need was checked against, call, and return the answer as untrusted
 // content attributed to the upstream, the tool and the pinned digest.
-func (r *Runner) callUpstream(ctx context.Context, principal string, need declarations.Need) (*toolkit.External, error) {
+func (r *Runner) callUpstream(ctx context.Context, principal string, pol *policy.Policy, need declarations.Need) (*toolkit.External, error) {
 	cfg := r.Config()
 	p := need.Parameters
 	up, ok := cfg.Upstream(p.Upstream)
 	if !ok {
 		return nil, violation.New(violation.UpstreamUnavailable, "no upstream %q is configured", p.Upstream)
+	}
+	if err := checkUpstreamURL(pol, up); err != nil {
+		return nil, err
 	}
 	digest, err := r.upstreams.check(ctx, cfg, p.Upstream, p.Tool, p.Arguments)
 	if err != nil {
@@ -376,7 +389,7 @@ func (r *Runner) callUpstream(ctx context.Context, principal string, need declar
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, timeoutOf(up), comm.ErrMCPTimeout)
 	defer cancel()
-	s, err := r.upstreams.dial(ctx, cfg, up)
+	s, err := r.upstreams.dial(ctx, cfg, up, pol)
 	if err != nil {
 		return nil, err
 	}
@@ -405,6 +418,45 @@ func (r *Runner) callUpstream(ctx context.Context, principal string, need declar
 	}
 	return &toolkit.External{Text: res.Text, Source: MCPSource(p.Upstream, p.Tool, digest), ContentType: "text/plain",
 		RetrievedAt: r.now().UTC(), Details: details}, nil
+}
+
+// upstreamURL is the URL the policy judges a call of capability c by: an
+// HTTP upstream's own URL for mcp.<upstream>.<tool> (the network section
+// then refuses its host as it refuses a fetch's: issue 15), "" otherwise
+// (a stdio upstream reaches no network; other capabilities name their own).
+func (r *Runner) upstreamURL(c string) string {
+	rest, ok := strings.CutPrefix(c, "mcp.")
+	if !ok {
+		return ""
+	}
+	id, _, _ := strings.Cut(rest, ".")
+	up, ok := r.Config().Upstream(id)
+	if !ok || up.Stdio() {
+		return ""
+	}
+	return up.URL
+}
+
+// checkUpstreamURL refuses an HTTP upstream the policy's network section
+// does not allow, before anything connects: the same check, rule id and
+// code (POLICY_DENIED, rule network) the policy step gives in planning.
+// It runs again at execution because a declaration approved earlier may
+// be collected under a policy that has since narrowed.
+func checkUpstreamURL(pol *policy.Policy, up config.Upstream) error {
+	if up.Stdio() {
+		return nil
+	}
+	if pol == nil {
+		return violation.New(violation.PolicyDenied, "mcp.%s: no policy to judge the upstream's host by", up.ID)
+	}
+	u, err := url.Parse(up.URL)
+	if err == nil {
+		err = pol.CheckURL(u)
+	}
+	if err != nil {
+		return violation.Wrap(violation.PolicyDenied, err, "mcp.%s is denied by policy (rule network): %s", up.ID, strings.TrimSuffix(err.Error(), ": "+policy.ErrNetworkDenied.Error()))
+	}
+	return nil
 }
 
 // MCPSource is the attributed source of an upstream tool's answer: the

@@ -48,7 +48,7 @@ func (o *Operator) refresh(ctx context.Context, cfg *config.Config, up config.Up
 	u := o.upstreamsOf()
 	ctx, cancel := context.WithTimeout(ctx, timeoutOf(up))
 	defer cancel()
-	s, err := u.dial(ctx, cfg, up)
+	s, err := u.dial(ctx, cfg, up, nil)
 	if err != nil {
 		return err
 	}

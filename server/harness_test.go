@@ -316,7 +316,7 @@ func must(t testing.TB, err error) {
 }
 
 // connect starts a real mcp-go in-process client against the fixture.
-func (f *fixture) connect(t *testing.T) *client.Client {
+func (f *fixture) connect(t testing.TB) *client.Client {
 	t.Helper()
 	c, err := client.NewInProcessClient(f.srv.MCP())
 	must(t, err)

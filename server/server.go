@@ -79,6 +79,7 @@ type Server struct {
 	servingHTTP atomic.Bool
 	stop        context.CancelFunc
 	stopped     chan struct{}
+	watching    chan struct{} // closed when watchCatalog returned
 }
 
 // New builds the MCP server for r.
@@ -121,10 +122,15 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 		mcpserver.WithLogging(),
 		mcpserver.WithHooks(hooks),
 		mcpserver.WithInstructions(instructions),
+		// Each caller lists the declarations its context sees
+		// (declare_need's upstream catalog; catalogFilter).
+		mcpserver.WithToolFilter(s.catalogFilter),
 	)
 	s.registerTools()
 	s.addResourceTemplate()
 	s.addPrompts()
+	s.watching = make(chan struct{})
+	go func() { defer close(s.watching); s.watchCatalog(runCtx) }()
 	return s, nil
 }
 
@@ -168,6 +174,7 @@ const maxRefusalKeys = 1024
 func (s *Server) Close() {
 	s.stop()
 	<-s.stopped
+	<-s.watching
 }
 
 // Reload makes the server follow the runner's current configuration: it

@@ -35,7 +35,7 @@ type testUpstream struct {
 
 const echoDescription = "Echoes back the message."
 
-func newTestUpstream(t *testing.T) *testUpstream {
+func newTestUpstream(t testing.TB) *testUpstream {
 	u := &testUpstream{mcp: mcpserver.NewMCPServer("test-upstream", "1", mcpserver.WithToolCapabilities(true))}
 	u.setEcho(echoDescription)
 	u.mcp.AddTool(mcp.NewTool("big", mcp.WithDescription("Returns a lot of text.")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -98,6 +98,13 @@ func upstreamFixture(t *testing.T, role string) (*fixture, *testUpstream) {
 // upstreamFixtureWith adds more upstreams (YAML list items) to the config.
 func upstreamFixtureWith(t *testing.T, role, more string) (*fixture, *testUpstream) {
 	t.Helper()
+	cfg, u := upstreamConfig(t, role, more)
+	return newFixtureConfig(t, cfg), u
+}
+
+// upstreamConfig is upstreamFixtureWith's configuration text and upstream.
+func upstreamConfig(t testing.TB, role, more string) (string, *testUpstream) {
+	t.Helper()
 	u := newTestUpstream(t)
 	t.Setenv("UPSTREAM_TEST_AUTH", upstreamAuth)
 	cfg := fmt.Sprintf(testConfig, role)
@@ -105,13 +112,24 @@ func upstreamFixtureWith(t *testing.T, role, more string) (*fixture, *testUpstre
   mcp:
     allow: ["pool.*", "mcp.up.*", "mcp.probe.*", "mcp.dup.*"]
     deny: ["mcp.up.big_forbidden"]
+    network: {allow_hosts: ["127.0.0.1"], allow_schemes: [http], allow_private: ["127.0.0.0/8"]}
     rules:
       - {id: no-secret-echo, capability: mcp.up.echo, when: 'args.parameters.arguments.message == "secret"', effect: deny}
       - {id: loud-needs-ok, capability: mcp.up.echo, when: 'args.parameters.arguments.message startsWith "LOUD"', effect: require_approval}
   mcp-none:
     allow: ["pool.*"]
+  mcp-narrow:
+    allow: ["pool.*", "mcp.up.echo", "mcp.up.big"]
+    deny: ["mcp.up.big"]
+    rules:
+      - {id: echo-needs-ok, capability: mcp.up.echo, effect: require_approval}
+    network: {allow_hosts: ["127.0.0.1"], allow_schemes: [http], allow_private: ["127.0.0.0/8"]}
+  mcp-offnet:
+    allow: ["pool.*", "mcp.up.*", "comm.fetch"]
+    network: {allow_hosts: ["example.org"], allow_schemes: [http, https]}
   mcp-metered:
     allow: ["pool.*", "mcp.up.*"]
+    network: {allow_hosts: ["127.0.0.1"], allow_schemes: [http], allow_private: ["127.0.0.0/8"]}
     limits: {rate: {"mcp.up.*": {per_minute: 1, burst: 1}}}
 `, 1)
 	cfg = strings.Replace(cfg, "roles:\n", `roles:
@@ -124,6 +142,15 @@ func upstreamFixtureWith(t *testing.T, role, more string) (*fixture, *testUpstre
     pools: [alpha]
     initial_phase: execution
     tokens: [{env: AIRLOCK_TEST_TOKEN_MCP}]
+  mcp-narrow:
+    policy: mcp-narrow
+    pools: [alpha]
+    tokens: [{env: AIRLOCK_TEST_TOKEN_MCP_NARROW}]
+  mcp-offnet:
+    policy: mcp-offnet
+    pools: [alpha]
+    tokens: [{env: AIRLOCK_TEST_TOKEN_MCP_OFFNET}]
+  mcp-offnet-exec: {policy: mcp-offnet, pools: [alpha], initial_phase: execution}
 `, 1)
 	cfg += fmt.Sprintf(`upstreams:
   - id: up
@@ -132,7 +159,7 @@ func upstreamFixtureWith(t *testing.T, role, more string) (*fixture, *testUpstre
     timeout_ms: 2000
     max_result_bytes: 16384
 `, u.URL) + more
-	return newFixtureConfig(t, cfg), u
+	return cfg, u
 }
 
 func mcpNeed(tool string, args map[string]any) map[string]any {
@@ -151,7 +178,7 @@ func mcpNeed(tool string, args map[string]any) map[string]any {
 
 // review refreshes the pins as `airlock upstreams review` does and returns
 // them by tool.
-func (f *fixture) review(t *testing.T) map[string]*pinning.Pin {
+func (f *fixture) review(t testing.TB) map[string]*pinning.Pin {
 	t.Helper()
 	op, err := runner.OpenOperator(f.state, false)
 	must(t, err)
@@ -168,7 +195,7 @@ func (f *fixture) review(t *testing.T) map[string]*pinning.Pin {
 	return out
 }
 
-func (f *fixture) approveTool(t *testing.T, tool, digest string) error {
+func (f *fixture) approveTool(t testing.TB, tool, digest string) error {
 	t.Helper()
 	op, err := runner.OpenOperator(f.state, false)
 	must(t, err)
@@ -414,8 +441,8 @@ func TestUpstreamNeverGetsAgentToken(t *testing.T) {
 	}
 }
 
-// TestUpstreamCatalog: after a reload, declare_need advertises the approved
-// tools (and only those): a sanitized one-line description each, and an
+// TestUpstreamCatalog: declare_need advertises the approved tools (and
+// only those; no reload needed, TestUpstreamCatalogFollowsPins): a sanitized one-line description each, and an
 // if/then fixing the arguments to the pinned input schema, which the
 // runner then applies at step 1 as well.
 func TestUpstreamCatalog(t *testing.T) {
@@ -424,15 +451,10 @@ func TestUpstreamCatalog(t *testing.T) {
 	for _, tool := range []string{"echo", "add"} {
 		must(t, f.approveTool(t, tool, pins[tool].SeenDigest))
 	}
-	must(t, f.r.Reload(context.Background(), f.cfg, "test"))
-	var desc string
+	listed := listDeclareNeed(t, f.connect(t))
+	desc := listed.Description
 	var schema map[string]any
-	for _, ti := range f.r.Tools() {
-		if ti.Name == "declare_need" {
-			desc = ti.Description
-			must(t, json.Unmarshal(ti.InputSchema, &schema))
-		}
-	}
+	must(t, json.Unmarshal(listed.InputSchema, &schema))
 	if !strings.Contains(desc, "- up/echo: "+echoDescription) || !strings.Contains(desc, "- up/add: Adds two numbers.") || strings.Contains(desc, "up/fail") {
 		t.Fatalf("catalog: %s", desc)
 	}

@@ -49,8 +49,10 @@ type Tool struct {
 	// configuration (run_pipeline names the configured pipelines and
 	// their parameters). The runner advertises and validates against what
 	// it returns, per configuration generation.
-	// Upstreams are the approved upstream tools when the generation was
-	// built (declare_need's comm.mcp catalog).
+	// Upstreams are the approved upstream tools one caller may be shown
+	// (declare_need's comm.mcp catalog): the runner calls Catalog with
+	// none for the generation's own declaration and validator, and with
+	// each caller's list for its tools/list (runner.Session.Tools).
 	Catalog func(cfg *config.Config, upstreams []UpstreamTool) (schema json.RawMessage, description string, err error)
 	// NewArgs returns a pointer to a zero argument value to decode into.
 	NewArgs func() Args

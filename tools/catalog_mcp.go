@@ -29,9 +29,9 @@ const (
 // runner passes the usable pins), and every description is sanitized
 // (fence.Sanitize: invisible, bidi, tag and control characters removed),
 // flattened to one line and cut: an upstream's words cannot add lines
-// that read as Airlock's. The runner checks every call against the pins in
-// the store whatever this catalog (built per configuration generation)
-// says.
+// that read as Airlock's. The runner builds it per caller (the tools that
+// caller's policy may use, from the pins as they are when it lists) and
+// checks every call against the pins in the store whatever it says.
 func declareCatalog(cfg *config.Config, ups []toolkit.UpstreamTool) (json.RawMessage, string, error) {
 	base := declareNeed()
 	if len(ups) == 0 {
