@@ -19,9 +19,10 @@
 //
 // Two request forms are accepted (RFC 9110 §9.3.6, §7.1):
 //
-//   - CONNECT host:port — a TLS tunnel (HTTPS_PROXY); judged as https.
-//     The bytes inside are the client's and the server's; the proxy does
-//     not read them.
+//   - CONNECT host:port — a tunnel (HTTPS_PROXY; Node tunnels http://
+//     URLs too); judged as http on port 80 and as https on any other
+//     port. The bytes inside are the client's and the server's; the proxy
+//     does not read them.
 //   - an absolute-form http:// request — forwarded once (Connection:
 //     close), its URL normalised by urlnorm first; judged as http.
 //

@@ -218,8 +218,13 @@ func (p *Proxy) admit(t Target, tunnel bool) error {
 	if p.o.Check == nil {
 		return fmt.Errorf("%w: no policy to ask", ErrPolicy)
 	}
+	// A forwarded request is http. A tunnel's bytes are not read, so it
+	// is judged by its port: 80 is http (Node's proxy support tunnels
+	// plain http too), any other port https — the policy's
+	// allow_schemes cannot be sidestepped by tunnelling plain http to
+	// port 80.
 	scheme := "http"
-	if tunnel {
+	if tunnel && t.Port != 80 {
 		scheme = "https"
 	}
 	if err := p.o.Check(scheme, t.Host, t.Port); err != nil {

@@ -80,8 +80,8 @@ type proxyFixture struct {
 	tlsPort    int
 	tlsSrv     *httptest.Server
 	rec        *recorder
-	allowPriv  bool
 	policyDeny map[string]bool
+	schemes    sync.Map // host:port → the scheme the policy was asked about
 }
 
 func newProxyFixture(t *testing.T, allowPrivate bool) *proxyFixture {
@@ -103,8 +103,9 @@ func newProxyFixture(t *testing.T, allowPrivate bool) *proxyFixture {
 	res := names{"allowed.example": "127.0.0.1", "denied.example": "127.0.0.1"}
 	p, err := egress.New(egress.Options{
 		Targets: []egress.Target{{Host: "allowed.example", Port: f.httpPort}, {Host: "allowed.example", Port: f.tlsPort},
-			{Host: "denied.example", Port: f.tlsPort}},
+			{Host: "denied.example", Port: f.tlsPort}, {Host: "plain.example", Port: 80}},
 		Check: func(scheme, host string, port int) error {
+			f.schemes.Store(fmt.Sprintf("%s:%d", host, port), scheme)
 			if f.policyDeny[host] {
 				return errors.New("host in network.deny_hosts")
 			}
@@ -152,6 +153,25 @@ func TestProxyAdmitsConfiguredHosts(t *testing.T) {
 		if e := f.rec.last(t); !e.Allowed || e.Host != "allowed.example" {
 			t.Fatalf("audit: %+v", e)
 		}
+	}
+}
+
+// TestProxyJudgesTunnelScheme: the policy is asked about a CONNECT as https,
+// except on port 80, where it is plain http in a tunnel (so a policy that
+// allows only https cannot be sidestepped by tunnelling http).
+func TestProxyJudgesTunnelScheme(t *testing.T) {
+	f := newProxyFixture(t, true)
+	rawRequest(t, f.addr, fmt.Sprintf("CONNECT allowed.example:%d HTTP/1.1\r\n\r\n", f.tlsPort))
+	rawRequest(t, f.addr, "CONNECT plain.example:80 HTTP/1.1\r\n\r\n")
+	rawRequest(t, f.addr, "CONNECT denied.example:80 HTTP/1.1\r\n\r\n")
+	if s, _ := f.schemes.Load(fmt.Sprintf("allowed.example:%d", f.tlsPort)); s != "https" {
+		t.Fatalf("CONNECT to %d judged as %v", f.tlsPort, s)
+	}
+	if s, _ := f.schemes.Load("plain.example:80"); s != "http" {
+		t.Fatalf("CONNECT to 80 judged as %v", s)
+	}
+	if _, asked := f.schemes.Load("denied.example:80"); asked {
+		t.Fatal("the policy was asked about a host:port not configured")
 	}
 }
 
