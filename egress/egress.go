@@ -79,10 +79,11 @@ type Options struct {
 // Proxy serves one upstream's egress. Serve may be called once per
 // listener; a Proxy is safe for concurrent use.
 type Proxy struct {
-	o    Options
-	sem  chan struct{}
-	mu   sync.Mutex
-	open map[net.Conn]struct{}
+	o      Options
+	sem    chan struct{}
+	mu     sync.Mutex
+	open   map[net.Conn]struct{}
+	closed bool // Serve is ending: a connection tracked now is closed at once
 }
 
 // New validates o and returns a Proxy.
@@ -113,11 +114,15 @@ func New(o Options) (*Proxy, error) {
 }
 
 // Serve accepts connections on l until it is closed, then closes every
-// connection still open and returns.
+// connection still open (both sides of every tunnel), cancels dials in
+// progress and returns: nothing outlives the sandboxed run.
 func (p *Proxy) Serve(l net.Listener) {
 	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(context.Background())
 	defer func() {
+		cancel()
 		p.mu.Lock()
+		p.closed = true
 		for c := range p.open {
 			c.Close()
 		}
@@ -143,7 +148,7 @@ func (p *Proxy) Serve(l net.Listener) {
 			defer func() { <-p.sem }()
 			defer p.track(c, false)
 			defer c.Close()
-			p.handle(c)
+			p.handle(ctx, c)
 		}()
 	}
 }
@@ -152,6 +157,10 @@ func (p *Proxy) track(c net.Conn, add bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if add {
+		if p.closed {
+			c.Close()
+			return
+		}
 		p.open[c] = struct{}{}
 	} else {
 		delete(p.open, c)
@@ -162,7 +171,7 @@ func (p *Proxy) track(c net.Conn, add bool) {
 const maxHead = 32 << 10
 
 // handle serves one client connection: one request.
-func (p *Proxy) handle(c net.Conn) {
+func (p *Proxy) handle(ctx context.Context, c net.Conn) {
 	lim := &headLimit{r: c, n: maxHead}
 	br := bufio.NewReaderSize(lim, 4096)
 	c.SetReadDeadline(time.Now().Add(p.o.HeadTimeout))
@@ -185,8 +194,8 @@ func (p *Proxy) handle(c net.Conn) {
 		p.refuse(c, ev, http.StatusForbidden)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	up, err := p.o.Dial(ctx, "tcp", net.JoinHostPort(t.Host, fmt.Sprint(t.Port)))
+	dctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	up, err := p.o.Dial(dctx, "tcp", net.JoinHostPort(t.Host, fmt.Sprint(t.Port)))
 	cancel()
 	if err != nil {
 		// The checked dialer's refusal (a private address) and a plain
@@ -195,6 +204,8 @@ func (p *Proxy) handle(c net.Conn) {
 		p.refuse(c, ev, http.StatusBadGateway)
 		return
 	}
+	p.track(up, true)
+	defer p.track(up, false)
 	defer up.Close()
 	ev.Allowed = true
 	p.o.Audit(ev)

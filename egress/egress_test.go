@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -239,4 +240,75 @@ func rawRequest(t *testing.T, addr, head string) int {
 		t.Fatalf("reading the proxy's answer: %v", err)
 	}
 	return resp.StatusCode
+}
+
+// TestProxyServeEndsConnections: when the run ends (its listener closes),
+// Serve closes every open connection — a tunnel, and a forwarded request
+// whose server never answers — and returns; nothing outlives the run.
+func TestProxyServeEndsConnections(t *testing.T) {
+	for name, head := range map[string]string{
+		"tunnel":  "CONNECT allowed.example:%d HTTP/1.1\r\n\r\n",
+		"forward": "GET http://allowed.example:%d/ HTTP/1.1\r\n\r\n",
+	} {
+		t.Run(name, func(t *testing.T) { serveEnds(t, head) })
+	}
+}
+
+func serveEnds(t *testing.T, head string) {
+	res := names{"allowed.example": "127.0.0.1"}
+	hold := make(chan struct{})
+	defer close(hold)
+	backend, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer backend.Close()
+	go func() {
+		for {
+			c, err := backend.Accept()
+			if err != nil {
+				return
+			}
+			go func() { <-hold; c.Close() }() // a server that never answers nor closes
+		}
+	}()
+	port := backend.Addr().(*net.TCPAddr).Port
+	p, err := egress.New(egress.Options{
+		Targets: []egress.Target{{Host: "allowed.example", Port: port}},
+		Check:   func(string, string, int) error { return nil },
+		Dial:    comm.CheckedDialer([]netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, nil, res),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { p.Serve(l); close(done) }()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, head, port)
+	if strings.HasPrefix(head, "CONNECT") {
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("tunnel: %v %v", resp, err)
+		}
+	} else {
+		time.Sleep(200 * time.Millisecond) // the request reaches the server
+	}
+	l.Close()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		t.Fatal("Serve did not return with a connection open")
+	}
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the connection stayed open: %v", err)
+	}
 }
