@@ -109,11 +109,14 @@ func (u *upstreams) egressFor(ctx context.Context, cfg *config.Config, up config
 
 // auditEgress appends one record per proxy request: never its content.
 func (u *upstreams) auditEgress(ctx context.Context, by, upstream string, ev egress.Event) {
+	reason := "a request the proxy could not read"
+	if ev.Host != "" {
+		reason = fmt.Sprintf("%s %s", ev.Method, net.JoinHostPort(ev.Host, strconv.Itoa(ev.Port)))
+	}
 	rec := &store.Record{
 		Time: u.now().UTC(), Principal: by, Transport: "upstream", Capability: "upstream.egress",
-		Decision: "allow", Outcome: store.OutcomeOK,
-		Reason: fmt.Sprintf("%s %s", ev.Method, net.JoinHostPort(ev.Host, strconv.Itoa(ev.Port))),
-		Extra:  mustJSON(map[string]any{"upstream": upstream, "host": ev.Host, "port": ev.Port, "method": ev.Method, "allowed": ev.Allowed}),
+		Decision: "allow", Outcome: store.OutcomeOK, Reason: reason,
+		Extra: mustJSON(map[string]any{"upstream": upstream, "host": ev.Host, "port": ev.Port, "method": ev.Method, "allowed": ev.Allowed}),
 	}
 	if !ev.Allowed {
 		rec.Decision, rec.Outcome, rec.Violation = "deny", store.OutcomeDenied, string(ev.Code)
