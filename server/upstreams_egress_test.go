@@ -39,7 +39,8 @@ var egressNames = egressNameMap{"allowed.example": "127.0.0.1", "blocked.example
 //   - a host not in its hosts is refused, and audited;
 //   - a host in its hosts that the policy's network section denies is
 //     refused, and audited;
-//   - a direct connection (no proxy) to a listener on the host fails.
+//   - a direct connection (no proxy) to a listener on the host fails;
+//   - each request is audited by host and port, never by path.
 func TestUpstreamStdioEgress(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the sandbox needs root")
@@ -102,10 +103,10 @@ func TestUpstreamStdioEgress(t *testing.T) {
 		host            string
 		errHas          string
 	}{
-		{"https, configured and allowed", fmt.Sprintf("https://allowed.example:%d/x", tlsPort), "fetch: 200 hello allowed.example", true, "allowed.example", ""},
-		{"http, configured and allowed", fmt.Sprintf("http://allowed.example:%d/x", httpPort), "fetch: 200 hello allowed.example", true, "allowed.example", ""},
-		{"not in the upstream's hosts", fmt.Sprintf("https://other.example:%d/x", tlsPort), "fetch: refused", false, "other.example", "not in the upstream's hosts"},
-		{"in hosts, denied by the policy", fmt.Sprintf("https://blocked.example:%d/x", tlsPort), "fetch: refused", false, "blocked.example", "network.deny_hosts"},
+		{"https, configured and allowed", fmt.Sprintf("https://allowed.example:%d/secret-path", tlsPort), "fetch: 200 hello allowed.example", true, "allowed.example", ""},
+		{"http, configured and allowed", fmt.Sprintf("http://allowed.example:%d/secret-path", httpPort), "fetch: 200 hello allowed.example", true, "allowed.example", ""},
+		{"not in the upstream's hosts", fmt.Sprintf("https://other.example:%d/secret-path", tlsPort), "fetch: refused", false, "other.example", "not in the upstream's hosts"},
+		{"in hosts, denied by the policy", fmt.Sprintf("https://blocked.example:%d/secret-path", tlsPort), "fetch: refused", false, "blocked.example", "network.deny_hosts"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -124,6 +125,10 @@ func TestUpstreamStdioEgress(t *testing.T) {
 			rec := lastEgressRecord(t, f, tc.host)
 			if (rec.Decision == "allow") != tc.allowed || !strings.Contains(rec.Error, tc.errHas) {
 				t.Fatalf("audit: %+v", rec)
+			}
+			// Host, port and decision only: never a path (or any content).
+			if strings.Contains(rec.Reason+rec.Error+string(rec.Extra)+string(rec.Args), "secret-path") {
+				t.Fatalf("the audit holds the request's path: %+v", rec)
 			}
 			if !tc.allowed && rec.Violation != string(violation.NetworkAccessAttempt) {
 				t.Fatalf("audit violation %q", rec.Violation)
