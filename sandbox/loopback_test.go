@@ -32,7 +32,8 @@ func countingServe(n *atomic.Int32) func(net.Listener) {
 // the listener the parent opened in the run's network namespace — on the
 // same port number as a listener on the host's loopback, which stays
 // untouched (the namespace, not a port check, keeps them apart) — and no
-// other port, and still resolves no name.
+// other port, still resolves no name, and cannot listen (Landlock grants
+// no bind).
 func TestLoopbackServesOnlyItsPort(t *testing.T) {
 	d := newRunDirs(t)
 	host, err := net.Listen("tcp", "127.0.0.1:0")
@@ -61,6 +62,7 @@ func TestLoopbackServesOnlyItsPort(t *testing.T) {
 		{"the host listener's port on ::1", "tcp", "[::1]:" + strconv.Itoa(port)},
 		{"an outside address", "tcp", "192.0.2.1:" + strconv.Itoa(port)},
 		{"a name", "dns", "example.com"},
+		{"a listener of its own", "listen", "127.0.0.1:" + strconv.Itoa(port^2)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
