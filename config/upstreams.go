@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/airlock-dev/airlock/egress"
+	"github.com/airlock-dev/airlock/urlnorm"
 )
 
 // Upstream is an existing MCP server put behind Airlock (issue 15). The
@@ -188,7 +188,7 @@ func (u Upstream) EgressHosts() ([]UpstreamHost, error) {
 			}
 			host, port = h, n
 		}
-		h, err := egress.NormalHost(host)
+		h, err := urlnorm.Host(host)
 		if err != nil {
 			return nil, fmt.Errorf("hosts entry %q: an exact host name or IP address (no wildcard, no URL): %w", entry, ErrInvalid)
 		}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -80,48 +79,16 @@ func target(host, port string) (Target, error) {
 	return Target{Host: h, Port: p}, nil
 }
 
-// normalHost accepts a DNS name (lower-cased; letters, digits, '-' and
-// '.', labels of 1-63, no trailing dot) or a canonical IP literal (IPv6
-// without brackets or zone). Anything else — percent escapes, '*',
-// legacy numeric forms like "127.1" or "0x7f.1", which resolvers
-// disagree on — wraps ErrMalformed.
+// normalHost is urlnorm.Host with the proxy's sentinel.
 func normalHost(h string) (string, error) {
-	if a, err := netip.ParseAddr(h); err == nil {
-		if a.Zone() != "" || a.Is4In6() {
-			// A zone, or an IPv4 address spelled as IPv6: one address,
-			// one spelling.
-			return "", fmt.Errorf("%w: zoned or IPv4-mapped address", ErrMalformed)
-		}
-		return a.String(), nil
+	n, err := urlnorm.Host(h)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	h = strings.ToLower(h)
-	if h == "" || len(h) > 253 {
-		return "", fmt.Errorf("%w: host length", ErrMalformed)
-	}
-	allDigits := true
-	for _, label := range strings.Split(h, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return "", fmt.Errorf("%w: host label", ErrMalformed)
-		}
-		for i := 0; i < len(label); i++ {
-			c := label[i]
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-				return "", fmt.Errorf("%w: host character", ErrMalformed)
-			}
-		}
-		allDigits = allDigits && strings.Trim(label, "0123456789") == ""
-	}
-	last := h[strings.LastIndexByte(h, '.')+1:]
-	if allDigits || strings.HasPrefix(last, "0x") || strings.Trim(last, "0123456789") == "" {
-		// "127.1", "2130706433", "1.2.3.0x4": numeric forms some
-		// resolvers read as addresses.
-		return "", fmt.Errorf("%w: numeric host", ErrMalformed)
-	}
-	return h, nil
+	return n, nil
 }
 
-// NormalHost is normalHost for the config check: a host the proxy could
-// ever match.
+// NormalHost is the host form the proxy matches (urlnorm.Host).
 func NormalHost(h string) (string, error) { return normalHost(h) }
 
 // hopHeaders are not passed on (RFC 9110 §7.6.1), with the proxy's own.
