@@ -59,6 +59,11 @@ func ParseTarget(req *http.Request) (Parsed, error) {
 		port = "80"
 	}
 	t, err := target(u.Hostname(), port)
+	if err == nil && t.Host != u.Hostname() {
+		// An address with two spellings ("[::0.0.0.0]" is "::"): what is
+		// judged must be what is sent (FuzzParseTarget found it).
+		return Parsed{}, fmt.Errorf("%w: the URL's host is not in its canonical form", ErrMalformed)
+	}
 	return Parsed{Target: t, URL: u}, err
 }
 
