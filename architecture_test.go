@@ -75,6 +75,9 @@ func TestForbiddenDependencies(t *testing.T) {
 		"credentials": {"net/http", "os/exec", "log/slog", module + "/store"},
 		// tracing exports spans; it must not reach what the calls touch.
 		"tracing": {"os/exec", module + "/store", module + "/runner", module + "/tools", module + "/credentials"},
+		// egress decides and copies bytes; it dials only through the dialer
+		// it is given (comm's checked one) and audits through a callback.
+		"egress": {"os/exec", module + "/store", module + "/runner", module + "/comm", module + "/credentials"},
 	}
 	pkgs := goList(t)
 	for name, forbidden := range rules {

@@ -208,3 +208,21 @@ func (d *dialer) DialContext(ctx context.Context, network, address string) (net.
 	}
 	return nil, firstErr
 }
+
+// CheckedDialer returns comm.fetch's connect-time checked dialer for other
+// callers that open connections for untrusted code (the egress proxy of
+// sandboxed upstreams): res resolves names (nil: net.DefaultResolver),
+// every address actually connected to passes the private-address check
+// (allowPrivate lifts it for its prefixes) and rules (may be nil).
+func CheckedDialer(allowPrivate []netip.Prefix, rules IPRules, res Resolver) func(ctx context.Context, network, address string) (net.Conn, error) {
+	g := &guard{rules: rules}
+	for _, p := range allowPrivate {
+		if p.IsValid() {
+			g.allow = append(g.allow, p.Masked())
+		}
+	}
+	if res == nil {
+		res = net.DefaultResolver
+	}
+	return newDialer(res, g).DialContext
+}

@@ -2,11 +2,16 @@ package config
 
 import (
 	"fmt"
+	"net"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/airlock-dev/airlock/urlnorm"
 )
 
 // Upstream is an existing MCP server put behind Airlock (issue 15). The
@@ -15,7 +20,8 @@ import (
 // in a definition an operator approved (`airlock upstreams review|approve`).
 //
 // Exactly one of Command (a stdio server, run inside the pipeline sandbox:
-// no network, no state directory) and URL (a streamable HTTP server,
+// no network unless Hosts names some, and then only through Airlock's
+// egress proxy; no state directory) and URL (a streamable HTTP server,
 // reached through comm's connect-time checked dialer) is set.
 type Upstream struct {
 	ID          string `json:"id" jsonschema:"pattern=^[a-z0-9][a-z0-9_-]{0\\,31}$,description=Names the upstream in capabilities (mcp.<id>.<tool>) and in declare_need's parameters.upstream."`
@@ -33,8 +39,9 @@ type Upstream struct {
 	URL string `json:"url,omitempty" jsonschema:"description=A streamable HTTP MCP server (http or https URL). Reached with comm.fetch's protections: connect-time address checks (comm.fetch.allow_private)\\, no proxy."`
 	// Headers are sent to an HTTP server with every request.
 	Headers map[string]TokenSource `json:"headers,omitempty" jsonschema:"description=HTTP headers for an HTTP server (e.g. Authorization)\\, each read from an env variable or a file. The agent's own token is never sent."`
-	// Hosts a stdio server could reach; refused for now (see checkUpstreams).
-	Hosts []string `json:"hosts,omitempty" jsonschema:"description=Network hosts a stdio server may reach. Not supported yet: a stdio upstream has no network\\, and a config naming hosts is refused."`
+	// Hosts a stdio server may reach through the egress proxy (see
+	// EgressHosts and package egress).
+	Hosts []string `json:"hosts,omitempty" jsonschema:"description=Hosts a stdio server may reach (host or host:port; exact names\\, no wildcards; a port-less entry means 443 for https and 80 for http). Only through Airlock's egress proxy (HTTPS_PROXY/HTTP_PROXY in its environment)\\, and only when the calling policy's network section also allows the host. Without hosts a stdio server has no network at all."`
 	Trust string   `json:"trust,omitempty" jsonschema:"enum=untrusted,description=Trust of what the upstream returns; always fenced as untrusted (default untrusted)."`
 	// Limits of one call.
 	TimeoutMS      int64 `json:"timeout_ms,omitempty" jsonschema:"minimum=0,description=Whole-call timeout: start\\, handshake\\, listing and the tool call (default 30000)."`
@@ -93,10 +100,7 @@ func (c *Config) resolveUpstreamPaths() {
 	}
 }
 
-// checkUpstreams validates the upstreams section. A stdio upstream that
-// names hosts is refused: the sandbox has no network, and the
-// connect-time checked egress for sandboxed upstreams is not built yet;
-// refusing is the fail-closed answer (never a silently opened network).
+// checkUpstreams validates the upstreams section.
 func (c *Config) checkUpstreams() error {
 	seen := map[string]bool{}
 	for i, u := range c.Upstreams {
@@ -117,8 +121,8 @@ func (c *Config) checkUpstreams() error {
 			return at(".trust", fmt.Errorf("upstream %q: trust %q (only untrusted: what an upstream says is always fenced): %w", u.ID, u.Trust, ErrInvalid))
 		}
 		if u.Stdio() {
-			if len(u.Hosts) > 0 {
-				return at(".hosts", fmt.Errorf("upstream %q: a stdio upstream runs in the sandbox without network; egress for sandboxed upstreams is not supported yet, so hosts cannot be granted: %w", u.ID, ErrInvalid))
+			if err := c.checkUpstreamHosts(u); err != nil {
+				return at(".hosts", err)
 			}
 			if len(u.Headers) > 0 {
 				return at(".headers", fmt.Errorf("upstream %q: headers are for url upstreams; a stdio upstream takes env: %w", u.ID, ErrInvalid))
@@ -155,6 +159,73 @@ func (c *Config) checkUpstreams() error {
 			if !filepath.IsAbs(p) {
 				return at(fmt.Sprintf(".read_only[%d]", j), fmt.Errorf("path %q: %w", p, ErrInvalid))
 			}
+		}
+	}
+	return nil
+}
+
+// UpstreamHost is one entry of a stdio upstream's hosts: an exact,
+// normalised host name (or IP literal) and a port; Port 0 means the
+// defaults, 443 for https (CONNECT) and 80 for http.
+type UpstreamHost struct {
+	Host string
+	Port int
+}
+
+// maxUpstreamHosts bounds one upstream's hosts.
+const maxUpstreamHosts = 64
+
+// EgressHosts parses u.Hosts (checked at load, so errors cannot happen on
+// a loaded config).
+func (u Upstream) EgressHosts() ([]UpstreamHost, error) {
+	var out []UpstreamHost
+	for _, entry := range u.Hosts {
+		host, port := entry, 0
+		if h, p, err := net.SplitHostPort(entry); err == nil {
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != p {
+				return nil, fmt.Errorf("hosts entry %q: port: %w", entry, ErrInvalid)
+			}
+			host, port = h, n
+		}
+		h, err := urlnorm.Host(host)
+		if err != nil {
+			return nil, fmt.Errorf("hosts entry %q: an exact host name or IP address (no wildcard, no URL): %w", entry, ErrInvalid)
+		}
+		out = append(out, UpstreamHost{Host: h, Port: port})
+	}
+	return out, nil
+}
+
+// checkUpstreamHosts refuses hosts that the egress proxy could never
+// reach safely: wildcards and URLs (not exact names), and loopback,
+// private, link-local or otherwise special addresses and "localhost"
+// unless comm.fetch.allow_private names them (the connect-time dialer
+// would refuse them anyway; refusing at load says so early).
+func (c *Config) checkUpstreamHosts(u Upstream) error {
+	if len(u.Hosts) > maxUpstreamHosts {
+		return fmt.Errorf("upstream %q: more than %d hosts: %w", u.ID, maxUpstreamHosts, ErrInvalid)
+	}
+	hosts, err := u.EgressHosts()
+	if err != nil {
+		return fmt.Errorf("upstream %q: %w", u.ID, err)
+	}
+	private, err := c.Comm.Fetch.PrivatePrefixes()
+	if err != nil {
+		return err
+	}
+	for _, h := range hosts {
+		a, err := netip.ParseAddr(h.Host)
+		if h.Host == "localhost" || strings.HasSuffix(h.Host, ".localhost") {
+			a, err = netip.AddrFrom4([4]byte{127, 0, 0, 1}), nil
+		}
+		if err != nil {
+			continue // a name: its addresses are checked when connecting
+		}
+		special := a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
+			a.IsUnspecified() || a.IsMulticast() || !a.IsGlobalUnicast()
+		if special && !slices.ContainsFunc(private, func(p netip.Prefix) bool { return p.Contains(a) }) {
+			return fmt.Errorf("upstream %q: host %q is a private, loopback or special address (comm.fetch.allow_private does not name it): %w", u.ID, h.Host, ErrInvalid)
 		}
 	}
 	return nil

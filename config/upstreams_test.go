@@ -10,8 +10,8 @@ import (
 
 // TestUpstreams: the upstreams section loads with its defaults, and every
 // shape that could widen what an upstream reaches is refused with the
-// YAML line — above all a stdio upstream naming hosts (the sandbox has no
-// egress for upstreams yet; never a silently opened network).
+// YAML line — among them hosts a stdio upstream's egress could never
+// reach safely (wildcards, URLs, private or loopback addresses).
 func TestUpstreams(t *testing.T) {
 	ok := base + `upstreams:
   - id: everything
@@ -31,8 +31,32 @@ func TestUpstreams(t *testing.T) {
 		u.MaxResultBytes != config.DefaultUpstreamMaxResultBytes || u.Headers["Authorization"].File != "/etc/airlock/token.txt" {
 		t.Fatalf("remote: %+v", u)
 	}
+	// A stdio upstream may name hosts: exact names, optional ports; a
+	// loopback address only when comm.fetch.allow_private names it (the
+	// tests' override).
+	cfg, err = config.Parse("airlock.yaml", []byte(base+`upstreams:
+  - {id: net, command: [node], hosts: [API.example.com, "files.example.com:8443", "203.0.114.9"]}
+`), "/etc/airlock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ = cfg.Upstream("net")
+	if hs, err := u.EgressHosts(); err != nil || len(hs) != 3 || hs[0] != (config.UpstreamHost{Host: "api.example.com"}) ||
+		hs[1] != (config.UpstreamHost{Host: "files.example.com", Port: 8443}) {
+		t.Fatalf("hosts: %+v %v", hs, err)
+	}
+	if _, err := config.Parse("airlock.yaml", []byte(base+"comm:\n  fetch: {allow_private: [127.0.0.0/8]}\nupstreams:\n  - {id: x, command: [node], hosts: ['127.0.0.1:8080']}\n"), t.TempDir()); err != nil {
+		t.Fatalf("loopback under allow_private: %v", err)
+	}
 	for _, tc := range []struct{ name, src, want string }{
-		{"stdio with hosts", "  - {id: x, command: [node], hosts: [api.example.com]}\n", "egress for sandboxed upstreams is not supported"},
+		{"wildcard host", "  - {id: x, command: [node], hosts: ['*.example.com']}\n", "no wildcard"},
+		{"URL as host", "  - {id: x, command: [node], hosts: ['https://api.example.com/']}\n", "hosts entry"},
+		{"bad port", "  - {id: x, command: [node], hosts: ['api.example.com:0443']}\n", "port"},
+		{"loopback host", "  - {id: x, command: [node], hosts: ['127.0.0.1:8080']}\n", "private, loopback"},
+		{"localhost", "  - {id: x, command: [node], hosts: [localhost]}\n", "private, loopback"},
+		{"metadata address", "  - {id: x, command: [node], hosts: [169.254.169.254]}\n", "private, loopback"},
+		{"private v6", "  - {id: x, command: [node], hosts: ['[fd00::1]:443']}\n", "private, loopback"},
+		{"numeric host", "  - {id: x, command: [node], hosts: ['2130706433']}\n", "no wildcard"},
 		{"both", "  - {id: x, command: [node], url: https://a.example}\n", "exactly one of command"},
 		{"neither", "  - {id: x}\n", "exactly one of command"},
 		{"id with a dot", "  - {id: a.b, url: https://a.example}\n", "upstream id"},

@@ -169,7 +169,9 @@ func (b *sessionBroker) Execute(ctx context.Context, need declarations.Need) (*t
 		return &toolkit.External{Text: t.Text(), Source: "db:" + need.Parameters.Source, ContentType: "text/tab-separated-values",
 			RetrievedAt: b.s.r.now().UTC(), Truncated: t.Truncated, Details: map[string]any{"rows": len(t.Rows), "columns": t.Columns}}, nil
 	case declarations.OpMCP:
-		return b.s.r.callUpstream(ctx, b.s.principal, b.policy, need)
+		// The policy rides in ctx to a stdio upstream's egress proxy
+		// (upstream_egress.go): its network section judges every host.
+		return b.s.r.callUpstream(withEgressCaller(ctx, b.s.principal, b.policy), b.s.principal, b.policy, need)
 	default:
 		return nil, violation.New(violation.InvalidArguments, "unknown operation %q", need.Operation)
 	}

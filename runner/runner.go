@@ -13,6 +13,7 @@ import (
 	"github.com/airlock-dev/airlock/attribution"
 	"github.com/airlock-dev/airlock/calllog"
 	"github.com/airlock-dev/airlock/challenge"
+	"github.com/airlock-dev/airlock/comm"
 	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/credentials"
 	"github.com/airlock-dev/airlock/declarations"
@@ -45,6 +46,11 @@ type Options struct {
 	// SandboxTrampoline is the cgo-free binary the sandbox re-executes
 	// (default: this executable, which calls sandbox.MaybeRunTrampoline).
 	SandboxTrampoline string
+
+	// EgressResolver resolves the host names a stdio upstream's egress
+	// proxy connects to (default: the system's); tests map names to
+	// loopback with it.
+	EgressResolver comm.Resolver
 
 	storeOpts *store.Options // tests: a store that really cannot write
 }
@@ -164,7 +170,7 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		return nil, fmt.Errorf("opening pools: %w", err)
 	}
 	r.pipelines = newPipelineHost(cfg, stateDir, opts, r.log)
-	r.upstreams = &upstreams{db: r.db, log: r.log, now: r.now, trampoline: opts.SandboxTrampoline}
+	r.upstreams = &upstreams{db: r.db, log: r.log, now: r.now, trampoline: opts.SandboxTrampoline, resolver: opts.EgressResolver}
 	for _, t := range tools.All() {
 		r.tools[t.Name] = t
 		r.order = append(r.order, t.Name)

@@ -40,6 +40,7 @@ type upstreams struct {
 	log        *slog.Logger
 	now        func() time.Time
 	trampoline string
+	resolver   comm.Resolver // egress names; nil: the system's (upstream_egress.go)
 
 	sbOnce sync.Once
 	sb     *sandbox.Sandbox
@@ -130,10 +131,19 @@ func (u *upstreams) dial(ctx context.Context, cfg *config.Config, up config.Upst
 		inW.Close()
 		return nil, err
 	}
+	loop, egressEnv, err := u.egressFor(ctx, cfg, up)
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, violation.Wrap(violation.UpstreamUnavailable, err, "upstream %q: its egress cannot be set up", up.ID)
+	}
+	env = append(env, egressEnv...)
 	mem := up.MemoryBytes
 	spec := sandbox.Spec{
 		Argv: up.Command, Env: env, ReadOnly: up.ReadOnly, Temp: true, Dir: sandbox.TempDir,
-		StdinFile: inR, StdoutFile: outW,
+		StdinFile: inR, StdoutFile: outW, Loopback: loop,
 		Limits: sandbox.Limits{Wall: time.Duration(up.TimeoutMS)*time.Millisecond + stdioGrace, MemoryBytes: mem, Procs: 64, OutputBytes: 64 << 10},
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))

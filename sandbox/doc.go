@@ -3,7 +3,10 @@
 // # Invariant
 //
 // A pipeline — untrusted code — runs only through [Sandbox.Run], and only
-// confined by the kernel: it cannot reach any network, cannot read anything
+// confined by the kernel: it cannot reach any network (with one exception
+// a caller asks for: [Spec.Loopback], a listener the server opens inside
+// the run's network namespace and serves itself, the one port the run may
+// connect to — loopback.go), cannot read anything
 // but the manifest files of the pools it was given and the system files
 // needed to run programs, cannot write outside its run's /out and /tmp (one
 // tmpfs, the run's disk quota), sees only stable sandbox paths (/pools/<id>,
@@ -32,7 +35,7 @@
 // to the tmpfs and frees it.
 // Each file holds one mechanism and names the attacks it blocks and the
 // test that proves it: namespaces.go, mounts.go, cgroup.go, rlimit.go,
-// creds.go, landlock.go, seccomp.go, trampoline.go, run.go.
+// creds.go, landlock.go, seccomp.go, trampoline.go, run.go, loopback.go.
 //
 // # Limits, honestly
 //

@@ -93,7 +93,7 @@ func landlockABI() (int, error) {
 
 // applyLandlock restricts the calling thread (the one that will execve) with
 // rules. It needs no_new_privs to be set already.
-func applyLandlock(abi int, rules []fsRule) error {
+func applyLandlock(abi int, rules []fsRule, connectPorts []int) error {
 	if abi < 1 {
 		return errors.New("landlock unavailable")
 	}
@@ -101,8 +101,10 @@ func applyLandlock(abi int, rules []fsRule) error {
 	attr := unix.LandlockRulesetAttr{Access_fs: handled}
 	size := unsafe.Sizeof(uint64(0)) // ABI 1-3: access_fs only
 	if abi >= 4 {
-		// No net rules are added, so every TCP bind and connect is denied
-		// (TestHostileTCP sees EACCES before the empty netns is consulted).
+		// No bind rule is ever added, and a connect rule only for the
+		// ports of Spec.Loopback, so every other TCP bind and connect is
+		// denied (TestHostileTCP sees EACCES before the empty netns is
+		// consulted; TestLoopbackOnlyItsPort).
 		attr.Access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
 		size = 2 * unsafe.Sizeof(uint64(0))
 	}
@@ -125,11 +127,29 @@ func applyLandlock(abi int, rules []fsRule) error {
 			return err
 		}
 	}
+	if abi >= 4 {
+		for _, port := range connectPorts {
+			np := landlockNetPortAttr{AllowedAccess: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, Port: uint64(port)}
+			if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(rfd),
+				landlockRuleNetPort, uintptr(unsafe.Pointer(&np)), 0, 0, 0); errno != 0 {
+				return fmt.Errorf("landlock_add_rule port %d: %w", port, errno)
+			}
+		}
+	}
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(rfd), 0, 0); errno != 0 {
 		return fmt.Errorf("landlock_restrict_self: %w", errno)
 	}
 	return nil
 }
+
+// landlockNetPortAttr is the kernel's struct landlock_net_port_attr
+// (x/sys does not define it); landlockRuleNetPort is LANDLOCK_RULE_NET_PORT.
+type landlockNetPortAttr struct {
+	AllowedAccess uint64
+	Port          uint64
+}
+
+const landlockRuleNetPort = 2
 
 func addLandlockRule(rfd int, r fsRule, handled uint64) error {
 	pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)

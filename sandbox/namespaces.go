@@ -16,7 +16,8 @@ import (
 //     No route exists to anything, so TCP, UDP, MPTCP, DNS and raw traffic
 //     all fail whatever Landlock or seccomp say (TestHostileUDP,
 //     TestHostileDNS, TestHostileMPTCP). This is the network wall; Landlock
-//     alone covers TCP only.
+//     alone covers TCP only. A run given a Spec.Loopback has lo up and one
+//     listener on it, the server's (loopback.go); still no route out.
 //   - PID: the trampoline, then the pipeline, is PID 1 of its own namespace.
 //     It cannot see or signal host processes, and when it dies (normally or
 //     by the wall-clock SIGKILL) the kernel kills every other process in the

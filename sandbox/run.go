@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -133,7 +134,7 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.execute(ctx, ws, lim, stdio{data: spec.Stdin, in: spec.StdinFile, out: spec.StdoutFile}, spec.Collect)
+	res, err := s.execute(ctx, ws, lim, stdio{data: spec.Stdin, in: spec.StdinFile, out: spec.StdoutFile, loop: spec.Loopback}, spec.Collect)
 	if err == nil && res.KillReason == KillCanceled {
 		err = ctx.Err()
 	}
@@ -195,6 +196,12 @@ func (s *Sandbox) prepare(spec Spec) (*wireSpec, Limits, error) {
 	if ws.Dir == "" {
 		ws.Dir = OutDir
 	}
+	if l := spec.Loopback; l != nil {
+		if l.Port == 0 || l.Serve == nil {
+			return nil, lim, fmt.Errorf("%w: Loopback needs a port and Serve", ErrInvalidSpec)
+		}
+		ws.ConnectPorts = []int{int(l.Port)}
+	}
 	if err := ws.validate(); err != nil {
 		return nil, lim, fmt.Errorf("%w: %v", ErrInvalidSpec, err)
 	}
@@ -224,11 +231,13 @@ func mountPoints(ws *wireSpec) int {
 }
 
 // execute runs ws in a fresh sandbox and waits for everything to end.
-// stdio is what a run's stdin and stdout are: data fed on stdin, or pipes
-// handed over (Spec.StdinFile, Spec.StdoutFile).
+// stdio is how a run talks to its caller: data fed on stdin, or pipes
+// handed over (Spec.StdinFile, Spec.StdoutFile), and the listener it may
+// connect to (Spec.Loopback).
 type stdio struct {
 	data    []byte
 	in, out *os.File
+	loop    *Loopback
 }
 
 func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin stdio, collect func(*os.Root) error) (*Result, error) {
@@ -256,11 +265,23 @@ func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin s
 		return nil, err
 	}
 	stopWatch := watch(ctx, l.kl, lim.Wall)
-	mech, setupErr := s.handshake(l.cmd.Process.Pid, cg, ws, l.specW, l.statusR)
+	var loopL net.Listener
+	before := func(pid int) (string, error) {
+		if stdin.loop == nil {
+			return "", nil
+		}
+		var err error
+		loopL, err = openLoopback(pid, stdin.loop)
+		return fmt.Sprintf("loopback:127.0.0.1:%d", stdin.loop.Port), err
+	}
+	mech, setupErr := s.handshake(l.cmd.Process.Pid, cg, ws, l.specW, l.statusR, before)
 	if setupErr != nil {
 		l.kl.kill("setup")
 	}
 	waitErr := l.cmd.Wait()
+	if loopL != nil {
+		loopL.Close() // Serve returns: the run is over
+	}
 	dur := time.Since(start)
 	stopWatch()
 	if waitErr != nil && errors.Is(waitErr, exec.ErrWaitDelay) {
@@ -374,7 +395,11 @@ func (s *Sandbox) start(lim Limits, stdin stdio, scratch *os.File) (*launch, err
 // handshake verifies the namespaces, moves the trampoline into the run's
 // cgroups, sends the spec and reads the trampoline's status until its
 // execve (EOF on the close-on-exec status pipe).
-func (s *Sandbox) handshake(pid int, cg *runCgroup, ws *wireSpec, specW, statusR *os.File) ([]string, error) {
+//
+// before, if set, runs once the namespaces and cgroups are verified and
+// before the spec is sent, so before the pipeline exists (the loopback
+// listener); it names what it set up for the mechanisms list.
+func (s *Sandbox) handshake(pid int, cg *runCgroup, ws *wireSpec, specW, statusR *os.File, before func(pid int) (string, error)) ([]string, error) {
 	defer statusR.Close()
 	defer specW.Close()
 	mech, err := verifyNamespaces(pid)
@@ -385,6 +410,15 @@ func (s *Sandbox) handshake(pid int, cg *runCgroup, ws *wireSpec, specW, statusR
 		return nil, &SetupError{Stage: "cgroup", Msg: err.Error(), Errno: errnoOf(err)}
 	}
 	mech = append(mech, cg.describe()...)
+	if before != nil {
+		what, err := before(pid)
+		if err != nil {
+			return nil, &SetupError{Stage: "loopback", Msg: err.Error(), Errno: errnoOf(err)}
+		}
+		if what != "" {
+			mech = append(mech, what)
+		}
+	}
 	data, err := json.Marshal(ws)
 	if err != nil {
 		return nil, &SetupError{Stage: "spec", Msg: err.Error()}

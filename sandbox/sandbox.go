@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"time"
 )
@@ -94,7 +95,25 @@ type Spec struct {
 	// with StdoutFile, Result.Stdout stays empty. The caller keeps and
 	// closes its own copies (after Run returns).
 	StdinFile, StdoutFile *os.File
-	Limits                Limits
+	// Loopback, when set, is the run's one way out: the sandbox brings up
+	// the loopback interface of the run's (otherwise empty) network
+	// namespace, opens a TCP listener on 127.0.0.1:Loopback.Port inside
+	// it — owned by this process, not by the pipeline — and lets the
+	// pipeline connect to that port and no other (Landlock). Nil: no
+	// interface is up and every connect fails (the default).
+	Loopback *Loopback
+	Limits   Limits
+}
+
+// Loopback is a listener the caller serves inside the run's network
+// namespace (see Spec.Loopback): an upstream's egress proxy.
+type Loopback struct {
+	// Port on 127.0.0.1 inside the run (1-65535).
+	Port uint16
+	// Serve is called, on its own goroutine, with the listener before
+	// the pipeline starts; the listener is closed when the run ends, so
+	// Serve returns then (it must not outlive its Accept error).
+	Serve func(l net.Listener)
 }
 
 // Pool is one directory of data files given to a pipeline.

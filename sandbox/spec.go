@@ -34,6 +34,11 @@ type wireSpec struct {
 	Pools []wirePool `json:"pools,omitempty"`
 	Binds []string   `json:"binds,omitempty"`
 	Temp  bool       `json:"temp,omitempty"`
+	// ConnectPorts are the TCP ports the pipeline may connect to (a
+	// Landlock net rule each): the port of Spec.Loopback, whose listener
+	// the parent opened in the run's network namespace. Empty: no
+	// connect is allowed at all.
+	ConnectPorts []int `json:"connectPorts,omitempty"`
 	// DryRun applies every mechanism and then exits 0 instead of exec'ing:
 	// [New] uses it to prove the whole chain works before accepting runs.
 	DryRun bool `json:"dryRun,omitempty"`
@@ -93,6 +98,7 @@ const (
 	maxRules     = 256
 	maxPools     = 64
 	maxBinds     = 64
+	maxPorts     = 4
 	// maxPoolFiles bounds the bind mounts of one run (one per pool file):
 	// each costs a few system calls at start-up and a mount-table entry.
 	// A larger pool refuses the run rather than starting slowly.
@@ -222,6 +228,14 @@ func (ws *wireSpec) validate() error {
 	}
 	if err := ws.validateMounts(); err != nil {
 		return err
+	}
+	if len(ws.ConnectPorts) > maxPorts {
+		return fmt.Errorf("more than %d connect ports", maxPorts)
+	}
+	for i, p := range ws.ConnectPorts {
+		if p < 1 || p > 65535 {
+			return fmt.Errorf("connectPorts[%d]: %d is not a TCP port", i, p)
+		}
 	}
 	for i, r := range ws.Rules {
 		if err := checkAbsPath(r.Path); err != nil {

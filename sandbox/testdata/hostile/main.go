@@ -33,6 +33,9 @@ func main() {
 	case "tcp":
 		conn, err := net.DialTimeout("tcp", arg, 2*time.Second)
 		report(c, err, func() { conn.Close() })
+	case "listen":
+		l, err := net.Listen("tcp", arg)
+		report(c, err, func() { l.Close() })
 	case "udp":
 		conn, err := net.Dial("udp", arg)
 		if err == nil {
