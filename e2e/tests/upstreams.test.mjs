@@ -130,7 +130,7 @@ policies:
       - {id: small-sums-only, capability: mcp.everything.get-sum, when: 'args.parameters.arguments.a > 100', effect: deny}
       - {id: loud-echo-needs-ok, capability: mcp.everything.echo, when: 'args.parameters.arguments.message startsWith "LOUD"', effect: require_approval}
     # The HTTP upstream's host is judged by this section too, as a fetch's.
-    network: {allow_hosts: ["127.0.0.1"], allow_schemes: [http], allow_private: ["127.0.0.0/8"]}
+    network: {allow_hosts: ["127.0.0.1"], allow_schemes: [http, https], allow_private: ["127.0.0.0/8"]}
 roles:
   local: {policy: upstreams, initial_phase: execution, approver: operator}
 comm:
