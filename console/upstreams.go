@@ -103,7 +103,12 @@ func (c *Console) upstreams(r *http.Request) (upstreamsData, error) {
 func reviewRow(p *pinning.Pin) upstreamTool {
 	t := upstreamTool{
 		Upstream: p.Upstream, Name: p.Tool, Tool: visible(p.Tool), State: string(p.State), SeenDigest: p.SeenDigest, ApprovedDigest: p.ApprovedDigest,
-		ApprovedBy: p.ApprovedBy, Listed: p.Seen != nil, Flags: p.Flags,
+		ApprovedBy: p.ApprovedBy, Listed: p.Seen != nil,
+	}
+	for _, f := range p.Flags {
+		// A flag's field names the schema keys it was found under, which
+		// the upstream wrote.
+		t.Flags = append(t.Flags, pinning.Flag{Field: visible(f.Field), Reason: f.Reason})
 	}
 	t.Approvable = t.Listed && p.State != pinning.Approved && p.SeenDigest != ""
 	if p.Seen != nil {
