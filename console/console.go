@@ -13,9 +13,11 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/contexts"
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/phasegate"
+	"github.com/airlock-dev/airlock/pinning"
 	"github.com/airlock-dev/airlock/runner"
 	"github.com/airlock-dev/airlock/violation"
 )
@@ -65,6 +67,10 @@ type Options struct {
 	SessionTTL func() time.Duration
 	// Refuse audits a refused request (a failed login, a forged form).
 	Refuse func(r *http.Request, ref Refusal)
+	// Config is the configuration in force, read at each use: the
+	// Upstreams page lists and refreshes its upstreams. Without it the
+	// page shows the stored pins only.
+	Config func() *config.Config
 	// Authenticated is told of each request with a live session (the
 	// HTTP edge stops counting the connection as unauthenticated).
 	Authenticated func(r *http.Request)
@@ -177,6 +183,9 @@ func (c *Console) routes() {
 	m.Handle("POST "+Path+"/contexts/phase", c.authed(c.setPhase))
 	m.Handle("GET "+Path+"/report", c.authed(c.reportPage))
 	m.Handle("GET "+Path+"/runs", c.authed(c.runsPage))
+	m.Handle("GET "+Path+"/upstreams", c.authed(c.upstreamsPage))
+	m.Handle("POST "+Path+"/upstreams/refresh", c.authed(c.refreshUpstreams))
+	m.Handle("POST "+Path+"/upstreams/approve", c.authed(c.approveUpstream))
 	m.Handle("GET "+Path+"/kill", c.authed(c.killPage))
 	m.Handle("POST "+Path+"/kill", c.authed(c.setKill))
 	c.mux = m
@@ -317,6 +326,7 @@ var messages = map[string]string{
 	"engaged":  "Kill switch ENGAGED: every tool call is refused.",
 	"released": "Kill switch released.",
 	"phase":    "Phase changed: in force from the context's next call.",
+	"upstream": "Approved: calls may use that definition now; declare_need's catalog lists it from the next tools/list.",
 }
 
 // publicError is what the admin is shown for an operator error: the
@@ -338,6 +348,10 @@ func (c *Console) publicError(err error) (int, string) {
 		return http.StatusConflict, "A child context cannot be put in execution while its parent is in planning."
 	case errors.Is(err, phasegate.ErrUnknownPhase):
 		return http.StatusBadRequest, "The phase is planning or execution."
+	case errors.Is(err, pinning.ErrStale):
+		return http.StatusConflict, "That tool's definition changed since this page showed it: nothing was approved. Review the definition listed now."
+	case errors.Is(err, runner.ErrUnknownTool):
+		return http.StatusNotFound, "No such upstream tool: refresh to list the upstreams again."
 	case errors.Is(err, ErrBadFilter):
 		return http.StatusBadRequest, err.Error()
 	}

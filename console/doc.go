@@ -1,7 +1,8 @@
 // Package console is the operator's web console at /console (issue 12
 // item 1): pending approvals, the audit browser with the chain's and the
 // witness's verification state, contexts and their Sources Used reports,
-// pipeline runs with their evidence, and the kill switch.
+// pipeline runs with their evidence, upstream tool definitions to review
+// and approve, and the kill switch.
 //
 // Invariants it owns, each with the test that proves it:
 //
@@ -28,10 +29,17 @@
 //     audit reasons) is rendered by html/template, escaped for its context;
 //     nothing is marked trusted HTML (TestConsoleEscapesHostileDeclaration).
 //   - Every action (approve, deny, phase, kill switch engage and release,
-//     login, logout) requires a reason where it changes state, and goes
+//     upstream refresh and approve, login, logout) requires a reason where it changes state, and goes
 //     through runner.Operator — the very methods the CLI's `approvals`,
-//     `phase` and `kill` commands call — which audits it with the admin as
+//     `phase`, `kill` and `upstreams` commands call — which audits it with the admin as
 //     the principal and "console" as the transport (TestConsoleActionsAudited).
+//   - The Upstreams page (issue 15) shows upstream tool definitions as
+//     `airlock upstreams review` does, as text with every hidden character
+//     rendered as a ⟦U+XXXX⟧ marker (visible), and approves exactly the
+//     digest the form carries through Operator.ApproveUpstreamToolBecause:
+//     a definition changed since the page was rendered is refused
+//     (TestConsoleUpstreamsApprove, TestConsoleUpstreamsStaleDigest,
+//     TestConsoleUpstreamsHostileDescription, TestVisible, FuzzVisible).
 //
 // Limits: sessions live in the memory of the instance that issued them
 // (behind a load balancer, pin the console to one instance, or log in on

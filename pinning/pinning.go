@@ -112,7 +112,8 @@ func (p *Pin) Usable() bool {
 // Observe updates a pin (nil for a tool never seen) with what the upstream
 // lists now: a new tool is pending, an approved one whose digest changed is
 // Changed (blocked), an unchanged one keeps its state. It returns the new
-// pin and whether its state changed (for the audit).
+// pin and whether its state or its seen definition changed (to store and
+// audit).
 func Observe(upstream string, old *Pin, seen Definition) (*Pin, bool, error) {
 	digest, err := Digest(seen)
 	if err != nil {
@@ -133,7 +134,11 @@ func Observe(upstream string, old *Pin, seen Definition) (*Pin, bool, error) {
 	default:
 		p.State = Changed
 	}
-	return p, old == nil || prev != p.State, nil
+	// A new definition is a change even when the state stays (pending
+	// → pending, changed → changed): the stored Seen must be the one
+	// listed now, or the review would show, and an approval cover, a
+	// definition the upstream no longer lists.
+	return p, old == nil || prev != p.State || old.SeenDigest != digest, nil
 }
 
 // Vanish marks an approved tool the upstream no longer lists.

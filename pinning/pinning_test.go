@@ -105,6 +105,39 @@ func TestRugPull(t *testing.T) {
 	}
 }
 
+// TestObserveStoresEveryNewDefinition: a definition that changes while
+// its state stays (pending → pending before a review, changed → changed
+// before the re-review) is a change to store, or the review would show,
+// and an approval of its digest cover, a definition no longer listed.
+func TestObserveStoresEveryNewDefinition(t *testing.T) {
+	v2, v3 := echo, echo
+	v2.Description += " v2"
+	v3.Description += " v3"
+	approved, _, _ := Observe("up", nil, echo)
+	approved, _ = Approve(approved, approved.SeenDigest, "op", time.Unix(1_800_000_000, 0))
+	changed, _, _ := Observe("up", approved, v2)
+	pending, _, _ := Observe("up", nil, echo)
+	for _, tc := range []struct {
+		name  string
+		old   *Pin
+		seen  Definition
+		state State
+	}{
+		{"pending, new definition", pending, v2, Pending},
+		{"changed, changed again", changed, v3, Changed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, isChange, err := Observe("up", tc.old, tc.seen)
+			if err != nil || !isChange || p.State != tc.state || p.Seen.Description != tc.seen.Description || p.SeenDigest == tc.old.SeenDigest {
+				t.Fatalf("%+v change=%v err=%v", p, isChange, err)
+			}
+			if _, err := Approve(p, tc.old.SeenDigest, "op", time.Unix(1_800_000_000, 0)); !errors.Is(err, ErrStale) {
+				t.Fatalf("approving the earlier digest: %v", err)
+			}
+		})
+	}
+}
+
 func TestScan(t *testing.T) {
 	cases := []struct {
 		name string

@@ -92,7 +92,10 @@ func OpenOperator(stateDir string, readOnly bool) (*Operator, error) {
 // transport names the way in the records it writes. Close does not close
 // the runner's store.
 func (r *Runner) Operator(transport string) *Operator {
-	return &Operator{db: r.db, dir: r.anchor.dir, now: r.now, transport: transport, shared: true}
+	// up: the runner's own upstream access (its sandbox, egress resolver
+	// and log), so a console refresh lists a stdio upstream exactly as
+	// the runner's calls do.
+	return &Operator{db: r.db, dir: r.anchor.dir, now: r.now, transport: transport, shared: true, up: r.upstreams, trampoline: r.trampoline}
 }
 
 // Close releases the store (not a runner's: see Runner.Operator).

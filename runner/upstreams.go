@@ -273,8 +273,14 @@ func (u *upstreams) observe(ctx context.Context, s *upstreamSession, up config.U
 
 // audit appends one record about a pin.
 func (u *upstreams) audit(ctx context.Context, by, capability string, p *pinning.Pin, reason string, err error) {
+	u.auditVia(ctx, "upstream", by, capability, p, reason, err)
+}
+
+// auditVia is audit naming the transport the order came through (an
+// operator's approval: "cli" or "console").
+func (u *upstreams) auditVia(ctx context.Context, transport, by, capability string, p *pinning.Pin, reason string, err error) {
 	rec := &store.Record{
-		Time: u.now().UTC(), Principal: by, Transport: "upstream", Capability: capability, Decision: "allow", Outcome: "ok",
+		Time: u.now().UTC(), Principal: by, Transport: transport, Capability: capability, Decision: "allow", Outcome: "ok",
 		Reason: reason, Extra: mustJSON(map[string]any{
 			"upstream": p.Upstream, "tool": p.Tool, "state": p.State, "seen_digest": p.SeenDigest,
 			"approved_digest": p.ApprovedDigest, "flags": len(p.Flags),

@@ -68,6 +68,12 @@ func (o *Operator) UpstreamPins(ctx context.Context, upstream string) ([]*pinnin
 // approval never covers a definition the operator did not see. Audited
 // either way.
 func (o *Operator) ApproveUpstreamTool(ctx context.Context, upstream, tool, digest, by string) (*pinning.Pin, error) {
+	return o.ApproveUpstreamToolBecause(ctx, upstream, tool, digest, by, "")
+}
+
+// ApproveUpstreamToolBecause is ApproveUpstreamTool with the operator's
+// reason, recorded in the audit record (the console requires one).
+func (o *Operator) ApproveUpstreamToolBecause(ctx context.Context, upstream, tool, digest, by, why string) (*pinning.Pin, error) {
 	var out *pinning.Pin
 	err := o.db.UpdateUpstreamPins(ctx, upstream, func(cur map[string]*pinning.Pin) ([]*pinning.Pin, error) {
 		p, ok := cur[tool]
@@ -85,7 +91,15 @@ func (o *Operator) ApproveUpstreamTool(ctx context.Context, upstream, tool, dige
 	if rec == nil {
 		rec = &pinning.Pin{Upstream: upstream, Tool: tool, SeenDigest: digest}
 	}
-	o.upstreamsOf().audit(ctx, "operator:"+by, "operator.upstream_approve", rec, "approved tool definition sha256:"+digest, err)
+	reason := "approved tool definition sha256:" + digest
+	if why != "" {
+		reason = why + " (" + reason + ")"
+	}
+	transport := o.transport
+	if transport == "" {
+		transport = "upstream"
+	}
+	o.upstreamsOf().auditVia(ctx, transport, "operator:"+by, "operator.upstream_approve", rec, reason, err)
 	if err != nil {
 		return nil, err
 	}

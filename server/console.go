@@ -31,6 +31,7 @@ func (s *Server) handleConsole(mux *http.ServeMux) error {
 			s.refusals.Refuse(edge.Refusal{Transport: console.TransportName, Remote: edge.RemoteHost(r.RemoteAddr),
 				Principal: ref.Principal, Code: string(ref.Code), Kind: ref.Kind, Reason: ref.Reason})
 		},
+		Config:        s.r.Config,
 		Authenticated: func(r *http.Request) { edge.ConnFrom(r.Context()).MarkAuthenticated() },
 	})
 	if err != nil {

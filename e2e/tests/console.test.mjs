@@ -5,11 +5,16 @@
 // succeeds) and denies another, filters the audit trail, trips the kill
 // switch (the agent's next call is refused) and releases it; a POST
 // without the session's CSRF token, made from the page itself, is refused.
+// The Upstreams page reviews the tools of a real upstream (the official
+// "everything" server over streamable HTTP): refresh lists them pending,
+// approving one (with a reason) lets the agent call it.
 // Screenshots of each page go to e2e/artifacts/console/.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import net from 'node:net';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -22,6 +27,28 @@ const CHROMIUM = process.env.AIRLOCK_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = path.join(E2E, 'artifacts', 'console');
 const agentToken = randomToken();
 const adminToken = randomToken();
+const EVERYTHING = path.join(E2E, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+
+// startEverythingHTTP runs the official "everything" MCP server over
+// streamable HTTP on a free loopback port (as upstreams.test.mjs does).
+async function startEverythingHTTP() {
+  const port = await new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => { const p = srv.address().port; srv.close(() => resolve(p)); });
+  });
+  const proc = spawn('/usr/bin/node', [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`everything (HTTP) did not start:\n${stderr}`)), 20_000);
+    proc.stderr.on('data', (b) => {
+      stderr += b;
+      if (/listening on port/i.test(stderr)) { clearTimeout(timer); resolve(); }
+    });
+    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`everything (HTTP) exited ${code}:\n${stderr}`)); });
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, stop: () => proc.kill('SIGKILL') };
+}
 
 describe('the web console in Chromium', () => {
   let state;
@@ -33,6 +60,8 @@ describe('the web console in Chromium', () => {
   let profile;
   let page;
   let hits = 0;
+  let upstream;
+  let configDir;
   const ids = {};
 
   before(async () => {
@@ -48,7 +77,17 @@ describe('the web console in Chromium', () => {
     await new Promise((resolve) => origin.listen(0, '127.0.0.1', resolve));
     originBase = `http://127.0.0.1:${origin.address().port}`;
     state = await tempState('console');
-    server = await startHTTP({ state, config: path.join(E2E, 'console.yaml'), env: { AIRLOCK_AGENT_TOKEN: agentToken, AIRLOCK_ADMIN_TOKEN: adminToken } });
+    // console.yaml with the everything server as an HTTP upstream (its
+    // port is known only now), the pool path made absolute.
+    upstream = await startEverythingHTTP();
+    configDir = await tempState('console-config');
+    const config = path.join(configDir, 'console.yaml');
+    const base = await readFile(path.join(E2E, 'console.yaml'), 'utf8');
+    await writeFile(config, base
+      .replace('path: testdata/pools/notes', `path: ${path.join(E2E, 'testdata', 'pools', 'notes')}`)
+      .replace('allow: ["pool.*", "comm.fetch", "pipeline.run:*"]', 'allow: ["pool.*", "comm.fetch", "pipeline.run:*", "mcp.everything.echo"]')
+      + `\nupstreams:\n  - id: everything\n    url: ${upstream.url}\n`);
+    server = await startHTTP({ state, config, env: { AIRLOCK_AGENT_TOKEN: agentToken, AIRLOCK_ADMIN_TOKEN: adminToken } });
     agent = new Client(CLIENT_INFO);
     await agent.connect(new StreamableHTTPClientTransport(new URL(`${server.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${agentToken}` } } }));
     profile = await mkdtemp(path.join(tmpdir(), 'airlock-e2e-chromium-'));
@@ -66,7 +105,9 @@ describe('the web console in Chromium', () => {
     await agent?.close().catch(() => {});
     await server?.stop();
     origin?.close();
+    upstream?.stop();
     await removeState(state);
+    await removeState(configDir);
     if (profile) await rm(profile, { recursive: true, force: true });
   });
 
@@ -212,6 +253,29 @@ describe('the web console in Chromium', () => {
     assert.notEqual(ok.isError, true, textOf(ok));
   });
 
+  it('the Upstreams page: refresh lists the upstream\'s tools pending; approving echo with a reason lets the agent call it', async () => {
+    const need = { operation: 'comm.mcp', parameters: { upstream: 'everything', tool: 'echo', arguments: { message: 'hi' } },
+      justification: { user_request: 'Echo it.', missing_knowledge: 'What echo says.', expected_use: 'Show it.' } };
+    const before = await call('declare_need', need);
+    assert.equal(before.isError, true);
+    assert.match(textOf(before), /^UPSTREAM_DEFINITION_NOT_APPROVED: /);
+    await page.goto(`${server.baseUrl}/console/upstreams`);
+    await page.click('form.refresh button[type=submit]');
+    await page.waitForSelector('div.tool[data-tool="echo"][data-state="pending"]');
+    const echo = page.locator('div.tool[data-tool="echo"]');
+    assert.match(await echo.locator('.description').textContent(), /echo/i);
+    await shot('upstreams');
+    await echo.locator('input[name=reason]').fill('e2e: echo is harmless');
+    await echo.locator('form.approve-tool button[type=submit]').click();
+    await page.waitForURL(/done=upstream/);
+    assert.equal(await page.getAttribute('div.tool[data-tool="echo"]', 'data-state'), 'approved');
+    const res = await call('declare_need', need);
+    assert.notEqual(res.isError, true, textOf(res));
+    assert.match(textOf(res), /<<<UNTRUSTED_EXTERNAL_CONTENT nonce=[0-9a-f]{32} /);
+    assert.match(textOf(res), /hi/);
+    await page.goto(`${server.baseUrl}/console/kill`); // where the next test forges its POST
+  });
+
   it('a POST without the CSRF token, from the console page itself with its cookie, is refused 403', async () => {
     const status = await page.evaluate(async () => {
       const r = await fetch('/console/kill', { method: 'POST', body: new URLSearchParams({ action: 'engage', reason: 'forged' }) });
@@ -243,6 +307,10 @@ describe('the web console in Chromium', () => {
     assert.deepEqual(byCap('operator.approve').map((r) => [r.transport, r.reason]), [['console', 'e2e: checked the host']]);
     assert.deepEqual(byCap('operator.deny').map((r) => [r.transport, r.reason]), [['console', 'e2e: not needed']]);
     assert.deepEqual(byCap('operator.kill_switch').map((r) => r.reason), ['e2e: incident drill', 'e2e: drill over']);
+    const up = byCap('operator.upstream_approve');
+    assert.equal(up.length, 1);
+    assert.equal(up[0].transport, 'console');
+    assert.match(up[0].reason, /^e2e: echo is harmless \(approved tool definition sha256:[0-9a-f]{64}\)$/);
     assert.equal(byCap('operator.console_login').length, 1);
     assert.equal(byCap('operator.console_logout').length, 1);
     assert.ok(recs.some((r) => r.transport === 'console' && r.violation === 'CSRF_REFUSED'), 'the forged POST is audited');
