@@ -145,7 +145,7 @@ deny     deny one; the reason is shown to the agent
   --state DIR    state directory (as for serve)
 `,
 	"upstreams": `Usage: airlock upstreams review [UPSTREAM] [--config FILE] [--offline] [--state DIR]
-       airlock upstreams approve UPSTREAM TOOL SHA256 [--state DIR]
+       airlock upstreams approve UPSTREAM TOOL SHA256 [--reason TEXT] [--state DIR]
 
 review   list the configured upstreams' tools again (a stdio upstream runs in
          the sandbox) and show every tool definition: its state (pending,

@@ -22,7 +22,7 @@ const maxReviewSchema = 4000
 // and, for a changed one, the diff; approve approves the one definition
 // whose digest the review printed.
 func runUpstreams(ctx context.Context, args []string, io Streams) error {
-	usage := fmt.Errorf("airlock upstreams review [UPSTREAM] [--config FILE] [--offline] [--state DIR] | approve UPSTREAM TOOL SHA256 [--state DIR]: %w", ErrUsage)
+	usage := fmt.Errorf("airlock upstreams review [UPSTREAM] [--config FILE] [--offline] [--state DIR] | approve UPSTREAM TOOL SHA256 [--reason TEXT] [--state DIR]: %w", ErrUsage)
 	if len(args) == 0 {
 		return usage
 	}
@@ -35,6 +35,7 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	state := fs.String("state", "", "state directory")
 	cfgPath := fs.String("config", "", "review: configuration naming the upstreams (default: the embedded demo, as for serve)")
 	offline := fs.Bool("offline", false, "review: show the stored pins without listing the upstreams again")
+	reason := fs.String("reason", "", "approve: why (recorded in the audit trail with the digest, as the console's required reason is)")
 	if err := parse(fs, rest); err != nil {
 		return err
 	}
@@ -59,7 +60,7 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	}
 	defer op.Close()
 	if verb == "approve" {
-		p, err := op.ApproveUpstreamTool(ctx, pos[0], pos[1], strings.TrimPrefix(pos[2], "sha256:"), operatorName())
+		p, err := op.ApproveUpstreamToolBecause(ctx, pos[0], pos[1], strings.TrimPrefix(pos[2], "sha256:"), operatorName(), *reason)
 		if err != nil {
 			return err
 		}
