@@ -117,7 +117,7 @@ func TestScaleOutLimitShared(t *testing.T) {
 
 // TestScaleOutKillSwitch: `airlock kill` run at instance A's machine (the
 // kill switch file there, then the database row) refuses calls on
-// instance B within 100 ms of the row's commit, and the release frees
+// instance B within 50 ms of the row's commit, and the release frees
 // both.
 func TestScaleOutKillSwitch(t *testing.T) {
 	fs := pgFixtures(t, 2, "local")
@@ -132,19 +132,26 @@ func TestScaleOutKillSwitch(t *testing.T) {
 	if res := callUntil(t, a, "read_pool_file", read, func(res *mcp.CallToolResult) bool { return code(res) == "KILL_SWITCH_ENGAGED" }); code(res) != "KILL_SWITCH_ENGAGED" {
 		t.Fatalf("A right after the trip: %q %s", code(res), text(res))
 	}
+	// From when the row's commit is known to be done (RecordKillChange has
+	// returned). Measured from before the call instead, the first refused
+	// call started 19–42 ms in under load, right after it returned: B had
+	// already seen the NOTIFY by then.
 	_, err = runner.RecordKillChange(ctx, fs[0].state, st)
 	must(t, err)
 	recorded := time.Now()
+	// Issue 11's bound: every call on B that starts more than 50 ms after
+	// the trip is refused. A call's own duration (its audit commit on a
+	// loaded machine) does not count against the bound: what is measured
+	// is when B's in-memory switch changed, seen from the calls' starts.
 	for {
+		start := time.Now()
 		res := call(t, b, "read_pool_file", read)
 		if code(res) == "KILL_SWITCH_ENGAGED" {
-			if d := time.Since(recorded); d > 100*time.Millisecond {
-				t.Errorf("B refused calls %v after the trip was recorded, want within 100ms", d)
-			}
+			t.Logf("B's first refused call started %v after the trip was recorded", start.Sub(recorded))
 			break
 		}
-		if time.Since(recorded) > 2*time.Second {
-			t.Fatalf("B still serves 2s after the trip: %s", text(res))
+		if d := start.Sub(recorded); d > 50*time.Millisecond {
+			t.Fatalf("B served a call that started %v after the trip was recorded, want refused from 50ms on: %s", d, text(res))
 		}
 	}
 	// `airlock kill --release` beside instance B: audited first, then the
