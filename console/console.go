@@ -314,6 +314,19 @@ func (c *Console) render(w http.ResponseWriter, status int, name string, p page)
 }
 
 // newPage fills the common fields for a session.
+// renderData renders page name with data, or, when err is set, with the
+// public form of err (its status and fixed message) and no data.
+func (c *Console) renderData(w http.ResponseWriter, name string, p page, data any, err error) {
+	if err != nil {
+		status, msg := c.publicError(err)
+		p.Error = msg
+		c.render(w, status, name, p)
+		return
+	}
+	p.Data = data
+	c.render(w, http.StatusOK, name, p)
+}
+
 func newPage(s *session, nav, title string, r *http.Request) page {
 	return page{Title: title, Principal: s.principal, CSRF: s.csrf, Nav: nav, Message: messages[r.URL.Query().Get("done")]}
 }

@@ -23,14 +23,7 @@ type contextRow struct {
 func (c *Console) contextsPage(w http.ResponseWriter, r *http.Request, s *session) {
 	p := newPage(s, "contexts", "Contexts and sessions", r)
 	rows, err := c.contextRows(r)
-	if err != nil {
-		status, msg := c.publicError(err)
-		p.Error = msg
-		c.render(w, status, "contexts", p)
-		return
-	}
-	p.Data = rows
-	c.render(w, http.StatusOK, "contexts", p)
+	c.renderData(w, "contexts", p, rows, err)
 }
 
 func (c *Console) contextRows(r *http.Request) ([]contextRow, error) {
@@ -71,14 +64,7 @@ type sessionReport struct {
 func (c *Console) contextPage(w http.ResponseWriter, r *http.Request, s *session) {
 	p := newPage(s, "contexts", "Context", r)
 	data, err := c.contextData(r, r.PathValue("id"))
-	if err != nil {
-		status, msg := c.publicError(err)
-		p.Error = msg
-		c.render(w, status, "context", p)
-		return
-	}
-	p.Data = data
-	c.render(w, http.StatusOK, "context", p)
+	c.renderData(w, "context", p, data, err)
 }
 
 func (c *Console) contextData(r *http.Request, id string) (contextData, error) {
@@ -213,13 +199,6 @@ func (c *Console) runsPage(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 		return nil
 	})
-	if err != nil {
-		status, msg := c.publicError(err)
-		p.Error = msg
-		c.render(w, status, "runs", p)
-		return
-	}
 	slices.Reverse(rows)
-	p.Data = rows
-	c.render(w, http.StatusOK, "runs", p)
+	c.renderData(w, "runs", p, rows, err)
 }

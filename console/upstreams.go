@@ -58,14 +58,7 @@ type upstreamsData struct {
 func (c *Console) upstreamsPage(w http.ResponseWriter, r *http.Request, s *session) {
 	p := newPage(s, "upstreams", "Upstream tools", r)
 	data, err := c.upstreams(r)
-	if err != nil {
-		status, msg := c.publicError(err)
-		p.Error = msg
-		c.render(w, status, "upstreams", p)
-		return
-	}
-	p.Data = data
-	c.render(w, http.StatusOK, "upstreams", p)
+	c.renderData(w, "upstreams", p, data, err)
 }
 
 func (c *Console) upstreams(r *http.Request) (upstreamsData, error) {
