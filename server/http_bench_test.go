@@ -28,22 +28,8 @@ func benchHTTPRead(b *testing.B, clients int) {
 	f := newFixture(b, "local")
 	ts := httptest.NewServer(f.srv.Handler())
 	b.Cleanup(ts.Close)
-	pool := make(chan *client.Client, clients)
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
-	for range clients {
-		c, err := client.NewStreamableHttpClient(ts.URL+PathStreamable, transport.WithHTTPBasicClient(hc),
-			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
-		must(b, err)
-		ctx := context.Background()
-		must(b, c.Start(ctx))
-		init := mcp.InitializeRequest{}
-		init.Params.ClientInfo = mcp.Implementation{Name: "airlock-bench", Version: "1"}
-		init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-		_, err = c.Initialize(ctx, init)
-		must(b, err)
-		b.Cleanup(func() { c.Close() })
-		pool <- c
-	}
+	pool := benchClients(b, ts.URL+PathStreamable, testToken, clients, transport.WithHTTPBasicClient(hc))
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "read_pool_file"
 	req.Params.Arguments = map[string]any{"pool": "alpha", "path": "hello.txt"}
@@ -61,4 +47,27 @@ func benchHTTPRead(b *testing.B, clients int) {
 			}
 		}
 	})
+}
+
+// benchClients starts n initialized streamable HTTP clients of url with a
+// bearer token, closed when the benchmark ends, as a pool the benchmark's
+// goroutines take from and give back to.
+func benchClients(b *testing.B, url, token string, n int, opts ...transport.StreamableHTTPCOption) chan *client.Client {
+	b.Helper()
+	pool := make(chan *client.Client, n)
+	opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	for range n {
+		c, err := client.NewStreamableHttpClient(url, opts...)
+		must(b, err)
+		ctx := context.Background()
+		must(b, c.Start(ctx))
+		init := mcp.InitializeRequest{}
+		init.Params.ClientInfo = mcp.Implementation{Name: "airlock-bench", Version: "1"}
+		init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
+		_, err = c.Initialize(ctx, init)
+		must(b, err)
+		b.Cleanup(func() { c.Close() })
+		pool <- c
+	}
+	return pool
 }

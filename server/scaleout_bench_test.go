@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/store/pgtest"
@@ -55,20 +53,7 @@ func benchInstances(b *testing.B, bin string, n int) {
 	}
 	lbURL, lbPid := startHAProxy(b, backends)
 	const clients = 16
-	pool := make(chan *client.Client, clients)
-	for range clients {
-		c, err := client.NewStreamableHttpClient(lbURL+"/mcp", transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}))
-		must2(b, err)
-		ctx := context.Background()
-		must2(b, c.Start(ctx))
-		init := mcp.InitializeRequest{}
-		init.Params.ClientInfo = mcp.Implementation{Name: "airlock-bench", Version: "1"}
-		init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-		_, err = c.Initialize(ctx, init)
-		must2(b, err)
-		b.Cleanup(func() { c.Close() })
-		pool <- c
-	}
+	pool := benchClients(b, lbURL+"/mcp", token, clients)
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "read_pool_file"
 	req.Params.Arguments = map[string]any{"pool": "sales", "path": "regions.csv"}
@@ -105,8 +90,8 @@ func startAirlock(b *testing.B, bin, dsn, token string, i int) (string, int) {
 	cmd := exec.Command(bin, "serve", "--state", state, "--http", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), "AIRLOCK_STORE="+dsn, "AIRLOCK_AGENT_TOKEN="+token)
 	stderr, err := cmd.StderrPipe()
-	must2(b, err)
-	must2(b, cmd.Start())
+	must(b, err)
+	must(b, cmd.Start())
 	b.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
@@ -156,9 +141,9 @@ backend airlock
   balance roundrobin
 %s`, port, servers.String())
 	path := filepath.Join(dir, "haproxy.cfg")
-	must2(b, os.WriteFile(path, []byte(cfg), 0o600))
+	must(b, os.WriteFile(path, []byte(cfg), 0o600))
 	cmd := exec.Command("/usr/sbin/haproxy", "-db", "-f", path)
-	must2(b, cmd.Start())
+	must(b, cmd.Start())
 	b.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
@@ -224,17 +209,10 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func must2(b testing.TB, err error) {
-	b.Helper()
-	if err != nil {
-		b.Fatal(err)
-	}
-}
-
 // freePort returns a loopback port that was free a moment ago.
 func freePort(b testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	must2(b, err)
+	must(b, err)
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
