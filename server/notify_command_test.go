@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -218,20 +217,7 @@ if ls "$STATE" >/dev/null 2>&1 || cat "$STATE/airlock.db" >/dev/null 2>&1; then 
 // reaches both, so the probe is able to tell. Its variables come from the
 // hook's env (token sources read at each delivery).
 func TestCommandHookConfined(t *testing.T) {
-	ln, err := net.Listen("tcp", "0.0.0.0:0")
-	must(t, err)
-	defer ln.Close()
-	var accepted atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
+	ln, accepted := countingListener(t, "0.0.0.0:0")
 	port := ln.Addr().(*net.TCPAddr).Port
 	addrs := []string{fmt.Sprintf("127.0.0.1:%d", port)}
 	if ifAddrs, err := net.InterfaceAddrs(); err == nil {
@@ -259,7 +245,7 @@ func TestCommandHookConfined(t *testing.T) {
 	if strings.Count(string(out), "reached") != len(addrs)+1 {
 		t.Fatalf("the probe cannot tell outside the sandbox either:\n%s", out)
 	}
-	for accepted.Load() < int32(len(addrs)) {
+	for accepted.Load() < int64(len(addrs)) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	accepted.Store(0)

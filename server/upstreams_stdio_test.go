@@ -43,20 +43,7 @@ func TestUpstreamStdioSandboxed(t *testing.T) {
 		t.Skip("the sandbox needs root")
 	}
 	bin := buildProbe(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	defer ln.Close()
-	var accepted atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
+	ln, accepted := countingListener(t, "127.0.0.1:0")
 	t.Setenv("PROBE_CREDENTIAL", "probe-credential")
 	t.Setenv("AIRLOCK_TEST_TOKEN", testToken) // in Airlock's environment, must not reach the upstream
 	f, _ := upstreamFixtureWith(t, "mcper", fmt.Sprintf(`  - id: probe
@@ -107,4 +94,26 @@ func TestUpstreamStdioSandboxed(t *testing.T) {
 	if accepted.Load() != 0 {
 		t.Fatalf("the host listener accepted %d connections", accepted.Load())
 	}
+}
+
+// countingListener listens on addr for the test's life and counts the
+// connections it accepts (closing each): a probe that must not reach the
+// host shows as a count that stays 0.
+func countingListener(t *testing.T, addr string) (net.Listener, *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	must(t, err)
+	t.Cleanup(func() { ln.Close() })
+	accepted := new(atomic.Int64)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	return ln, accepted
 }
