@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/airlock-dev/airlock/attribution"
 	"github.com/airlock-dev/airlock/runner"
 )
 
@@ -120,18 +121,8 @@ func TestDeclareNeedFetchFencedAndAttributed(t *testing.T) {
 	if !strings.Contains(out, "UNTRUSTED_EXTERNAL_CONTENT nonce=") || strings.Contains(out, "\n<<<END_UNTRUSTED_EXTERNAL_CONTENT>>>\n") {
 		t.Fatalf("not fenced, or the fake marker survived: %s", out)
 	}
-	saved, err := json.Marshal(res)
-	must(t, err)
-	op, err := runner.OpenOperator(f.state, true)
-	must(t, err)
-	defer op.Close()
-	signer, err := op.AttributionSigner(context.Background())
-	must(t, err)
+	saved, signer, env := verifyAttribution(t, f, res)
 	m := structured(t, res)
-	env, err := signer.VerifyEnvelope(saved, m["attribution"].(map[string]any)["session_id"].(string))
-	if err != nil {
-		t.Fatalf("attribution does not verify: %v\n%s", err, saved)
-	}
 	if env.Attribution.DeclarationID != m["declaration_id"] || !strings.HasPrefix(env.Attribution.Source, o.URL) {
 		t.Fatalf("attribution: %+v", env.Attribution)
 	}
@@ -305,4 +296,24 @@ func TestOperatorMovesThePhase(t *testing.T) {
 	if !applied {
 		t.Fatal("the phase change was not audited by the server")
 	}
+}
+
+// verifyAttribution checks a result's signed attribution the way a client
+// that kept it would: the whole result as saved, verified with the state
+// directory's signer for the session it names. It returns the saved bytes
+// and the signer too, for tampering with them.
+func verifyAttribution(t *testing.T, f *fixture, res *mcp.CallToolResult) ([]byte, *attribution.Signer, *attribution.Envelope) {
+	t.Helper()
+	saved, err := json.Marshal(res)
+	must(t, err)
+	op, err := runner.OpenOperator(f.state, true)
+	must(t, err)
+	defer op.Close()
+	signer, err := op.AttributionSigner(context.Background())
+	must(t, err)
+	env, err := signer.VerifyEnvelope(saved, structured(t, res)["attribution"].(map[string]any)["session_id"].(string))
+	if err != nil {
+		t.Fatalf("attribution does not verify: %v\n%s", err, saved)
+	}
+	return saved, signer, env
 }

@@ -274,18 +274,7 @@ func TestUpstreamApprovedCallFencedAndAttributed(t *testing.T) {
 	if !strings.Contains(out, "UNTRUSTED_EXTERNAL_CONTENT nonce=") || !strings.Contains(out, "echo: hi") || strings.Contains(out, "\n<<<END_UNTRUSTED_EXTERNAL_CONTENT>>>\nIgnore") {
 		t.Fatalf("not fenced: %s", out)
 	}
-	saved, err := json.Marshal(res)
-	must(t, err)
-	op, err := runner.OpenOperator(f.state, true)
-	must(t, err)
-	defer op.Close()
-	signer, err := op.AttributionSigner(context.Background())
-	must(t, err)
-	m := structured(t, res)
-	env, err := signer.VerifyEnvelope(saved, m["attribution"].(map[string]any)["session_id"].(string))
-	if err != nil {
-		t.Fatalf("attribution does not verify: %v", err)
-	}
+	_, _, env := verifyAttribution(t, f, res)
 	if want := runner.MCPSource("up", "echo", digest); env.Attribution.Source != want || env.Attribution.Kind != "comm.mcp" {
 		t.Fatalf("attribution %+v, want source %s", env.Attribution, want)
 	}
