@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/airlock-dev/airlock/config"
@@ -41,7 +39,7 @@ func runServe(ctx context.Context, args []string, io Streams) error {
 	}
 	// Traces (issue 12 item 3): off unless the config or OTEL_* ask; the
 	// exporter flushes what is batched when serve stops.
-	tr, err := tracing.New(ctx, cfg.Tracing, &tracing.Options{Getenv: os.Getenv, ReadSecret: readSecretSource, Version: server.Version})
+	tr, err := tracing.New(ctx, cfg.Tracing, &tracing.Options{Getenv: os.Getenv, ReadSecret: config.TokenSource.Read, Version: server.Version})
 	if err != nil {
 		return fmt.Errorf("tracing: %w", err)
 	}
@@ -71,19 +69,6 @@ func runServe(ctx context.Context, args []string, io Streams) error {
 		return srv.ServeStdio(ctx, io.In, io.Out, io.Err)
 	}
 	return serveHTTP(ctx, *addr, srv, io)
-}
-
-// readSecretSource reads a secret from its env var or file (trailing
-// newline dropped); "" when unset or empty.
-func readSecretSource(src config.TokenSource) (string, error) {
-	if src.Env != "" {
-		return os.Getenv(src.Env), nil
-	}
-	b, err := os.ReadFile(src.File)
-	if err != nil {
-		return "", fmt.Errorf("reading %s: %w", filepath.Base(src.File), err)
-	}
-	return strings.TrimRight(string(b), "\r\n"), nil
 }
 
 // loadConfigAndState resolves the state directory, then loads the config

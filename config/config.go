@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/airlock-dev/airlock/policy"
 	"github.com/airlock-dev/airlock/sources"
@@ -96,6 +97,21 @@ func (r Role) ApproverFor(transport string) string {
 type TokenSource struct {
 	Env  string `json:"env,omitempty" jsonschema:"description=Environment variable holding the token."`
 	File string `json:"file,omitempty" jsonschema:"description=File holding the token (trailing newline ignored)."`
+}
+
+// Read returns the secret: the variable's value ("" when unset), or the
+// file's content without its trailing newline. A file error names the file
+// by its base name only: the agent-facing and logged text carries no host
+// path.
+func (s TokenSource) Read() (string, error) {
+	if s.Env != "" {
+		return os.Getenv(s.Env), nil
+	}
+	b, err := os.ReadFile(s.File)
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", filepath.Base(s.File), err)
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
 }
 
 // Defaults.

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -190,20 +189,13 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 	}
 }
 
-// readSource reads a credential from the environment or a file.
+// readSource reads a credential from the environment or a file; an unset
+// variable is an error here (an upstream would otherwise run without it).
 func readSource(src config.TokenSource) (string, error) {
-	if src.Env != "" {
-		v, ok := os.LookupEnv(src.Env)
-		if !ok {
-			return "", fmt.Errorf("environment variable %s is not set", src.Env)
-		}
-		return v, nil
+	if _, ok := os.LookupEnv(src.Env); src.Env != "" && !ok {
+		return "", fmt.Errorf("environment variable %s is not set", src.Env)
 	}
-	b, err := os.ReadFile(src.File)
-	if err != nil {
-		return "", fmt.Errorf("reading %s: %w", filepath.Base(src.File), err)
-	}
-	return strings.TrimRight(string(b), "\r\n"), nil
+	return src.Read()
 }
 
 // observe lists up's tools and brings the pins up to date in one store
