@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
 
 export const E2E = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const ROOT = path.resolve(E2E, '..');
@@ -127,4 +128,38 @@ export async function auditRecords(state, n = 1000) {
 /** The text of a tool result's text content blocks, joined. */
 export function textOf(result) {
   return (result.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+}
+
+/** A free loopback port (bound, read, released). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** The official "everything" MCP server's entry point, from e2e's packages. */
+export const EVERYTHING = path.join(E2E, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+
+/**
+ * The everything server over streamable HTTP on a free loopback port, run
+ * by the host's node; resolves once it listens.
+ */
+export async function startEverythingHTTP(node = '/usr/bin/node') {
+  const port = await freePort();
+  const proc = spawn(node, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`everything (HTTP) did not start:\n${stderr}`)), 20_000);
+    proc.stderr.on('data', (b) => {
+      stderr += b;
+      if (/listening on port/i.test(stderr)) { clearTimeout(timer); resolve(); }
+    });
+    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`everything (HTTP) exited ${code}:\n${stderr}`)); });
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, stop: () => proc.kill('SIGKILL') };
 }

