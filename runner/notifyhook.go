@@ -77,15 +77,11 @@ func (c *commandSink) Deliver(ctx context.Context, body []byte) error {
 	if err != nil {
 		return fmt.Errorf("hook %q: %w", c.cfg.ID, err)
 	}
-	env := []string{"HOME=" + sandbox.TempDir, "TMPDIR=" + sandbox.TempDir}
-	for _, name := range slices.Sorted(mapKeys(c.cfg.Env)) {
-		v, err := readSource(c.cfg.Env[name])
-		if err != nil {
-			// The error names the variable or the file's base name, never
-			// the value.
-			return fmt.Errorf("hook %q: environment variable %s: %w", c.cfg.ID, name, err)
-		}
-		env = append(env, name+"="+v)
+	env, name, err := sandboxEnv(c.cfg.Env)
+	if err != nil {
+		// The error names the variable or the file's base name, never
+		// the value.
+		return fmt.Errorf("hook %q: environment variable %s: %w", c.cfg.ID, name, err)
 	}
 	spec := sandbox.Spec{
 		Argv: c.cfg.Argv, Env: env, ReadOnly: c.cfg.ReadOnly, Temp: true, Dir: sandbox.TempDir,

@@ -112,13 +112,9 @@ func (u *upstreams) dial(ctx context.Context, cfg *config.Config, up config.Upst
 	if err != nil {
 		return nil, violation.Wrap(violation.UpstreamUnavailable, err, "upstream %q runs in the sandbox, which is unavailable on this host", up.ID)
 	}
-	env := []string{"HOME=" + sandbox.TempDir, "TMPDIR=" + sandbox.TempDir}
-	for _, name := range slices.Sorted(mapKeys(up.Env)) {
-		v, err := readSource(up.Env[name])
-		if err != nil {
-			return nil, violation.Wrap(violation.UpstreamUnavailable, err, "upstream %q: a configured environment variable cannot be read", up.ID)
-		}
-		env = append(env, name+"="+v)
+	env, _, err := sandboxEnv(up.Env)
+	if err != nil {
+		return nil, violation.Wrap(violation.UpstreamUnavailable, err, "upstream %q: a configured environment variable cannot be read", up.ID)
 	}
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -187,6 +183,22 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 			}
 		}
 	}
+}
+
+// sandboxEnv is the environment of a long-lived sandboxed process (a stdio
+// upstream, a command hook): HOME and TMPDIR in its scratch directory and
+// the configured variables, read now, in name order. On failure it names
+// the variable that could not be read (never a value).
+func sandboxEnv(vars map[string]config.TokenSource) (env []string, failed string, err error) {
+	env = []string{"HOME=" + sandbox.TempDir, "TMPDIR=" + sandbox.TempDir}
+	for _, name := range slices.Sorted(mapKeys(vars)) {
+		v, err := readSource(vars[name])
+		if err != nil {
+			return nil, name, err
+		}
+		env = append(env, name+"="+v)
+	}
+	return env, "", nil
 }
 
 // readSource reads a credential from the environment or a file; an unset
