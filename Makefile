@@ -65,7 +65,7 @@ test-e2e: build testidp e2e-deps pg-deps lb-deps browser-deps
 # The test OpenID Provider the OAuth e2e test runs (internal/testidp);
 # never part of bin/airlock.
 testidp:
-	$(GO) build -o bin/testidp ./internal/testidp/cmd/testidp
+	$(GO) build -o bin/testidp ./internal/testkit/testidp/cmd/testidp
 
 # The MCP inspector, the version e2e pins, on Node 22 from e2e's packages
 # (the machine's Node may be older, and a bare npx would fetch another
@@ -98,7 +98,7 @@ soak: build
 	$(GO) test -tags soak -run 'Soak' -count=1 -v -timeout 10m ./server | grep -E '^(SOAK|---|ok|FAIL|\s+soak_test)'
 
 schemas:
-	$(GO) test ./config ./tools -run 'Schema' -update
+	$(GO) test ./internal/config ./tools -run 'Schema' -update
 
 tidy:
 	$(GO) mod tidy

@@ -47,7 +47,7 @@ func TestOnlyRunnerReachesToolsAndStore(t *testing.T) {
 	// the boundary (issue 12 item 7).
 	guarded := []string{module + "/tools", module + "/store", module + "/comm", module + "/credentials"}
 	for name, p := range goList(t) {
-		if name == "runner" || strings.HasPrefix(name, "runner/") {
+		if name == "runner" || strings.HasPrefix(name, "internal/execution/runner/") {
 			continue
 		}
 		for _, g := range guarded {
@@ -100,7 +100,7 @@ func TestForbiddenDependencies(t *testing.T) {
 // (TestPgtestOnlyInTests).
 func TestOnlySandboxStartsProcesses(t *testing.T) {
 	for name, p := range goList(t) {
-		if name == "sandbox" || strings.HasPrefix(name, "sandbox/") || name == "store/pgtest" {
+		if name == "sandbox" || strings.HasPrefix(name, "internal/execution/sandbox/") || name == "store/pgtest" {
 			continue
 		}
 		if slices.Contains(p.Imports, "os/exec") {

@@ -10,7 +10,7 @@ import (
 	"syscall"
 
 	"github.com/airlock-dev/airlock/cli"
-	"github.com/airlock-dev/airlock/sandbox"
+	"github.com/airlock-dev/airlock/internal/execution/sandbox"
 )
 
 func main() {

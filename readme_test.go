@@ -93,7 +93,7 @@ func TestReadmeCommands(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	// The files README commands name, as a fresh clone has them.
-	for _, dir := range []string{"policy/testdata", "config/demo", "docs"} {
+	for _, dir := range []string{"internal/policy/policy/testdata", "internal/config/demo", "docs"} {
 		cp := exec.Command("cp", "-r", dir, filepath.Join(root, dir))
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, dir)), 0o755); err != nil {
 			t.Fatal(err)
@@ -117,7 +117,7 @@ func TestReadmeCommands(t *testing.T) {
 }
 
 // TestReadmeErrorTable: the README's table of refusal codes names exactly
-// the codes declared in violation/violation.go.
+// the codes declared in internal/kit/violation/violation.go.
 func TestReadmeErrorTable(t *testing.T) {
 	data, err := os.ReadFile("README.md")
 	if err != nil {
@@ -150,7 +150,7 @@ func TestReadmeErrorTable(t *testing.T) {
 	}
 	for _, c := range documented {
 		if !slices.Contains(declared, c) {
-			t.Errorf("README.md's code table lists %s, which violation/violation.go does not declare", c)
+			t.Errorf("README.md's code table lists %s, which internal/kit/violation/violation.go does not declare", c)
 		}
 	}
 	if dup := slices.Compact(slices.Clone(documented)); len(dup) != len(documented) {
@@ -158,7 +158,7 @@ func TestReadmeErrorTable(t *testing.T) {
 	}
 }
 
-// violationCodes parses violation/violation.go for its constants of type
+// violationCodes parses internal/kit/violation/violation.go for its constants of type
 // Code.
 func violationCodes(t *testing.T) []string {
 	t.Helper()

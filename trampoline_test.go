@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/sandbox"
+	"github.com/airlock-dev/airlock/internal/execution/sandbox"
 )
 
 // TestTrampolineStartsBeforeHeavyInit: re-executed as the sandbox
@@ -35,7 +35,7 @@ func TestTrampolineStartsBeforeHeavyInit(t *testing.T) {
 	if !strings.Contains(trace, "init golang.org/x/sys/unix ") {
 		t.Fatalf("no init trace from the runtime:\n%s", trace)
 	}
-	for _, heavy := range []string{"github.com/santhosh-tekuri/jsonschema/v6", "github.com/airlock-dev/airlock/config", "github.com/prometheus/client_golang/prometheus"} {
+	for _, heavy := range []string{"github.com/santhosh-tekuri/jsonschema/v6", "github.com/airlock-dev/airlock/internal/config", "github.com/prometheus/client_golang/prometheus"} {
 		if strings.Contains(trace, "init "+heavy+" ") {
 			t.Errorf("%s initialised before the trampoline ran", heavy)
 		}

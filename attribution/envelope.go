@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/airlock-dev/airlock/strictjson"
+	"github.com/airlock-dev/airlock/internal/kit/strictjson"
 )
 
 // MaxEnvelopeBytes bounds what ParseEnvelope reads.

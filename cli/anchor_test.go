@@ -6,7 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/airlock-dev/airlock/sandbox"
+	"github.com/airlock-dev/airlock/internal/execution/sandbox"
 	"io"
 	"os"
 	"os/exec"
@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airlock-dev/airlock/config"
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/store/pgtest"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/airlock-dev/airlock/redact"
+	"github.com/airlock-dev/airlock/internal/policy/redact"
 )
 
 // runApprovals is the operator's side of declare_need: list what waits

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/attribution"
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
 )
 
 func TestAttributionVerify(t *testing.T) {

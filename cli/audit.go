@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
 )
 
 func runAudit(ctx context.Context, args []string, io Streams) error {

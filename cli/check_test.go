@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/config"
-	"github.com/airlock-dev/airlock/policy"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/policy/policy"
 )
 
 // goodConfig is a config whose pool, manifest and pipeline program exist.

@@ -16,9 +16,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/airlock-dev/airlock/calllog"
-	"github.com/airlock-dev/airlock/killswitch"
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/kit/calllog"
+	"github.com/airlock-dev/airlock/internal/policy/killswitch"
 	"github.com/airlock-dev/airlock/schemas"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/internal/config"
 )
 
 func runConfig(_ context.Context, args []string, io Streams) error {

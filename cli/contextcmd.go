@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
 )
 
 // runContext lists, shows and creates runtime contexts: the durable state

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/airlock-dev/airlock/runner"
-	"github.com/airlock-dev/airlock/sandbox"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/execution/sandbox"
 )
 
 // runDoctor reports what `airlock serve` with the same --config and

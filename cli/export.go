@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/airlock-dev/airlock/exportcursor"
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/audit/exportcursor"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
 )
 
 // exportOptions are `audit export`'s flags.

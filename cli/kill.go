@@ -6,7 +6,7 @@ import (
 	"os/user"
 	"time"
 
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
 )
 
 // runKill engages or releases the kill switch of every server sharing the

@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/airlock-dev/airlock/atomicfile"
+	"github.com/airlock-dev/airlock/internal/kit/atomicfile"
 	"os"
 	"regexp"
 	"strings"
 
-	"github.com/airlock-dev/airlock/policy"
-	"github.com/airlock-dev/airlock/yamlfile"
+	"github.com/airlock-dev/airlock/internal/kit/yamlfile"
+	"github.com/airlock-dev/airlock/internal/policy/policy"
 )
 
 // runPolicy is the policy author's workbench, modelled on `opa check` and

@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/airlock-dev/airlock/config"
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/server"
 )
 

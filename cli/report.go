@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/airlock-dev/airlock/report"
+	"github.com/airlock-dev/airlock/internal/operator/report"
 )
 
 // runReport prints a session's "Sources Used" report (seed 000) as

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/config"
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
 )
 
 func TestReportSourcesUsed(t *testing.T) {

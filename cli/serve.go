@@ -7,11 +7,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/airlock-dev/airlock/config"
-	"github.com/airlock-dev/airlock/metrics"
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/edge/tracing"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/kit/metrics"
 	"github.com/airlock-dev/airlock/server"
-	"github.com/airlock-dev/airlock/tracing"
 )
 
 func runServe(ctx context.Context, args []string, io Streams) error {

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/airlock-dev/airlock/pinning"
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/policy/pinning"
 )
 
 // maxReviewSchema bounds a schema printed in the review.

@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
-	"github.com/airlock-dev/airlock/pinning"
+	"github.com/airlock-dev/airlock/internal/policy/pinning"
 )
 
 // TestUpstreamsReviewApprove: review lists a new upstream's tools as

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/airlock-dev/airlock/strictjson"
+	"github.com/airlock-dev/airlock/internal/kit/strictjson"
 )
 
 // maxArgumentsDepth bounds the nesting of a comm.mcp need's arguments.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/airlock-dev/airlock/urlnorm"
+	"github.com/airlock-dev/airlock/internal/kit/urlnorm"
 )
 
 // Normalize puts a comm.fetch need's URL in its normal form (package

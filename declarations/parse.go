@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/airlock-dev/airlock/strictjson"
+	"github.com/airlock-dev/airlock/internal/kit/strictjson"
 )
 
 // MaxNeedJSONBytes bounds the JSON text ParseNeed reads. A valid need is

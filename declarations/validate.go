@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/airlock-dev/airlock/redact"
+	"github.com/airlock-dev/airlock/internal/policy/redact"
 )
 
 // Validate reports the first invalid field of n as a *FieldError wrapping

@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
 )
 
 // TestApprovalLatencyScraped (issue 12, approval latency): needs that wait

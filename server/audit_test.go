@@ -8,7 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
 )
 
 // TestEveryCallIsAudited: successes, violations, validation failures and

@@ -12,8 +12,8 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/airlock-dev/airlock/config"
-	"github.com/airlock-dev/airlock/oauth"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/edge/oauth"
 )
 
 // ErrNoToken is returned when a configured token source is empty.

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
 )
 
 // TestCallIDOnEveryLineTheCallCauses (issue 12 item 4): a pipeline run

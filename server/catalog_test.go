@@ -13,7 +13,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/airlock-dev/airlock/config"
+	"github.com/airlock-dev/airlock/internal/config"
 )
 
 // listedTool is a tool as tools/list puts it on the wire (over stdio, raw:

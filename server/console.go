@@ -12,10 +12,10 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/airlock-dev/airlock/config"
-	"github.com/airlock-dev/airlock/console"
-	"github.com/airlock-dev/airlock/edge"
-	"github.com/airlock-dev/airlock/violation"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/edge/edge"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/operator/console"
 )
 
 // handleConsole mounts the web console (package console) at /console. It

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airlock-dev/airlock/contexts"
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // The web console (issue 12 item 1) on a real loopback server, real

@@ -14,17 +14,17 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/attribution"
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
 )
 
-// origin is a real HTTP server on loopback standing in for the web.
-type origin struct {
+// webOrigin is a real HTTP server on loopback standing in for the web.
+type webOrigin struct {
 	*httptest.Server
 	hits atomic.Int64
 }
 
-func newOrigin(t *testing.T) *origin {
-	o := &origin{}
+func newOrigin(t *testing.T) *webOrigin {
+	o := &webOrigin{}
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			http.NotFound(w, r)

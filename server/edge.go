@@ -14,10 +14,10 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/airlock-dev/airlock/config"
-	"github.com/airlock-dev/airlock/edge"
-	"github.com/airlock-dev/airlock/violation"
-	"github.com/airlock-dev/airlock/wire"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/edge/edge"
+	"github.com/airlock-dev/airlock/internal/edge/wire"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
 // guard is the HTTP edge every request crosses before mcp-go sees it, in

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"github.com/airlock-dev/airlock/internal/kit/origin"
 	"log/slog"
 	"net"
 	"net/http"
@@ -10,11 +11,11 @@ import (
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
-	"github.com/airlock-dev/airlock/config"
-	"github.com/airlock-dev/airlock/edge"
-	"github.com/airlock-dev/airlock/oauth"
-	"github.com/airlock-dev/airlock/runner"
-	"github.com/airlock-dev/airlock/violation"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/edge/edge"
+	"github.com/airlock-dev/airlock/internal/edge/oauth"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
 // Paths served by Handler.
@@ -89,7 +90,7 @@ var ErrAnonymousRemote = errors.New("transports.http.anonymous_role on a non-loo
 // anonymous_role is refused unless forced, and then warned about.
 func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener) error {
 	cfg := s.r.Config().Transports.HTTP
-	if cfg.AnonymousRole != "" && !edge.IsLoopbackAddr(ln.Addr().String()) {
+	if cfg.AnonymousRole != "" && !origin.IsLoopbackAddr(ln.Addr().String()) {
 		if !cfg.AllowAnonymousRemote {
 			return ErrAnonymousRemote
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/airlock-dev/airlock/violation"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
 const testToken = "test-token-0123456789"

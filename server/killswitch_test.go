@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airlock-dev/airlock/killswitch"
+	"github.com/airlock-dev/airlock/internal/policy/killswitch"
 )
 
 // TestKillFromAnotherProcessWithin50ms: `airlock kill` run as its own

@@ -5,7 +5,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
 )
 
 // logOutcome sends an MCP log notification about the events a person at

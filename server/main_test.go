@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 	}
 	os.Chmod(dir, 0o755)
 	trampoline = filepath.Join(dir, "trampoline")
-	cmd := exec.Command("go", "build", "-o", trampoline, "../sandbox/internal/trampolinecmd")
+	cmd := exec.Command("go", "build", "-o", trampoline, "../internal/execution/sandbox/internal/trampolinecmd")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building the trampoline: %v\n%s", err, out)

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/airlock-dev/airlock/oauth"
+	"github.com/airlock-dev/airlock/internal/edge/oauth"
 )
 
 // protectedResourceMetadata serves RFC 9728 metadata at

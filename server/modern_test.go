@@ -9,7 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/airlock-dev/airlock/contexts"
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // Both protocol revisions through the mcp-go client on one server: the

@@ -16,10 +16,10 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
-	"github.com/airlock-dev/airlock/config"
-	"github.com/airlock-dev/airlock/metrics"
-	"github.com/airlock-dev/airlock/notify"
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/notify"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/kit/metrics"
 )
 
 // The command hook (notifications.commands, issue 12 item 5) runs only in

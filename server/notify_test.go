@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airlock-dev/airlock/notify"
+	"github.com/airlock-dev/airlock/internal/execution/notify"
 )
 
 // TestWebhooksForPendingAndExpiredApprovals: a need that waits for an

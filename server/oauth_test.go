@@ -13,9 +13,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 
-	"github.com/airlock-dev/airlock/internal/testidp"
-	"github.com/airlock-dev/airlock/oauth"
-	"github.com/airlock-dev/airlock/violation"
+	"github.com/airlock-dev/airlock/internal/edge/oauth"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/testkit/testidp"
 )
 
 const oauthResource = "https://airlock.test/mcp"

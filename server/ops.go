@@ -2,13 +2,14 @@ package server
 
 import (
 	"context"
+	"github.com/airlock-dev/airlock/internal/kit/origin"
 	"net/http"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/airlock-dev/airlock/edge"
-	"github.com/airlock-dev/airlock/violation"
+	"github.com/airlock-dev/airlock/internal/edge/edge"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
 // Operator endpoints on the HTTP listener (issue 12 item 2).
@@ -80,7 +81,7 @@ func (s *Server) metricsGate(next http.Handler) http.Handler {
 		if !s.opsPreamble(w, r) {
 			return
 		}
-		if edge.IsLoopbackAddr(r.RemoteAddr) {
+		if origin.IsLoopbackAddr(r.RemoteAddr) {
 			next.ServeHTTP(w, r)
 			return
 		}

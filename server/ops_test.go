@@ -21,10 +21,10 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/airlock-dev/airlock/metrics"
-	"github.com/airlock-dev/airlock/runner"
-	"github.com/airlock-dev/airlock/violation"
-	"github.com/airlock-dev/airlock/witness"
+	"github.com/airlock-dev/airlock/internal/audit/witness"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/kit/metrics"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
 // opsFixture is testConfig served by ServeHTTP on a real loopback

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
 )
 
 var outputPoolRe = regexp.MustCompile(`pool (run-[0-9a-f-]{36}) \((trusted|untrusted)\)`)

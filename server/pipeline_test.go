@@ -11,7 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/airlock-dev/airlock/violation"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
 func TestRunPipeline(t *testing.T) {

@@ -3,7 +3,7 @@ package server
 import (
 	"testing"
 
-	"github.com/airlock-dev/airlock/policy"
+	"github.com/airlock-dev/airlock/internal/policy/policy"
 )
 
 // TestLiveDecisionMatchesExplain: what a policy author sees from

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/config"
-	"github.com/airlock-dev/airlock/contexts"
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // TestRateIsThePrincipalsAcrossContexts: rates are keyed to the principal,

@@ -25,6 +25,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/airlock-dev/airlock/internal/kit/origin"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -32,12 +33,12 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
-	"github.com/airlock-dev/airlock/config"
-	"github.com/airlock-dev/airlock/edge"
-	"github.com/airlock-dev/airlock/metrics"
-	"github.com/airlock-dev/airlock/runner"
-	"github.com/airlock-dev/airlock/toolkit"
-	"github.com/airlock-dev/airlock/tracing"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/edge/edge"
+	"github.com/airlock-dev/airlock/internal/edge/tracing"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/kit/metrics"
 )
 
 // Version is reported to clients as the server version.
@@ -73,7 +74,7 @@ type Server struct {
 
 	// The edge (package edge): the browser-origin allow-list, reloaded
 	// with the tokens, and the aggregator that audits refusals.
-	origins  atomic.Pointer[edge.Origins]
+	origins  atomic.Pointer[origin.List]
 	refusals *edge.Aggregator
 	// servingHTTP: token warnings matter (and are logged) only then.
 	servingHTTP atomic.Bool
@@ -192,7 +193,7 @@ func (s *Server) Reload() error {
 	if err != nil {
 		return err
 	}
-	origins, err := edge.NewOrigins(cfg.Transports.HTTP.AllowedOrigins)
+	origins, err := origin.NewList(cfg.Transports.HTTP.AllowedOrigins)
 	if err != nil {
 		return err
 	}

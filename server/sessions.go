@@ -6,8 +6,8 @@ import (
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
-	"github.com/airlock-dev/airlock/runner"
-	"github.com/airlock-dev/airlock/violation"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
 // identity is who is calling and over what; the HTTP middleware puts it in

@@ -10,8 +10,8 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/airlock-dev/airlock/contexts"
-	"github.com/airlock-dev/airlock/violation"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // Server-issued HTTP sessions are handles onto the principal's context:

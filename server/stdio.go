@@ -13,9 +13,9 @@ import (
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
-	"github.com/airlock-dev/airlock/edge"
-	"github.com/airlock-dev/airlock/violation"
-	"github.com/airlock-dev/airlock/wire"
+	"github.com/airlock-dev/airlock/internal/edge/edge"
+	"github.com/airlock-dev/airlock/internal/edge/wire"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
 // ServeStdio serves one client over in/out until ctx ends or in closes.

@@ -22,9 +22,9 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/airlock-dev/airlock/config"
-	"github.com/airlock-dev/airlock/runner"
-	"github.com/airlock-dev/airlock/tracing"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/edge/tracing"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
 )
 
 // otlpReceiver is a real OTLP/HTTP traces endpoint on loopback: it decodes

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airlock-dev/airlock/runner"
-	"github.com/airlock-dev/airlock/violation"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
 // buildProbe builds testdata/mcpprobe (a stdio MCP server that tries the

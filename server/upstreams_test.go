@@ -17,8 +17,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
-	"github.com/airlock-dev/airlock/pinning"
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/policy/pinning"
 )
 
 // testUpstream is a real MCP server over streamable HTTP on loopback: the

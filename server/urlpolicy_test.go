@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/airlock-dev/airlock/runner"
+	"github.com/airlock-dev/airlock/internal/execution/runner"
 )
 
 // TestDeclareNeedNormalisedURL: through the whole stack, a path rule

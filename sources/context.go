@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/airlock-dev/airlock/violation"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
 // Integrity states of a pool within one Context.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/violation"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
 // hostilePaths is the hostile path table, shared with FuzzPath's seed corpus.

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/airlock-dev/airlock/violation"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
 // sniffLen is how much of a file decides whether it is binary.

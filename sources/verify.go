@@ -1,6 +1,6 @@
 package sources
 
-import "github.com/airlock-dev/airlock/violation"
+import "github.com/airlock-dev/airlock/internal/kit/violation"
 
 // OpVerify names a whole-pool integrity check in AccessRecord.Op.
 const OpVerify = "verify"

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/airlock-dev/airlock/violation"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
 func TestVerifyPool(t *testing.T) {

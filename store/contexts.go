@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/airlock-dev/airlock/contexts"
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // *DB is the [contexts.Store]: runtime contexts, transport sessions, limit

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airlock-dev/airlock/contexts"
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // TestContextsMigration: a file at schema version 2 (written before

@@ -13,8 +13,8 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for raw access
 
-	"github.com/airlock-dev/airlock/contexts"
 	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
 	"github.com/airlock-dev/airlock/store"
 	"github.com/airlock-dev/airlock/store/pgtest"
 )

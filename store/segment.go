@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/airlock-dev/airlock/atomicfile"
-	"github.com/airlock-dev/airlock/witness"
+	"github.com/airlock-dev/airlock/internal/audit/witness"
+	"github.com/airlock-dev/airlock/internal/kit/atomicfile"
 )
 
 // A segment is a sealed file of audit records rotated out of the store

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/airlock-dev/airlock/contexts"
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // OpenSession implements [contexts.Store]. With a cap, the count and the

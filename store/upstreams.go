@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/airlock-dev/airlock/pinning"
+	"github.com/airlock-dev/airlock/internal/policy/pinning"
 )
 
 const (

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airlock-dev/airlock/pinning"
+	"github.com/airlock-dev/airlock/internal/policy/pinning"
 	"github.com/airlock-dev/airlock/store"
 	"github.com/airlock-dev/airlock/store/pgtest"
 )

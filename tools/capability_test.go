@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/declarations"
-	"github.com/airlock-dev/airlock/policy"
+	"github.com/airlock-dev/airlock/internal/policy/policy"
 )
 
 // TestCapabilitiesAreKnown: every capability a tool can ask the policy

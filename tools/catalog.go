@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/airlock-dev/airlock/config"
-	"github.com/airlock-dev/airlock/toolkit"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 )
 
 // maxCatalogDescription bounds the pipeline list in run_pipeline's

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/fence"
-	"github.com/airlock-dev/airlock/toolkit"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 )
 
 // Bounds of the comm.mcp catalog (issue 15): one description line, one

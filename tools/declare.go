@@ -9,14 +9,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/fence"
-	"github.com/airlock-dev/airlock/policy"
-	"github.com/airlock-dev/airlock/redact"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/policy/policy"
+	"github.com/airlock-dev/airlock/internal/policy/redact"
 	"github.com/airlock-dev/airlock/schemas"
-	"github.com/airlock-dev/airlock/toolkit"
-	"github.com/airlock-dev/airlock/violation"
 )
 
 // DeclareNeedArgs are declare_need's arguments: either a new need

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/fence"
-	"github.com/airlock-dev/airlock/sandbox"
-	"github.com/airlock-dev/airlock/toolkit"
-	"github.com/airlock-dev/airlock/violation"
-	"github.com/airlock-dev/airlock/workspace"
+	"github.com/airlock-dev/airlock/internal/execution/sandbox"
+	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/execution/workspace"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
 // Evidence is the record of one pipeline run (seed 000's ExecutionEvidence

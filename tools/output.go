@@ -15,7 +15,7 @@ import (
 //go:embed output/*.json
 var outputFiles embed.FS
 
-// refusalSchema is the runner's error shape (runner/finish.go boundError).
+// refusalSchema is the runner's error shape (internal/execution/runner/finish.go boundError).
 var refusalSchema = map[string]any{
 	"type":     "object",
 	"required": []string{"error"},

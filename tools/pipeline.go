@@ -16,14 +16,14 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/airlock-dev/airlock/config"
 	"github.com/airlock-dev/airlock/fence"
-	"github.com/airlock-dev/airlock/limits"
-	"github.com/airlock-dev/airlock/sandbox"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/sandbox"
+	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/execution/workspace"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/policy/limits"
 	"github.com/airlock-dev/airlock/schemas"
-	"github.com/airlock-dev/airlock/toolkit"
-	"github.com/airlock-dev/airlock/violation"
-	"github.com/airlock-dev/airlock/workspace"
 )
 
 // RunPipelineArgs are run_pipeline's arguments.

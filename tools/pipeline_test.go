@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airlock-dev/airlock/config"
-	"github.com/airlock-dev/airlock/limits"
-	"github.com/airlock-dev/airlock/sandbox"
-	"github.com/airlock-dev/airlock/violation"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/sandbox"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/policy/limits"
 )
 
 func TestCapLimits(t *testing.T) {

@@ -6,10 +6,10 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/fence"
+	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/schemas"
 	"github.com/airlock-dev/airlock/sources"
-	"github.com/airlock-dev/airlock/toolkit"
-	"github.com/airlock-dev/airlock/violation"
 )
 
 // ListPoolsArgs are list_pools' arguments.

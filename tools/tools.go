@@ -4,7 +4,7 @@
 // validation, the phase gate, policy, limits and preconditions.
 package tools
 
-import "github.com/airlock-dev/airlock/toolkit"
+import "github.com/airlock-dev/airlock/internal/execution/toolkit"
 
 // All returns every tool, in the order clients list them.
 func All() []toolkit.Tool {

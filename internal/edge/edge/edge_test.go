@@ -1,0 +1,215 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// acceptor serves a tracked listener, keeping the accepted connections.
+type acceptor struct {
+	t     *Tracker
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []*Conn
+}
+
+func newAcceptor(t *testing.T, lim ConnLimits) (*acceptor, *[]string) {
+	t.Helper()
+	var mu sync.Mutex
+	var refused []string
+	tr := NewTracker(lim, func(remote, reason string) { mu.Lock(); refused = append(refused, remote); mu.Unlock() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &acceptor{t: tr, ln: tr.Listener(ln)}
+	go func() {
+		for {
+			c, err := a.ln.Accept()
+			if err != nil {
+				return
+			}
+			a.mu.Lock()
+			a.conns = append(a.conns, c.(*Conn))
+			a.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { a.ln.Close() })
+	return a, &refused
+}
+
+func dialFrom(t *testing.T, src, dst string) net.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
+	c, err := d.Dial("tcp", dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// closedByPeer reports whether the server closed c.
+func closedByPeer(c net.Conn) bool {
+	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	_, err := c.Read(make([]byte, 1))
+	return err != nil && !errors.Is(err, context.DeadlineExceeded) && !isTimeout(err)
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func (a *acceptor) waitOpen(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for a.t.Open() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("open = %d, want %d", a.t.Open(), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestTrackerPerAddressEvictsTheOldestUnauthenticated(t *testing.T) {
+	a, refused := newAcceptor(t, ConnLimits{Max: 100, MaxUnauthenticatedPerAddr: 3})
+	addr := a.ln.Addr().String()
+	var attacker []net.Conn
+	for range 3 {
+		attacker = append(attacker, dialFrom(t, "127.0.0.2", addr))
+	}
+	a.waitOpen(t, 3)
+	fourth := dialFrom(t, "127.0.0.2", addr)
+	a.waitOpen(t, 3)
+	if !closedByPeer(attacker[0]) {
+		t.Fatal("the oldest unauthenticated connection from the address was not closed")
+	}
+	// Another address is not affected by 127.0.0.2's bound.
+	other := dialFrom(t, "127.0.0.1", addr)
+	a.waitOpen(t, 4)
+	_ = fourth
+	_ = other
+	if len(*refused) != 1 || (*refused)[0] != "127.0.0.2" {
+		t.Fatalf("refusals = %v", *refused)
+	}
+}
+
+func TestTrackerNeverEvictsAuthenticated(t *testing.T) {
+	a, _ := newAcceptor(t, ConnLimits{Max: 3})
+	addr := a.ln.Addr().String()
+	good := dialFrom(t, "127.0.0.1", addr)
+	a.waitOpen(t, 1)
+	a.mu.Lock()
+	a.conns[0].MarkAuthenticated()
+	a.mu.Unlock()
+	var bad []net.Conn
+	for i := range 20 {
+		bad = append(bad, dialFrom(t, "127.0.0.3", addr))
+		if i < 2 {
+			a.waitOpen(t, i+2)
+		}
+	}
+	a.waitOpen(t, 3)
+	if _, err := good.Write([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	_ = good.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if _, err := good.Read(make([]byte, 1)); !isTimeout(err) {
+		t.Fatalf("authenticated connection was closed: %v", err)
+	}
+	// The server accepts (and evicts) on its own goroutine: wait for it.
+	for deadline := time.Now().Add(5 * time.Second); a.t.Evicted() < 17; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("evicted = %d, want ≥ 17", a.t.Evicted())
+		}
+	}
+	// When every slot is authenticated, a newcomer is refused instead.
+	a.mu.Lock()
+	for _, c := range a.conns {
+		c.MarkAuthenticated()
+	}
+	a.mu.Unlock()
+	late := dialFrom(t, "127.0.0.4", addr)
+	if !closedByPeer(late) {
+		t.Fatal("a connection beyond the bound with nothing evictable was kept")
+	}
+	a.waitOpen(t, 3)
+}
+
+func TestTrackerFreesSlotOnClose(t *testing.T) {
+	a, _ := newAcceptor(t, ConnLimits{Max: 2, MaxUnauthenticatedPerAddr: 2})
+	addr := a.ln.Addr().String()
+	c1 := dialFrom(t, "127.0.0.1", addr)
+	a.waitOpen(t, 1)
+	a.mu.Lock()
+	a.conns[0].Close()
+	a.mu.Unlock()
+	a.waitOpen(t, 0)
+	_ = c1
+	a.t.mu.Lock()
+	n := len(a.t.unauth)
+	a.t.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("per-address count leaked: %d", n)
+	}
+}
+
+func TestAggregatorBoundsRecords(t *testing.T) {
+	now := time.Unix(1000, 0)
+	var mu sync.Mutex
+	var records, total int
+	a := NewAggregator(10*time.Second, 4, func(r Refusal, n int) { mu.Lock(); records++; total += n; mu.Unlock() })
+	a.now = func() time.Time { return now }
+	r := Refusal{Transport: "streamable-http", Remote: "10.0.0.1", Principal: "anonymous", Code: "UNAUTHENTICATED"}
+	for range 100000 {
+		a.Refuse(r)
+	}
+	if records != 1 || total != 1 {
+		t.Fatalf("first refusal: records=%d total=%d", records, total)
+	}
+	a.Flush()
+	if records != 2 || total != 100000 {
+		t.Fatalf("after flush: records=%d total=%d, want 2 / 100000", records, total)
+	}
+	// Many addresses: at most maxKeys keys, the rest in the overflow bucket.
+	for i := range 1000 {
+		a.Refuse(Refusal{Remote: net.IPv4(10, 1, byte(i/256), byte(i)).String(), Code: "UNAUTHENTICATED"})
+	}
+	a.Flush()
+	if records > 2+4+2 {
+		t.Fatalf("1000 addresses made %d records; want ≤ %d", records, 2+4+2)
+	}
+	if total != 101000 {
+		t.Fatalf("total = %d, every refusal must be counted", total)
+	}
+	// A new window records the first refusal at once again.
+	now = now.Add(11 * time.Second)
+	a.Flush()
+	before := records
+	a.Refuse(r)
+	if records != before+1 {
+		t.Fatal("first refusal of a new window not recorded at once")
+	}
+}
+
+func TestAggregatorRunFlushesOnStop(t *testing.T) {
+	var mu sync.Mutex
+	total := 0
+	a := NewAggregator(time.Hour, 0, func(_ Refusal, n int) { mu.Lock(); total += n; mu.Unlock() })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { a.Run(ctx); close(done) }()
+	for range 5 {
+		a.Refuse(Refusal{Remote: "x", Code: "C"})
+	}
+	cancel()
+	<-done
+	if total != 5 {
+		t.Fatalf("total = %d after stop, want 5", total)
+	}
+}

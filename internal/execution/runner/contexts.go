@@ -1,0 +1,197 @@
+package runner
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
+	"github.com/airlock-dev/airlock/internal/policy/policy"
+	"github.com/airlock-dev/airlock/sources"
+	"github.com/airlock-dev/airlock/store"
+)
+
+// maxChain bounds how deep child contexts nest; deeper chains (only a
+// corrupted store could hold one) are refused rather than walked forever.
+const maxChain = 8
+
+// resolveContext finds the context a principal's calls run in: its default
+// context, created from the role on first use and rebound when the role's
+// policy or pools changed, or the child context handle names, which must be
+// the principal's and must still restrict its parent.
+func (r *Runner) resolveContext(ctx context.Context, principal, role, handle string) (*contexts.Context, error) {
+	if handle != "" {
+		id, ok := r.contextIDFromHandle(handle)
+		if !ok {
+			return nil, violation.Wrap(violation.ContextInvalid, ErrContextHandle, "the context handle is not one this server issued")
+		}
+		chain, err := r.contextChain(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if chain[0].Principal != principal {
+			return nil, violation.Wrap(violation.ContextInvalid, ErrContextHandle, "the context handle is not one this server issued")
+		}
+		return chain[0], nil
+	}
+	gen := r.gen.Load()
+	rc, ok := gen.cfg.Roles[role]
+	if !ok {
+		return nil, fmt.Errorf("role %q: %w", role, ErrUnknownRole)
+	}
+	pol, ok := gen.policies.Get(rc.Policy)
+	if !ok {
+		return nil, fmt.Errorf("policy %q of role %q: %w", rc.Policy, role, ErrUnknownRole)
+	}
+	id := contexts.DefaultID(principal)
+	cx, err := r.db.GetContext(ctx, id)
+	if errors.Is(err, contexts.ErrNotFound) {
+		now := r.now().UTC().Truncate(time.Microsecond) // as the store keeps it
+		cx, err = r.db.EnsureContext(ctx, &contexts.Context{ID: id, Principal: principal, Role: role, Policy: rc.Policy,
+			PolicyVersion: pol.Version(), Phase: rc.InitialPhase, Pools: slices.Clone(rc.Pools), CreatedAt: now, CreatedBy: "airlock", UpdatedAt: now})
+		if err == nil && cx.CreatedAt.Equal(now) {
+			r.auditContext(ctx, cx, "context.create", "default context of "+principal)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loading context: %w", err)
+	}
+	if cx.Role != role || cx.Policy != rc.Policy || cx.PolicyVersion != pol.Version() || !slices.Equal(cx.Pools, rc.Pools) {
+		// The role's configuration changed (a reload or a restart): the
+		// default context follows its role; its phase, usage and
+		// declarations stay.
+		cx, err = r.db.UpdateContext(ctx, id, func(c *contexts.Context) error {
+			c.Role, c.Policy, c.PolicyVersion, c.Pools, c.UpdatedAt = role, rc.Policy, pol.Version(), slices.Clone(rc.Pools), r.now().UTC()
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("rebinding context: %w", err)
+		}
+		r.auditContext(ctx, cx, "context.rebind", "the role's policy or pools changed")
+	}
+	return cx, nil
+}
+
+// contextChain loads a context and its ancestors, the context first, and
+// checks that each still restricts its parent (a parent narrowed by an
+// operator or a reload makes a wider child unusable: fail closed).
+func (r *Runner) contextChain(ctx context.Context, id string) ([]*contexts.Context, error) {
+	var chain []*contexts.Context
+	policies := r.gen.Load().policies
+	for next := id; next != ""; {
+		if len(chain) == maxChain {
+			return nil, violation.New(violation.ContextInvalid, "context %s nests deeper than %d", id, maxChain)
+		}
+		cx, err := r.db.GetContext(ctx, next)
+		if errors.Is(err, contexts.ErrNotFound) {
+			return nil, violation.Wrap(violation.ContextInvalid, err, "context %s does not exist", boundedName(next))
+		}
+		if err != nil {
+			return nil, violation.Wrap(violation.Unavailable, err, "the context store cannot be read")
+		}
+		if n := len(chain); n > 0 {
+			if err := contexts.CheckRestricts(cx, chain[n-1], policies); err != nil {
+				return nil, violation.Wrap(violation.ContextInvalid, err, "context %s no longer restricts its parent", chain[n-1].ID)
+			}
+		}
+		chain = append(chain, cx)
+		next = cx.Parent
+	}
+	return chain, nil
+}
+
+// effectivePhase is planning if any context in the chain is in planning:
+// a child can never run where its parent may not.
+func effectivePhase(chain []*contexts.Context) string {
+	for _, c := range chain {
+		if c.Phase != contexts.PhaseExecution {
+			return c.Phase
+		}
+	}
+	return contexts.PhaseExecution
+}
+
+// binding is this process's binding of one context's pools.
+type binding struct {
+	pools string // the pool ids it was made for, joined
+	sc    *sources.Context
+}
+
+// bound returns this process's binding of a context's pools, made once per
+// context and pool set (the binding itself is frozen in the store; a
+// rebound default context gets a new one).
+func (r *Runner) bound(ctx context.Context, cx *contexts.Context) (*sources.Context, error) {
+	key := strings.Join(cx.Pools, "\x00") + "\x01" + cx.Env[envDerivedPools]
+	if v, ok := r.bindings.Load(cx.ID); ok && v.(*binding).pools == key {
+		return v.(*binding).sc, nil
+	}
+	sc, err := r.pools.Bind(cx.ID, r.boundPoolIDs(ctx, cx))
+	if err != nil {
+		return nil, fmt.Errorf("binding pools of context %s: %w", cx.ID, err)
+	}
+	r.bindings.Store(cx.ID, &binding{pools: key, sc: sc})
+	return sc, nil
+}
+
+// boundUsage is this process's source-usage summary of a context.
+func (r *Runner) boundUsage(contextID string) (sources.UsageSummary, bool) {
+	v, ok := r.bindings.Load(contextID)
+	if !ok {
+		return sources.UsageSummary{}, false
+	}
+	return v.(*binding).sc.Usage(), true
+}
+
+func (r *Runner) auditContext(ctx context.Context, cx *contexts.Context, capability, reason string) {
+	rec := &store.Record{Time: r.now().UTC(), ContextID: cx.ID, Principal: cx.Principal, Role: cx.Role, Transport: "internal",
+		Capability: capability, Phase: cx.Phase, Decision: "allow", Outcome: "ok", Reason: reason,
+		Extra: mustJSON(map[string]any{"parent": cx.Parent, "policy": cx.Policy, "policy_version": cx.PolicyVersion, "pools": cx.Pools})}
+	if err := r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
+		r.log.Error("auditing a context change", "context", cx.ID, "err", err)
+	}
+}
+
+// policyOf is the compiled policy a context runs under now; a context whose
+// policy a reload removed is refused (fail closed).
+func (r *Runner) policyOf(cx *contexts.Context) (*policy.Policy, error) {
+	pol, ok := r.gen.Load().policies.Get(cx.Policy)
+	if !ok {
+		return nil, violation.New(violation.Unavailable, "the policy %q of this context no longer exists; an operator must rebind it", cx.Policy)
+	}
+	return pol, nil
+}
+
+// ContextHandleKeyName is the store key that signs context handles.
+const ContextHandleKeyName = "context-handle"
+
+// A context handle is "ctxh_<id>.<mac>": a client presents it (the
+// Airlock-Context header, or --context on stdio) to run in a child context.
+// The MAC means a client cannot name a context it was not given; the
+// principal check means a handle given to one principal is useless to
+// another.
+const handlePrefix = "ctxh_"
+
+func contextHandle(key []byte, id string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("airlock context handle\x00" + id))
+	return handlePrefix + id + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
+}
+
+func (r *Runner) contextIDFromHandle(h string) (string, bool) {
+	rest, ok := strings.CutPrefix(h, handlePrefix)
+	if !ok || len(h) > 256 {
+		return "", false
+	}
+	id, _, ok := strings.Cut(rest, ".")
+	if !ok || !hmac.Equal([]byte(contextHandle(r.handleKey, id)), []byte(h)) {
+		return "", false
+	}
+	return id, true
+}

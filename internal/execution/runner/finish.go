@@ -1,0 +1,258 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/airlock-dev/airlock/attribution"
+	"github.com/airlock-dev/airlock/fence"
+	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/policy/limits"
+	"github.com/airlock-dev/airlock/internal/policy/redact"
+)
+
+// finish runs steps 10-13: bound the error, truncate, fence, audit.
+func (c *call) finish(ctx context.Context, res *toolkit.Result, err error) *Response {
+	c.rec.DurationMicros = c.s.r.now().Sub(c.start).Microseconds()
+	if err == nil && res != nil && res.Pending != nil {
+		c.s.r.notifyPending(c.s, res.Pending)
+	}
+	if err == nil && res != nil && res.Derived != nil {
+		// The outputs exist whatever happens here; if the pool cannot be
+		// registered the agent is told so and the audit keeps the cause.
+		if derr := c.s.r.addDerived(ctx, c.s.contextID, res.Derived); derr != nil {
+			c.log.Error("registering a run's output pool", "context", c.s.contextID, "pool", res.Derived.ID, "err", derr)
+			c.rec.Error = truncateString(derr.Error(), 4096)
+			res.Text += "(The output pool could not be registered; the outputs are kept on the server.)\n"
+		}
+	}
+	var resp *Response
+	if err != nil {
+		resp = c.boundError(err)
+	} else {
+		resp = c.render(res)
+	}
+	// 13. audit — durable before the response leaves. Use a context that
+	// outlives a cancelled call: a call the client abandoned is still recorded.
+	c.auditStart = time.Now()
+	aerr := c.s.r.db.Append(context.WithoutCancel(ctx), c.rec)
+	defer c.observe(time.Now())
+	if aerr != nil {
+		c.log.Error("audit append failed; refusing call", "session", c.s.id, "tool", c.rec.Tool, "err", aerr)
+		c.rec.Outcome, c.rec.Violation = "error", string(violation.AuditUnavailable)
+		c.logLine()
+		return &Response{IsError: true, Code: violation.AuditUnavailable,
+			Text: violation.New(violation.AuditUnavailable, "the audit trail cannot be written; call refused").Public()}
+	}
+	resp.AuditSeq = c.rec.Seq
+	c.logLine()
+	return resp
+}
+
+// logLine is the call's one info line: who, where, what was decided and
+// how it ended, and the audit seq to find the full record. It carries ids,
+// names and codes only — never an argument value, a reason or an error
+// text, which may quote what the agent sent (SECURITY.md, "logs";
+// TestServeLogsOneJSONLinePerCall). An unknown tool's agent-chosen name
+// is not logged either.
+func (c *call) logLine() {
+	tool := "(unknown)"
+	if c.tool.Name != "" {
+		tool = c.tool.Name
+	}
+	attrs := []any{"context", c.s.contextID, "session", c.s.id, "principal", c.s.principal,
+		"tool", tool, "capability", c.rec.Capability, "decision", c.rec.Decision, "rule", c.rec.RuleID,
+		"outcome", c.rec.Outcome, "duration_ms", float64(c.rec.DurationMicros) / 1000}
+	if c.rec.Violation != "" {
+		attrs = append(attrs, "violation", c.rec.Violation)
+	}
+	if c.rec.ErrorRef != "" {
+		attrs = append(attrs, "ref", c.rec.ErrorRef)
+	}
+	if c.rec.Seq != 0 {
+		attrs = append(attrs, "audit_seq", c.rec.Seq)
+	}
+	c.log.Info("call", attrs...)
+}
+
+// boundError is step 10: the agent sees a violation code and a message
+// written for it; the full error goes to the log and the audit record only.
+func (c *call) boundError(err error) *Response {
+	var v *violation.Error
+	if !errors.As(err, &v) {
+		ref := newRef()
+		v = violation.Wrap(violation.Internal, err, "internal error (ref %s)", ref)
+		c.rec.ErrorRef = ref
+		c.log.Error("tool call failed", "ref", ref, "session", c.s.id, "tool", c.rec.Tool, "err", err)
+	}
+	c.rec.Violation = string(v.Code)
+	c.rec.Outcome = outcomeOf(v.Code)
+	if v.Err != nil {
+		// A transport error quotes the URL it failed on; a credential in
+		// its query is hashed like one in the arguments (issue 10, item 3).
+		c.rec.Error = truncateString(redact.Query(v.Err.Error(), c.s.r.redactor.Hash), 4096)
+	}
+	if c.rec.Reason == "" {
+		c.rec.Reason = v.Message
+	}
+	detail := map[string]any{"code": v.Code, "message": v.Message, "ref": c.rec.ErrorRef}
+	// LIMIT_EXCEEDED says which limit, and for a rate when to retry, so a
+	// client can back off without parsing the message.
+	var ex *limits.ExceededError
+	if errors.As(err, &ex) {
+		detail["limit"] = ex.Limit
+		if ex.Pattern != "" {
+			detail["pattern"] = ex.Pattern
+		}
+		if ex.RetryAfter > 0 {
+			detail["retry_after_ms"] = ex.RetryAfter.Milliseconds()
+		}
+	}
+	return &Response{IsError: true, Code: v.Code, Text: v.Public(), Structured: map[string]any{"error": detail}}
+}
+
+func outcomeOf(code violation.Code) string {
+	switch code {
+	case violation.PolicyDenied, violation.PhaseBlocked, violation.KillSwitchEngaged,
+		violation.LimitExceeded, violation.ApprovalRequired:
+		return "denied"
+	case violation.Internal, violation.AuditUnavailable, violation.Unavailable:
+		return "error"
+	case violation.Cancelled:
+		return "cancelled"
+	default:
+		return "violation"
+	}
+}
+
+// render is steps 11 and 12: truncate to the configured size, then fence
+// untrusted text — in that order, so truncation can never cut off the fence's
+// closing marker. Airlock's own text comes first and is never fenced.
+func (c *call) render(res *toolkit.Result) *Response {
+	max := c.s.r.Config().Server.MaxOutputBytes
+	if res.Exact && (len(res.Text) > max || (res.Untrusted != nil && len(res.UntrustedText) > max-len(res.Text))) {
+		return c.boundError(fmt.Errorf("%d+%d bytes, limit %d: %w", len(res.Text), len(res.UntrustedText), max, errExactTooLarge))
+	}
+	text, truncated := truncate(res.Text, max)
+	resp := &Response{Text: text, Blobs: res.Blobs, Structured: res.Structured, Truncated: truncated, Elicit: res.Elicit}
+	if res.Untrusted != nil {
+		untrusted, cut := truncate(res.UntrustedText, max-len(text))
+		meta := fence.Meta{Source: res.Untrusted.Source, Kind: res.Untrusted.Kind, Trust: res.Untrusted.Trust}
+		if res.Untrusted.Attribute {
+			meta.AttributionID = "att_" + uuid.NewString()
+		}
+		f, err := fence.Wrap([]byte(untrusted), meta)
+		if err != nil {
+			return c.boundError(fmt.Errorf("fencing output: %w", err))
+		}
+		if resp.Text != "" {
+			resp.Text += "\n"
+		}
+		resp.Text += f.Text
+		resp.Truncated = resp.Truncated || cut
+		// structuredContent carries the fence too, never the bare content: a
+		// client that hands structuredContent to the model keeps the boundary
+		// and the notice (issue 10 item 6; TestUntrustedBinaryTextIsFenced).
+		resp.Structured = withUntrusted(res.Structured, f.Text, res.Untrusted)
+		if res.Untrusted.Attribute {
+			a := c.attribute(meta.AttributionID, f.Text, res.Untrusted)
+			resp.Structured.(map[string]any)["attribution"] = a
+			resp.Structured.(map[string]any)["content"] = f.Text
+			res.Audit["attribution_id"] = a.ID
+		}
+		if res.Audit == nil {
+			res.Audit = map[string]any{}
+		}
+		if f.Changed {
+			res.Audit["fence_sanitized"] = f.Stats
+		}
+	}
+	// Untrusted content never leaves as a textual resource outside the fence
+	// (issue 10 item 6); a tool that tried is a bug, so the call fails closed.
+	for _, b := range res.Blobs {
+		if b.Trust != "trusted" && fence.TextualMIME(b.MIMEType) {
+			return c.boundError(fmt.Errorf("untrusted blob %s has textual type %q: %w", b.URI, b.MIMEType, errUnfencedText))
+		}
+	}
+	out := len(resp.Text)
+	for _, b := range res.Blobs {
+		out += len(b.Data)
+	}
+	c.rec.Outcome, c.rec.OutputBytes, c.rec.Truncated = "ok", int64(out), resp.Truncated
+	if len(res.Audit) > 0 {
+		// A fetch's final URL may come from a redirect to a presigned or
+		// token-bearing URL: its query credentials are hashed.
+		c.rec.Extra = c.s.withClient(mustJSON(c.s.r.redactor.Strings(res.Audit)))
+	}
+	return resp
+}
+
+// errUnfencedText: a tool returned untrusted text as an embedded resource.
+var errUnfencedText = errors.New("untrusted textual content outside the fence")
+
+// errExactTooLarge: a tool that sizes its own output (a read page) went over
+// the limit; cutting it would make its next_offset lie (issue 10 item 11).
+var errExactTooLarge = errors.New("exact result over the output limit")
+
+// attribute signs who/what/when for fenced content: the hash is over the
+// fenced content exactly as the agent receives it under "content", so
+// `airlock attribution verify` can check a saved result.
+func (c *call) attribute(id, content string, p *toolkit.Provenance) attribution.Attribution {
+	return c.s.r.signer.Sign(attribution.Attribution{
+		ID: id, Source: p.Source, RetrievedAt: p.RetrievedAt.UTC(), SessionID: c.s.id,
+		DeclarationID: p.DeclarationID, ContentSHA256: attribution.ContentHash(content), TrustLevel: p.Trust, Kind: p.Kind,
+	})
+}
+
+// withUntrusted adds the fenced untrusted content to a tool's structured
+// result, keeping the tool's own fields at the top level so programmatic
+// clients see one shape whether or not the call carried untrusted text.
+func withUntrusted(structured any, content string, p *toolkit.Provenance) map[string]any {
+	out := map[string]any{}
+	if b, err := json.Marshal(structured); err == nil {
+		_ = json.Unmarshal(b, &out) // a non-object result stays under "result"
+		if out == nil || (len(out) == 0 && string(b) != "{}") {
+			out = map[string]any{"result": structured}
+		}
+	}
+	out["untrusted"] = true
+	out["untrusted_content"] = content
+	out["untrusted_source"] = p.Source
+	out["untrusted_kind"] = p.Kind
+	return out
+}
+
+// truncate cuts s to at most max bytes on a rune boundary and says so.
+func truncate(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	if max <= 0 {
+		return fmt.Sprintf("[output truncated: showing 0 of %d bytes]", len(s)), true
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[output truncated: showing %d of %d bytes]", cut, len(s)), true
+}
+
+func truncateString(s string, max int) string {
+	out, _ := truncate(s, max)
+	return out
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"marshal_error": err.Error()})
+	}
+	return b
+}

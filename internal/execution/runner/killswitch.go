@@ -1,0 +1,36 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/airlock-dev/airlock/internal/kit/violation"
+)
+
+// killSwitch is step 3. The switch is a file in the state directory
+// (package killswitch), so an operator's `airlock kill` in another process
+// trips a running server even while some process holds the store's write
+// lock, and restoring an older database cannot release it; the store's own
+// kill_switch setting is honoured too (on PostgreSQL, every instance's).
+// Both are read from memory: a killswitch.Watcher re-reads them on a
+// change of the file and every killswitch.DefaultInterval, so a trip takes
+// effect within that (TestKillSwitchReadFromMemory,
+// TestKillFromAnotherProcessWithin50ms) and a call costs an atomic load
+// instead of a stat and a database probe (issue 11). If either state
+// cannot be read, the call is refused: fail closed.
+func (r *Runner) killSwitch(ctx context.Context) error {
+	v := r.anchor.watch.View()
+	if v.Err != nil {
+		return violation.Wrap(violation.KillSwitchEngaged, v.Err, "kill switch state unavailable; refusing all calls")
+	}
+	// A change this process has not seen recorded is audited in the
+	// background as soon as the store can take it.
+	if st := v.File; st.ID != "" {
+		if p := r.anchor.recorded.Load(); p == nil || *p != st.ID {
+			r.recordKillAsync(st)
+		}
+	}
+	if v.File.Engaged || v.Store {
+		return violation.New(violation.KillSwitchEngaged, "the operator has stopped all tool execution")
+	}
+	return nil
+}

@@ -1,0 +1,148 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/internal/edge/tracing"
+	"github.com/airlock-dev/airlock/internal/execution/sandbox"
+	"github.com/airlock-dev/airlock/internal/kit/metrics"
+)
+
+// This file is the runner's side of the operator's view (issue 12 item
+// 2): what it reports to metrics, and whether it is ready to serve.
+
+// observe reports a finished call: its counters and its time per step.
+// Labels are server-chosen only (see package metrics): the tool's name if
+// it is one of ours, the decision, the outcome, the violation code.
+func (c *call) observe(end time.Time) {
+	c.trace(end)
+	m := c.s.r.metrics
+	if m == nil {
+		return
+	}
+	tool := "(unknown)"
+	if c.tool.Name != "" {
+		tool = c.tool.Name
+	}
+	m.Call(tool, c.rec.Decision, c.rec.Outcome, c.rec.Violation, end.Sub(c.start))
+	decided := c.start
+	if !c.execStart.IsZero() {
+		m.Step(metrics.StepDecide, c.execStart.Sub(c.start))
+		m.Step(metrics.StepExecute, c.execEnd.Sub(c.execStart))
+		decided = c.execEnd
+	}
+	if !c.auditStart.IsZero() {
+		m.Step(metrics.StepFinish, c.auditStart.Sub(decided))
+		m.Step(metrics.StepAudit, end.Sub(c.auditStart))
+	}
+}
+
+// traceInfo is what the call's span starts with: server-chosen values
+// and the caller's trace context, never an argument (package tracing).
+func (s *Session) traceInfo(in Call) tracing.CallInfo {
+	info := tracing.CallInfo{SessionID: s.id, RequestID: in.RequestID, Transport: s.transport,
+		Traceparent: in.Traceparent, Tracestate: in.Tracestate}
+	if s.id == sessionless {
+		info.SessionID = ""
+	}
+	if _, ok := s.r.tools[in.Tool]; ok {
+		info.Tool = in.Tool // an unknown name is the agent's text: not exported
+	}
+	return info
+}
+
+// trace ends the call's span with its steps and outcome (issue 12 item 3).
+func (c *call) trace(end time.Time) {
+	if c.span == nil {
+		return
+	}
+	decided := c.start
+	steps := make([]tracing.Step, 0, 4)
+	if !c.execStart.IsZero() {
+		steps = append(steps, tracing.Step{Name: "airlock.decide", Start: c.start, End: c.execStart},
+			tracing.Step{Name: "airlock.execute", Start: c.execStart, End: c.execEnd})
+		decided = c.execEnd
+	}
+	if !c.auditStart.IsZero() {
+		steps = append(steps, tracing.Step{Name: "airlock.finish", Start: decided, End: c.auditStart},
+			tracing.Step{Name: "airlock.audit", Start: c.auditStart, End: end})
+	}
+	c.span.End(steps, tracing.Outcome{Tier: c.rec.Tier, Phase: c.rec.Phase, Decision: c.rec.Decision, RuleID: c.rec.RuleID,
+		Outcome: c.rec.Outcome, Violation: c.rec.Violation, AuditSeq: c.rec.Seq}, end)
+}
+
+// sandboxObserver counts pipeline runs, kills and limit hits.
+func sandboxObserver(m *metrics.Metrics) func(*sandbox.Result, error) {
+	if m == nil {
+		return nil
+	}
+	return func(res *sandbox.Result, err error) {
+		switch {
+		case res == nil:
+			m.SandboxRun(metrics.RunError, nil)
+		case res.Killed:
+			m.SandboxRun(metrics.RunKilled, res.LimitsHit)
+		case err != nil:
+			m.SandboxRun(metrics.RunError, res.LimitsHit)
+		case res.ExitCode != 0:
+			m.SandboxRun(metrics.RunFailed, res.LimitsHit)
+		default:
+			m.SandboxRun(metrics.RunOK, res.LimitsHit)
+		}
+	}
+}
+
+// scrapeTimeout bounds the store queries behind the scrape-time gauges.
+const scrapeTimeout = 2 * time.Second
+
+// registerGauges adds the gauges computed from the store at scrape time:
+// state every process on the store shares, so a count kept in memory
+// would be wrong (another process approves, a session idles out).
+func (r *Runner) registerGauges() {
+	count := func(f func(ctx context.Context) (int, error)) func() float64 {
+		return func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+			defer cancel()
+			n, err := f(ctx)
+			if err != nil {
+				return -1 // a scrape must not fail; -1 says "unknown" on a dashboard
+			}
+			return float64(n)
+		}
+	}
+	r.metrics.GaugeFunc("airlock_approvals_pending", "Declarations waiting for an approver's decision (all processes on the store; -1 when the store cannot be read).",
+		count(func(ctx context.Context) (int, error) {
+			ds, err := r.db.Declarations().List(ctx, declarations.Filter{States: []declarations.State{declarations.StateDeclared}})
+			return len(ds), err
+		}))
+	r.metrics.GaugeFunc("airlock_sessions_open", "Transport sessions open on the store (all processes; -1 when the store cannot be read).",
+		count(func(ctx context.Context) (int, error) {
+			ss, err := r.db.ListSessions(ctx, "", true)
+			return len(ss), err
+		}))
+}
+
+// Errors from Ready.
+var (
+	// ErrNotReady wraps why the runner should not be sent traffic.
+	ErrNotReady = errors.New("not ready")
+)
+
+// Ready reports whether the runner can serve calls now: the store takes a
+// write (a cheap probe, rolled back: a call that cannot be audited is
+// refused, so a server whose store cannot write is not ready) and every
+// witness file is still where it was opened. For /readyz; the error wraps
+// ErrNotReady and the cause (store.ErrUnavailable, witness.ErrUnreachable).
+func (r *Runner) Ready(ctx context.Context) error {
+	if err := r.db.Writable(ctx); err != nil {
+		return fmt.Errorf("%w: store: %w", ErrNotReady, err)
+	}
+	if err := r.anchor.log.Reachable(); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotReady, err)
+	}
+	return nil
+}

@@ -1,0 +1,140 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/sandbox"
+	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+)
+
+// ErrNotTraversable reports a directory the sandbox user cannot reach.
+var ErrNotTraversable = errors.New("not traversable by the sandbox user")
+
+// ErrNoPipelines is why run_pipeline is unavailable under a configuration
+// that declares none.
+var ErrNoPipelines = errors.New("no pipelines are configured")
+
+// newPipelineHost prepares the sandbox when the configuration declares
+// pipelines. If the host cannot confine a run (no network namespace, no
+// Landlock, ...) or the sandbox user could not reach the pools or the run
+// directories, the server still starts — reads and declarations work — but
+// every run_pipeline call is refused with the reason: fail closed.
+func newPipelineHost(cfg *config.Config, stateDir string, opts *Options, log *slog.Logger) toolkit.PipelineHost {
+	host := toolkit.PipelineHost{}
+	if len(cfg.Pipelines) == 0 {
+		host.Unavailable = ErrNoPipelines
+		return host
+	}
+	var err error
+	if host.RunsDir, err = ReachableDir(stateDir, "runs"); err != nil {
+		host.Unavailable = fmt.Errorf("creating the runs directory: %w", err)
+		return host
+	}
+	if err := checkReachable(cfg, host.RunsDir); err != nil {
+		log.Warn("run_pipeline disabled", "err", err)
+		host.Unavailable = err
+		return host
+	}
+	sb, err := sandbox.New(&sandbox.Options{TrampolinePath: opts.SandboxTrampoline, Logger: log, OnRun: sandboxObserver(opts.Metrics)})
+	if err != nil {
+		log.Warn("run_pipeline disabled: the sandbox is unavailable", "err", err)
+		host.Unavailable = err
+		return host
+	}
+	host.Sandbox = sb
+	return host
+}
+
+// CheckPipelines is serve's decision about run_pipeline for cfg and
+// stateDir on this host, for `airlock doctor`: nil when pipelines will run,
+// else the reason every run_pipeline call will be refused with. It is
+// newPipelineHost itself (one code path: the sandbox's self-test, which
+// catches a binary built with cgo, included), so doctor cannot call a host
+// ready that serve then refuses. The report lists the sandbox's mechanisms
+// whenever New got as far as checking them.
+func CheckPipelines(cfg *config.Config, stateDir string, opts *Options) (sandbox.Report, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	host := newPipelineHost(cfg, stateDir, opts, slog.New(slog.DiscardHandler))
+	if host.Sandbox != nil {
+		return host.Sandbox.Report(), nil
+	}
+	var ue *sandbox.UnavailableError
+	if errors.As(host.Unavailable, &ue) {
+		return ue.Report, host.Unavailable
+	}
+	return sandbox.Report{}, host.Unavailable
+}
+
+// checkReachable verifies that every directory from the root down to the
+// runs directory and to each pipeline input pool lets "others" search it:
+// pipelines run as an unprivileged user, and a 0700 directory on the way
+// (a mktemp directory, a private home) would make every run fail obscurely.
+func checkReachable(cfg *config.Config, runsDir string) error {
+	dirs := []string{runsDir}
+	for _, p := range cfg.Pipelines {
+		for _, in := range p.Inputs {
+			for _, pc := range cfg.Pools {
+				if pc.ID == in {
+					dirs = append(dirs, pc.Path)
+				}
+			}
+		}
+	}
+	for _, d := range dirs {
+		if err := traversable(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// traversable reports whether "others" may search every directory from the
+// root down to dir.
+func traversable(dir string) error {
+	for cur := dir; ; cur = filepath.Dir(cur) {
+		fi, err := os.Stat(cur)
+		if err != nil {
+			return fmt.Errorf("checking %s: %w", cur, err)
+		}
+		if fi.Mode()&0o001 == 0 {
+			return fmt.Errorf("%s (mode %04o) is on the path to %s and %w (uid 65534): make it o+x, or use another --state / pool location",
+				cur, fi.Mode()&fs.ModePerm, dir, ErrNotTraversable)
+		}
+		if cur == filepath.Dir(cur) {
+			return nil
+		}
+	}
+}
+
+// ReachableDir returns stateDir/name (created 0711) when the sandbox user
+// can traverse to it. When it cannot — a state directory under a private
+// home, the XDG default for root — it returns a fresh directory under the
+// system temp directory instead (random name, 0711, owned by us), so run
+// workspaces and the demo pools stay reachable. Such a directory does not
+// outlive a reboot; the audit trail, which holds the evidence, stays in
+// stateDir.
+func ReachableDir(stateDir, name string) (string, error) {
+	dir := filepath.Join(stateDir, name)
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return "", err
+	}
+	if traversable(dir) == nil {
+		return dir, nil
+	}
+	tmp, err := os.MkdirTemp("", "airlock-"+name+"-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(tmp, 0o711); err != nil {
+		return "", err
+	}
+	return tmp, nil
+}

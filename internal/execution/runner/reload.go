@@ -1,0 +1,96 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/policy/policy"
+	"github.com/airlock-dev/airlock/store"
+)
+
+// generation is one loaded configuration, its compiled policies and the
+// tool declarations (schemas, validators) specialised to it.
+type generation struct {
+	cfg      *config.Config
+	policies *policy.Set
+	tools    map[string]toolView
+	// catalogs are the per-caller declarations (Session.Tools).
+	catalogs *catalogCache
+}
+
+// ErrReloadPools reports a reload that changes the pools, which are bound
+// into live sessions' frozen contexts and so need a restart.
+var ErrReloadPools = errors.New("the pools section changed; restart to apply it")
+
+// Reload swaps in a new configuration: new sessions get its roles and
+// policies, and the server re-reads its tokens from it (revoking a token
+// takes effect on the next request). Sessions already open keep the policy
+// they were opened with. A configuration that cannot be applied leaves the
+// old one in force; either way the attempt is audited.
+func (r *Runner) Reload(ctx context.Context, cfg *config.Config, by string) error {
+	err := r.reload(cfg)
+	rec := &store.Record{
+		Time: r.now().UTC(), Principal: "operator:" + by, Transport: "signal", Capability: "operator.reload",
+		Decision: "allow", Outcome: "ok", Reason: "configuration reloaded from " + cfg.File(),
+	}
+	if err != nil {
+		rec.Decision, rec.Outcome, rec.Reason, rec.Error = "deny", "denied", "reload refused; previous configuration kept", err.Error()
+	}
+	if aerr := r.db.Append(context.WithoutCancel(ctx), rec); aerr != nil {
+		r.log.Error("auditing reload", "err", aerr)
+	}
+	return err
+}
+
+func (r *Runner) reload(cfg *config.Config) error {
+	old := r.gen.Load()
+	if !reflect.DeepEqual(old.cfg.Pools, cfg.Pools) {
+		return ErrReloadPools
+	}
+	gen, err := r.newGeneration(cfg)
+	if err != nil {
+		return err
+	}
+	r.gen.Store(gen)
+	r.reloadNotifier(old.cfg, cfg)
+	r.creds.Reload(cfg.Credentials)
+	r.creds.Check()
+	return nil
+}
+
+// newGeneration compiles cfg's policies and each tool's declaration for it.
+func (r *Runner) newGeneration(cfg *config.Config) (*generation, error) {
+	policies, err := cfg.PolicySet()
+	if err != nil {
+		return nil, fmt.Errorf("compiling policies: %w", err)
+	}
+	gen := &generation{cfg: cfg, policies: policies, tools: map[string]toolView{}, catalogs: &catalogCache{}}
+	// The generation's declarations carry no comm.mcp catalog: what a
+	// caller is shown depends on its context's policy and on the pins as
+	// they are when it lists (Session.Tools). The arguments are validated
+	// against the base schema here, then against the pinned input schema
+	// as the store holds it (upstreams.check), so an approval or a change
+	// made since this generation began never meets a stale schema.
+	for _, name := range r.order {
+		v, err := declare(r.tools[name], cfg, nil)
+		if err != nil {
+			return nil, err
+		}
+		gen.tools[name] = v
+	}
+	return gen, nil
+}
+
+// RecordReloadFailure audits a reload whose configuration did not even load.
+func (r *Runner) RecordReloadFailure(ctx context.Context, by string, err error) {
+	rec := &store.Record{
+		Time: r.now().UTC(), Principal: "operator:" + by, Transport: "signal", Capability: "operator.reload",
+		Decision: "deny", Outcome: "denied", Reason: "reload refused; previous configuration kept", Error: err.Error(),
+	}
+	if aerr := r.db.Append(context.WithoutCancel(ctx), rec); aerr != nil {
+		r.log.Error("auditing reload failure", "err", aerr)
+	}
+}

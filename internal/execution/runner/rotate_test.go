@@ -1,0 +1,71 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/airlock-dev/airlock/internal/audit/witness"
+	"github.com/airlock-dev/airlock/internal/config"
+)
+
+// TestRunnerRefusesForgedAnchor: a server does not start on a store whose
+// oldest (witnessed) records were deleted behind an anchor written by
+// hand — it would pass for a rotation — while it starts on a really
+// rotated one (audit rotate: the anchor is signed with the witness key).
+func TestRunnerRefusesForgedAnchor(t *testing.T) {
+	ctx := context.Background()
+	setup := func(t *testing.T) (*config.Config, string) {
+		dir := t.TempDir()
+		cfg, err := config.Parse("t.yaml", []byte("audit: {checkpoint_every_records: 1, checkpoint_interval_ms: 3600000}\npools: []\npolicies:\n  base: {allow: [\"pool.*\"]}\nroles:\n  local: {policy: base}\n"), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		state := filepath.Join(dir, "state")
+		r, err := New(cfg, state, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := openSession(t, r)
+		for range 8 {
+			s.Run(ctx, Call{Tool: "list_pools"})
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return cfg, state
+	}
+	t.Run("forged", func(t *testing.T) {
+		cfg, state := setup(t)
+		if _, err := (&rawLock{}).exec(filepath.Join(state, DBFile), `INSERT INTO audit_anchor (id, first_seq, prev_hash, mac)
+			SELECT 1, 6, lower(hex(prev_hash)), 'forged' FROM audit_records WHERE seq = 6;
+			DELETE FROM audit_records WHERE seq < 6`); err != nil {
+			t.Fatal(err)
+		}
+		r, err := New(cfg, state, nil)
+		if err == nil {
+			r.Close()
+			t.Fatal("runner started on a store whose witnessed records were deleted")
+		}
+		if !errors.Is(err, witness.ErrRolledBack) {
+			t.Fatalf("err = %v, want ErrRolledBack", err)
+		}
+	})
+	t.Run("rotated", func(t *testing.T) {
+		cfg, state := setup(t)
+		op, err := OpenOperator(state, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := op.Rotate(ctx, 5, 0, t.TempDir(), "test"); err != nil {
+			t.Fatal(err)
+		}
+		op.Close()
+		r, err := New(cfg, state, nil)
+		if err != nil {
+			t.Fatalf("runner refused a rotated store: %v", err)
+		}
+		r.Close()
+	})
+}

@@ -1,0 +1,258 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/airlock-dev/airlock/attribution"
+	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/internal/audit/witness"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/edge/tracing"
+	"github.com/airlock-dev/airlock/internal/execution/comm"
+	"github.com/airlock-dev/airlock/internal/execution/credentials"
+	"github.com/airlock-dev/airlock/internal/execution/notify"
+	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/kit/calllog"
+	"github.com/airlock-dev/airlock/internal/kit/metrics"
+	"github.com/airlock-dev/airlock/internal/policy/challenge"
+	"github.com/airlock-dev/airlock/internal/policy/redact"
+	"github.com/airlock-dev/airlock/sources"
+	"github.com/airlock-dev/airlock/store"
+	"github.com/airlock-dev/airlock/tools"
+)
+
+// DBFile is the store's file name inside the state directory.
+const DBFile = "airlock.db"
+
+// Options configure a Runner; nil means defaults.
+type Options struct {
+	Logger *slog.Logger
+	Now    func() time.Time
+
+	// Metrics receives the runner's, the store's and the sandbox's series
+	// (issue 12 item 2); nil records none.
+	Metrics *metrics.Metrics
+
+	// Tracer exports a span per call (issue 12 item 3); nil traces none.
+	Tracer *tracing.Tracer
+
+	// SandboxTrampoline is the cgo-free binary the sandbox re-executes
+	// (default: this executable, which calls sandbox.MaybeRunTrampoline).
+	SandboxTrampoline string
+
+	// EgressResolver resolves the host names a stdio upstream's egress
+	// proxy connects to (default: the system's); tests map names to
+	// loopback with it.
+	EgressResolver comm.Resolver
+
+	storeOpts *store.Options // tests: a store that really cannot write
+}
+
+// Runner executes tool calls for sessions. It is safe for concurrent use.
+type Runner struct {
+	gen      atomic.Pointer[generation] // config + policies; swapped by Reload
+	log      *slog.Logger
+	metrics  *metrics.Metrics // nil-safe
+	tracer   *tracing.Tracer  // nil: tracing off
+	now      func() time.Time
+	db       *store.DB
+	pools    *sources.Registry
+	redactor *redact.Redactor
+	tools    map[string]toolkit.Tool
+	order    []string
+
+	// Per-process caches of derived objects; the state they derive from
+	// (contexts, usage) is in the store.
+	bindings sync.Map // context id → *binding
+	trackers trackers
+
+	handleKey  []byte           // signs context handles
+	challenges *challenge.Keyed // signs approval questions
+
+	pipelines toolkit.PipelineHost
+	upstreams *upstreams
+	decls     *declarations.Manager
+	signer    *attribution.Signer
+	broker    *brokerConfig
+	notifier  atomic.Pointer[notify.Notifier]
+	approvals approvalWatch    // approval latency of decisions made elsewhere
+	creds     *credentials.Set // scoped credentials, read at each use
+	stop      chan struct{}
+
+	anchor anchor // kill switch file and witness checkpoints
+
+	// trampoline is Options.SandboxTrampoline, for the command hooks'
+	// sandbox (notifyhook.go).
+	trampoline string
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Errors returned by New and OpenSession.
+var (
+	ErrUnknownRole = errors.New("unknown role")
+)
+
+// New opens the store under stateDir, the pools and the policies of cfg.
+func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	r := &Runner{log: opts.Logger, now: opts.Now, metrics: opts.Metrics, tracer: opts.Tracer,
+		tools: map[string]toolkit.Tool{}, trampoline: opts.SandboxTrampoline}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	// Lines logged with a call's context carry its id (calllog).
+	r.log = slog.New(calllog.Handler(r.log.Handler()))
+	if r.now == nil {
+		r.now = time.Now
+	}
+	policies, err := cfg.PolicySet()
+	if err != nil {
+		return nil, err
+	}
+	r.gen.Store(&generation{cfg: cfg, policies: policies, catalogs: &catalogCache{}})
+	// 0711: the sandbox user must traverse to the run workspaces and the
+	// demo pools beneath; nobody else may list it, and the store is 0600.
+	if err := os.MkdirAll(stateDir, 0o711); err != nil {
+		return nil, fmt.Errorf("creating state dir: %w", err)
+	}
+	// One instance id names this process in its witness checkpoints and
+	// in every audit record it appends, so a chain several instances share
+	// (PostgreSQL) says which one wrote what.
+	instance := witness.NewInstance("serve")
+	if r.anchor.log, r.anchor.key, err = openWitness(stateDir, instance, cfg.Audit.WitnessMirrors); err != nil {
+		return nil, fmt.Errorf("opening the audit witness: %w", err)
+	}
+	var sopts store.Options
+	if opts.storeOpts != nil {
+		sopts = *opts.storeOpts
+	}
+	sopts.OnCommit = r.anchor.notify
+	sopts.OnBatch = r.metrics.AuditCommit
+	sopts.Instance = instance
+	if r.db, err = openStore(storeLocation(cfg.Store, stateDir), &sopts); err != nil {
+		r.anchor.log.Close()
+		return nil, fmt.Errorf("opening store: %w", err)
+	}
+	if err := r.openAnchor(context.Background(), stateDir); err != nil {
+		r.anchor.log.Close()
+		r.db.Close()
+		return nil, err
+	}
+	// A kill switch tripped while no runner could write the store is
+	// audited now (and by the per-call check when it changes).
+	if st, err := r.anchor.kill.State(); err == nil && st.ID != "" {
+		r.recordKillAsync(st)
+	}
+	key, err := r.db.Key(context.Background(), "redaction")
+	if err != nil {
+		r.closeStore()
+		return nil, fmt.Errorf("loading redaction key: %w", err)
+	}
+	r.redactor = redact.New(key)
+	if err := r.initDeclarations(cfg); err != nil {
+		r.closeStore()
+		return nil, err
+	}
+	srcOpts := &sources.Options{MaxReadBytes: cfg.Server.MaxReadBytes, MaxFileBytes: cfg.Server.MaxFileBytes, Now: r.now}
+	if r.pools, err = sources.OpenRegistry(cfg.Pools, srcOpts); err != nil {
+		r.closeStore()
+		return nil, fmt.Errorf("opening pools: %w", err)
+	}
+	r.pipelines = newPipelineHost(cfg, stateDir, opts, r.log)
+	r.upstreams = &upstreams{db: r.db, log: r.log, now: r.now, trampoline: opts.SandboxTrampoline, resolver: opts.EgressResolver}
+	for _, t := range tools.All() {
+		r.tools[t.Name] = t
+		r.order = append(r.order, t.Name)
+	}
+	gen, err := r.newGeneration(cfg)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	r.gen.Store(gen)
+	r.registerGauges()
+	r.notifier.Store(newNotifier(cfg, r))
+	r.creds = r.newCredentials()
+	r.creds.Check() // a credential already unusable at start is audited now
+	return r, nil
+}
+
+// Close stops the background loops and closes the pools and the store.
+// Sessions stay open in the store: they are the clients', not the
+// process's, and another process (or this one restarted) serves them.
+// Calling it again returns the first result.
+func (r *Runner) Close() error {
+	r.closeOnce.Do(func() {
+		close(r.stop)
+		r.broker.close()
+		r.notifier.Load().Close()
+		r.closeErr = errors.Join(r.pools.Close(), r.closeStore())
+	})
+	return r.closeErr
+}
+
+// closeStore writes the final witness checkpoint and closes the witness
+// and the store, in that order (the checkpoint reads the store).
+func (r *Runner) closeStore() error {
+	return errors.Join(r.closeAnchor(), r.db.Close())
+}
+
+// ToolInfo is a tool's public declaration, for registering it with a transport.
+type ToolInfo struct {
+	Name, Title, Description         string
+	Tier                             toolkit.Tier
+	ReadOnly, Destructive, OpenWorld bool
+	InputSchema, OutputSchema        []byte
+}
+
+// Tools lists the tools' declarations for the configuration in force
+// (run_pipeline's schema names its pipelines). It exposes no way to
+// execute them.
+func (r *Runner) Tools() []ToolInfo {
+	gen := r.gen.Load()
+	out := make([]ToolInfo, 0, len(r.order))
+	for _, name := range r.order {
+		out = append(out, gen.tools[name].info)
+	}
+	return out
+}
+
+// toolView is a tool as declared under one configuration: what clients
+// are shown, and the validator compiled from exactly that schema.
+type toolView struct {
+	info      ToolInfo
+	validator *schemaValidator
+}
+
+func declare(t toolkit.Tool, cfg *config.Config, upstreams []toolkit.UpstreamTool) (toolView, error) {
+	schema, desc := t.InputSchema, t.Description
+	if t.Catalog != nil {
+		var err error
+		if schema, desc, err = t.Catalog(cfg, upstreams); err != nil {
+			return toolView{}, fmt.Errorf("tool %s: %w", t.Name, err)
+		}
+	}
+	v, err := compileSchema(t.Name, schema)
+	if err != nil {
+		return toolView{}, err
+	}
+	return toolView{validator: v, info: ToolInfo{
+		Name: t.Name, Title: t.Title, Description: desc, Tier: t.Tier,
+		ReadOnly: t.ReadOnly, Destructive: t.Destructive, OpenWorld: t.OpenWorld,
+		InputSchema: schema, OutputSchema: t.OutputSchema,
+	}}, nil
+}
+
+// Config returns the configuration in force.
+func (r *Runner) Config() *config.Config { return r.gen.Load().cfg }

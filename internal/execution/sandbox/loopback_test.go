@@ -1,0 +1,93 @@
+//go:build linux
+
+package sandbox_test
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/execution/sandbox"
+)
+
+// countingServe accepts on the run's loopback listener, counting.
+func countingServe(n *atomic.Int32) func(net.Listener) {
+	return func(l net.Listener) {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			n.Add(1)
+			c.Close()
+		}
+	}
+}
+
+// TestLoopbackServesOnlyItsPort: with Spec.Loopback the pipeline reaches
+// the listener the parent opened in the run's network namespace — on the
+// same port number as a listener on the host's loopback, which stays
+// untouched (the namespace, not a port check, keeps them apart) — and no
+// other port, still resolves no name, and cannot listen (Landlock grants
+// no bind).
+func TestLoopbackServesOnlyItsPort(t *testing.T) {
+	d := newRunDirs(t)
+	host, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	var onHost, inRun atomic.Int32
+	go countingServe(&onHost)(host)
+	port := host.Addr().(*net.TCPAddr).Port
+	loop := &sandbox.Loopback{Port: uint16(port), Serve: countingServe(&inRun)}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+
+	spec := hostileSpec(d, "tcp", addr)
+	spec.Loopback = loop
+	res := runHostile(t, spec)
+	if !strings.HasPrefix(string(res.Stdout), "ESCAPED tcp") {
+		t.Fatalf("the run could not reach its loopback listener: %q %q", res.Stdout, res.Stderr)
+	}
+	if !strings.Contains(strings.Join(res.Mechanisms, " "), "loopback:"+addr) {
+		t.Fatalf("mechanisms: %v", res.Mechanisms)
+	}
+
+	cases := []struct{ name, mode, arg string }{
+		{"another loopback port", "tcp", "127.0.0.1:" + strconv.Itoa(port^1)},
+		{"the host listener's port on ::1", "tcp", "[::1]:" + strconv.Itoa(port)},
+		{"an outside address", "tcp", "192.0.2.1:" + strconv.Itoa(port)},
+		{"a name", "dns", "example.com"},
+		{"a listener of its own", "listen", "127.0.0.1:" + strconv.Itoa(port^2)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			spec := hostileSpec(newRunDirs(t), c.mode, c.arg)
+			spec.Loopback = loop
+			res := runHostile(t, spec)
+			if res.ExitCode != 0 || !strings.HasPrefix(string(res.Stdout), "BLOCKED ") {
+				t.Fatalf("not blocked: %q", res.Stdout)
+			}
+		})
+	}
+	time.Sleep(50 * time.Millisecond)
+	if onHost.Load() != 0 || inRun.Load() != 1 {
+		t.Fatalf("host listener accepted %d, run listener %d (want 0, 1)", onHost.Load(), inRun.Load())
+	}
+}
+
+// TestLoopbackRefusesBadSpec: a Loopback without a port or a Serve is an
+// invalid spec, refused before anything starts.
+func TestLoopbackRefusesBadSpec(t *testing.T) {
+	s := newSandbox(t)
+	for _, l := range []*sandbox.Loopback{{Port: 0, Serve: func(net.Listener) {}}, {Port: 8080}} {
+		_, err := s.Run(context.Background(), sandbox.Spec{Argv: []string{"/bin/true"}, Loopback: l})
+		if err == nil || !strings.Contains(err.Error(), "Loopback") {
+			t.Fatalf("%+v: %v", l, err)
+		}
+	}
+}
