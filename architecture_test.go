@@ -8,7 +8,11 @@ import (
 	"testing"
 )
 
-const module = "github.com/airlock-dev/airlock"
+const (
+	module     = "github.com/airlock-dev/airlock"
+	runnerPkg  = "internal/execution/runner"
+	sandboxPkg = "internal/execution/sandbox"
+)
 
 type listedPackage struct {
 	ImportPath string
@@ -45,9 +49,9 @@ func TestOnlyRunnerReachesToolsAndStore(t *testing.T) {
 	// broker, after the phase gate, the policy and an approval.
 	// credentials reads the secrets: only the runner may hand them out, at
 	// the boundary (issue 12 item 7).
-	guarded := []string{module + "/tools", module + "/store", module + "/comm", module + "/credentials"}
+	guarded := []string{module + "/tools", module + "/store", module + "/internal/execution/comm", module + "/internal/execution/credentials"}
 	for name, p := range goList(t) {
-		if name == "runner" || strings.HasPrefix(name, "internal/execution/runner/") {
+		if name == runnerPkg {
 			continue
 		}
 		for _, g := range guarded {
@@ -64,20 +68,20 @@ func TestOnlyRunnerReachesToolsAndStore(t *testing.T) {
 // *sandbox.Sandbox by the runner — but only the sandbox imports os/exec.)
 func TestForbiddenDependencies(t *testing.T) {
 	rules := map[string][]string{
-		"tools":     {"net/http", module + "/store", "database/sql"},
-		"toolkit":   {"net/http", module + "/store", module + "/runner", module + "/tools"},
-		"sources":   {"net", "net/http", "os/exec"},
-		"policy":    {"net/http", "os/exec", module + "/store"},
-		"phasegate": {"net/http", "os/exec", module + "/store"},
-		"redact":    {"net/http", "os/exec"},
+		"tools":                      {"net/http", module + "/store", "database/sql"},
+		"internal/execution/toolkit": {"net/http", module + "/store", module + "/" + runnerPkg, module + "/tools"},
+		"sources":                    {"net", "net/http", "os/exec"},
+		"internal/policy/policy":     {"net/http", "os/exec", module + "/store"},
+		"phasegate":                  {"net/http", "os/exec", module + "/store"},
+		"internal/policy/redact":     {"net/http", "os/exec"},
 		// credentials reads secrets and hands them to the runner; it neither
 		// sends them anywhere nor logs nor stores them itself.
-		"credentials": {"net/http", "os/exec", "log/slog", module + "/store"},
+		"internal/execution/credentials": {"net/http", "os/exec", "log/slog", module + "/store"},
 		// tracing exports spans; it must not reach what the calls touch.
-		"tracing": {"os/exec", module + "/store", module + "/runner", module + "/tools", module + "/credentials"},
+		"internal/edge/tracing": {"os/exec", module + "/store", module + "/" + runnerPkg, module + "/tools", module + "/internal/execution/credentials"},
 		// egress decides and copies bytes; it dials only through the dialer
 		// it is given (comm's checked one) and audits through a callback.
-		"egress": {"os/exec", module + "/store", module + "/runner", module + "/comm", module + "/credentials"},
+		"internal/execution/egress": {"os/exec", module + "/store", module + "/" + runnerPkg, module + "/internal/execution/comm", module + "/internal/execution/credentials"},
 	}
 	pkgs := goList(t)
 	for name, forbidden := range rules {
@@ -100,7 +104,7 @@ func TestForbiddenDependencies(t *testing.T) {
 // (TestPgtestOnlyInTests).
 func TestOnlySandboxStartsProcesses(t *testing.T) {
 	for name, p := range goList(t) {
-		if name == "sandbox" || strings.HasPrefix(name, "internal/execution/sandbox/") || name == "store/pgtest" {
+		if name == sandboxPkg || strings.HasPrefix(name, sandboxPkg+"/") || name == "store/pgtest" {
 			continue
 		}
 		if slices.Contains(p.Imports, "os/exec") {
@@ -118,7 +122,7 @@ func TestTestIdPNotShipped(t *testing.T) {
 		t.Fatal("main package not found")
 	}
 	for _, d := range p.Deps {
-		if strings.HasPrefix(d, "github.com/zitadel/") || d == module+"/internal/testidp" {
+		if strings.HasPrefix(d, "github.com/zitadel/") || d == module+"/internal/testkit/testidp" {
 			t.Errorf("the airlock binary depends on %s", d)
 		}
 	}
@@ -132,7 +136,7 @@ func TestPlainMCPNotShipped(t *testing.T) {
 	if !ok {
 		t.Fatal("main package not found")
 	}
-	if slices.Contains(p.Deps, module+"/internal/plainmcp") {
+	if slices.Contains(p.Deps, module+"/internal/testkit/plainmcp") {
 		t.Error("the airlock binary depends on internal/plainmcp")
 	}
 }
