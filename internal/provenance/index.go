@@ -134,7 +134,9 @@ func exactKeys(v string, k Kind) []string {
 		for _, d := range dateKeys(v) {
 			keys = append(keys, "date:"+d)
 		}
-	case KindText, KindWord, KindIdentifier, KindFile, KindBool, KindNull:
+	case KindWord: // a channel or user named without its sigil
+		keys = append(keys, "handle:#"+strictFold(v), "handle:@"+strictFold(v))
+	case KindText, KindIdentifier, KindFile, KindBool, KindNull:
 	default:
 		if key, ok := Normalize(k, v); ok {
 			keys = append(keys, namespace(k)+":"+key)
@@ -163,7 +165,7 @@ func classify(v string, isNumber bool) Kind {
 	if len(dateKeys(v)) > 0 {
 		return KindDate
 	}
-	if ts := tokens(v, 2); len(ts) == 1 && ts[0].start == 0 && ts[0].end >= len(strings.TrimRight(v, ".,;:!?)")) {
+	if ts := tokens(v, 2); len(ts) == 1 && (ts[0].start == 0 || ts[0].kind == KindEmail && strings.HasPrefix(v, "mailto:")) && ts[0].end >= len(strings.TrimRight(v, ".,;:!?)")) {
 		return ts[0].kind
 	}
 	if strings.ContainsFunc(v, isSpaceRune) {

@@ -19,7 +19,7 @@ const (
 	KindDate       Kind = "date"       // 2024-03-15, 15/03/2024, March 15, 2024
 	KindHandle     Kind = "handle"     // #general, @alice
 	KindFile       Kind = "file"       // report.pdf
-	KindIdentifier Kind = "identifier" // a run of letters, digits and ._-/: holding a digit: INV-2024-0042
+	KindIdentifier Kind = "identifier" // a run of letters, digits and ._-/ holding a digit: INV-2024-0042
 	KindText       Kind = "text"       // several words
 	KindWord       Kind = "word"       // one word without digits
 	KindBool       Kind = "boolean"
@@ -32,12 +32,12 @@ const (
 // is not read as a handle and a URL not as a host. RE2: linear time.
 var tokenRE = regexp.MustCompile(strings.Join([]string{
 	`(?P<url>(?:[a-z][a-z0-9+.\-]{1,15}://|www\.)[^\s<>"'` + "`" + `]+)`,
-	`(?P<email>[\p{L}\p{N}._%+\-]+@[\p{L}\p{N}\-]+(?:\.[\p{L}\p{N}\-]+)+)`,
+	`(?P<email>(?:mailto:)?[\p{L}\p{N}._%+\-]+@[\p{L}\p{N}\-]+(?:\.[\p{L}\p{N}\-]+)+)`,
 	`(?P<iban>\b[a-z]{2}[0-9]{2}(?:[a-z0-9]{11,30}|(?:[ \-][a-z0-9]{4}){2,7}(?:[ \-][a-z0-9]{1,4})?)\b)`,
 	`(?P<phone>\+[0-9][0-9 .\-()]{5,20}[0-9]|\([0-9]{3}\) ?[0-9]{3}[\-. ][0-9]{4}\b|\b[0-9]{3}[\-.][0-9]{3}[\-.][0-9]{4}\b)`,
 	`(?P<host>\b(?:[\p{L}\p{N}](?:[\p{L}\p{N}\-]*[\p{L}\p{N}])?\.)+\p{L}{2,24}(?::[0-9]{1,5})?(?:/[^\s<>"'` + "`" + `]*)?)`,
 	`(?P<handle>(?:^|[^\p{L}\p{N}_])[#@][\p{L}\p{N}_][\p{L}\p{N}_.\-]*)`,
-	`(?P<ident>[\p{L}\p{N}][\p{L}\p{N}_.\-/:]*[\p{L}\p{N}])`,
+	`(?P<ident>[\p{L}\p{N}][\p{L}\p{N}_.\-/]*[\p{L}\p{N}])`,
 }, "|"))
 
 var tokenKinds = func() []Kind {
@@ -72,6 +72,9 @@ func tokens(s string, limit int) []token {
 				for s[start] != '#' && s[start] != '@' {
 					start++
 				}
+			}
+			if kind == KindEmail && strings.HasPrefix(s[start:end], "mailto:") {
+				start += len("mailto:")
 			}
 			text := trimTrailing(s[start:end])
 			kind = refine(kind, text)

@@ -128,7 +128,7 @@ func variants(t token) []string {
 
 func significant(p part) bool {
 	switch {
-	case len(p.q) < minCompact:
+	case len(p.q) < minCompact, p.kind == KindHandle: // handles match by name only
 		return false
 	case p.digits > 0:
 		return true

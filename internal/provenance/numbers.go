@@ -115,7 +115,9 @@ func readings(n string, cur bool) []amount {
 		}
 		return nil
 	case allSame && len(last) == 3 && thousands(groups):
-		return []amount{mk(strings.Join(groups, ""), "", false), mk(groups[0], last, true)}
+		// The decimal reading of "1,000" counts only next to a currency:
+		// otherwise every "1,000" would explain the value 1.
+		return []amount{mk(strings.Join(groups, ""), "", false), mk(groups[0], last, false)}
 	case allSame:
 		return []amount{mk(groups[0], last, true)}
 	}
