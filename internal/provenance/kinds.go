@@ -177,6 +177,7 @@ func Normalize(k Kind, s string) (string, bool) {
 		}
 		return ks[0], true
 	case KindEmail:
+		s = strings.TrimPrefix(s, "mailto:")
 		return s, emailRE.MatchString(s)
 	case KindHandle:
 		return s, len(s) > 1 && (s[0] == '#' || s[0] == '@')
