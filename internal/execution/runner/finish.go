@@ -120,7 +120,7 @@ func (c *call) boundError(err error) *Response {
 
 func outcomeOf(code violation.Code) string {
 	switch code {
-	case violation.PolicyDenied, violation.PhaseBlocked, violation.KillSwitchEngaged,
+	case violation.PolicyDenied, violation.ProvenanceDenied, violation.PhaseBlocked, violation.KillSwitchEngaged,
 		violation.LimitExceeded, violation.ApprovalRequired:
 		return "denied"
 	case violation.Internal, violation.AuditUnavailable, violation.Unavailable:

@@ -152,7 +152,7 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 			return nil, violation.New(violation.ApprovalRequired, "%s needs approval (rule %s)", c.rec.Capability, dec.RuleID)
 		}
 	default:
-		return nil, violation.New(violation.PolicyDenied, "%s is denied by policy (rule %s)", c.rec.Capability, dec.RuleID)
+		return nil, violation.New(c.denyCode(dec), "%s is denied by policy (rule %s)", c.rec.Capability, dec.RuleID)
 	}
 	// 6. limits.
 	if err := c.s.r.admit(ctx, c.chain, c.s.principal, c.rec.Capability); err != nil {
