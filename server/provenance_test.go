@@ -183,3 +183,107 @@ func TestProvenanceSharedAcrossRunners(t *testing.T) {
 		t.Fatalf("send_money reached the upstream %d times, want 1", n)
 	}
 }
+
+// agentMarker is a value only the agent ever writes: an IBAN, so that it
+// is significant to the matcher wherever it lands.
+const agentMarker = "NL91ABNA0417164300"
+
+// TestAgentCannotCreateTrustedInput: the agent puts one value into every
+// argument of every tool (pool ids and paths, each need's url, query,
+// source, justification, phase and declaration id, an upstream tool's
+// arguments, a pipeline's parameters, whose output pool it then reads).
+// Afterwards the context's trusted inputs are still only the operator's
+// task, no trusted label holds the value, and a payment to it is never
+// trusted: it is not executed without a person.
+func TestAgentCannotCreateTrustedInput(t *testing.T) {
+	cfg, u := upstreamConfig(t, "payer", "")
+	cfg = strings.Replace(cfg, "policies:\n", "policies:\n"+strings.Replace(provPolicy, `allow: ["pool.*", "mcp.up.*"]`, `allow: ["pool.*", "mcp.up.*", "comm.*", "pipeline.run:echo_param"]
+    filesystem: {read: [pools], write: [out]}`, 1), 1)
+	cfg = strings.Replace(cfg, "roles:\n", "roles:\n  payer: {policy: prov, pools: [alpha, beta], initial_phase: execution}\n", 1)
+	cfg = strings.Replace(cfg, "pipelines:\n", `pipelines:
+  - name: echo_param
+    description: Writes its parameter into a file (over no pool, so its outputs are trusted pool content).
+    argv: [/bin/sh, -c, 'printf %s "$0" > {out}/p.txt', '{param.msg}']
+    parameters: {msg: {type: string, required: true}}
+    outputs: [p.txt]
+`, 1)
+	var sent atomic.Int64
+	u.mcp.AddTool(mcp.NewTool("send_money", mcp.WithDescription("Sends money."),
+		mcp.WithString("recipient", mcp.Required()), mcp.WithNumber("amount", mcp.Required())),
+		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			sent.Add(1)
+			return mcp.NewToolResultText("sent"), nil
+		})
+	f := newFixtureConfig(t, cfg)
+	pins := f.review(t)
+	for _, tool := range []string{"send_money", "echo"} {
+		must(t, f.approveTool(t, tool, pins[tool].SeenDigest))
+	}
+	call(t, f.connect(t), "list_pools", nil)
+	op, err := runner.OpenOperator(f.state, false)
+	must(t, err)
+	cx, handle, err := op.CreateChild(context.Background(), f.cfg, runner.ChildSpec{Parent: contexts.DefaultID("local"), Phase: contexts.PhaseExecution, Task: provTask}, "tester", "rent")
+	op.Close()
+	must(t, err)
+	cc := f.child(t, f.r, handle)
+
+	m := agentMarker
+	just := map[string]any{"user_request": m, "missing_knowledge": m, "expected_use": m}
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"list_pools", map[string]any{}},
+		{"read_pool_file", map[string]any{"pool": m, "path": m}},
+		{"read_pool_file", map[string]any{"pool": "alpha", "path": m + ".txt"}},
+		{"declare_need", map[string]any{"operation": "comm.fetch", "parameters": map[string]any{"url": "http://127.0.0.1:1/" + m}, "justification": just, "phase": m}},
+		{"declare_need", map[string]any{"operation": "comm.search", "parameters": map[string]any{"query": m, "source": m}, "justification": just}},
+		{"declare_need", map[string]any{"operation": "comm.query", "parameters": map[string]any{"query": "select '" + m + "'", "source": m}, "justification": just}},
+		{"declare_need", map[string]any{"declaration_id": m}},
+		{"declare_need", mcpNeed("echo", map[string]any{"message": m})},
+		{"run_pipeline", map[string]any{"pipeline": "echo_param", "params": map[string]any{"msg": m}}},
+	}
+	var outPool string
+	for _, c := range calls {
+		res := cc.call(t, c.tool, c.args)
+		if c.tool == "run_pipeline" {
+			if res.IsError {
+				t.Fatalf("run_pipeline: %s", text(res))
+			}
+			outPool, _ = structured(t, res)["output_pool"].(string)
+		}
+	}
+	if outPool == "" {
+		t.Fatal("the pipeline made no output pool")
+	}
+	if res := cc.call(t, "read_pool_file", map[string]any{"pool": outPool, "path": "p.txt"}); res.IsError || !strings.Contains(text(res), m) {
+		t.Fatalf("reading the run's output: %s", text(res))
+	}
+
+	op, err = runner.OpenOperator(f.state, true)
+	must(t, err)
+	p, err := op.ContextProvenance(context.Background(), cx.ID)
+	op.Close()
+	must(t, err)
+	if len(p.Inputs) != 1 || p.Inputs[0].ID != runner.TaskInputID || p.Inputs[0].Text != provTask {
+		t.Fatalf("trusted inputs changed: %+v", p.Inputs)
+	}
+	var untrustedCopies int
+	for _, l := range p.Content {
+		if strings.Contains(l.Text, m) {
+			if l.Integrity != "untrusted" {
+				t.Fatalf("the agent's value is in a %s label: %+v", l.Integrity, l)
+			}
+			untrustedCopies++
+		}
+	}
+	if untrustedCopies < 2 { // the echo and the pipeline's output file
+		t.Fatalf("the agent's value came back %d times as labelled content, want the echo and the output file", untrustedCopies)
+	}
+	if res := cc.call(t, "declare_need", sendMoney(m, 10)); !res.IsError && !strings.Contains(text(res), "needs approval") {
+		t.Fatalf("a payment to the agent's value went ahead: %s", text(res))
+	}
+	if n := sent.Load(); n != 0 {
+		t.Fatalf("send_money reached the upstream %d times", n)
+	}
+}
