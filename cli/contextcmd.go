@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/airlock-dev/airlock/internal/execution/runner"
-	"github.com/airlock-dev/airlock/store"
 )
 
 // runContext lists, shows and creates runtime contexts: the durable state
@@ -153,12 +152,12 @@ func readTask(path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, store.MaxTrustedInputBytes+1))
+	b, err := io.ReadAll(io.LimitReader(f, runner.MaxTaskBytes+1))
 	if err != nil {
 		return "", fmt.Errorf("reading the task file: %w", err)
 	}
-	if len(b) > store.MaxTrustedInputBytes {
-		return "", fmt.Errorf("task file %s: over %d bytes: %w", path, store.MaxTrustedInputBytes, runner.ErrTaskInvalid)
+	if len(b) > runner.MaxTaskBytes {
+		return "", fmt.Errorf("task file %s: over %d bytes: %w", path, runner.MaxTaskBytes, runner.ErrTaskInvalid)
 	}
 	return string(b), nil
 }

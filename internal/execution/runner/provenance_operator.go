@@ -18,6 +18,9 @@ import (
 // TaskInputID is the id of a context's task text among its trusted inputs.
 const TaskInputID = "task"
 
+// MaxTaskBytes bounds a task text (the store's bound on a trusted input).
+const MaxTaskBytes = store.MaxTrustedInputBytes
+
 // ErrTaskInvalid: a task text that is empty, not UTF-8 or too large.
 var ErrTaskInvalid = errors.New("invalid task text")
 
