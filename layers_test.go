@@ -22,7 +22,7 @@ type layer struct {
 var layers = []layer{
 	{"kit", []string{"internal/kit/"},
 		"small tools with one job each (atomic files, strict JSON and YAML, the agent-visible error type, URL and origin normal forms, capability patterns, metrics): they know nothing of Airlock's parts"},
-	{"content", []string{"fence", "attribution", "sources", "schemas"},
+	{"content", []string{"fence", "attribution", "sources", "schemas", "internal/provenance"},
 		"what content is and how its trust travels (pools, fences, signed attribution, schemas): data the decisions read, deciding nothing themselves"},
 	{"policy", []string{"internal/policy/", "phasegate", "declarations"},
 		"the decisions over a call (phase, policy, limits, redaction, contexts, approval questions, pins, declared needs): pure judgement, no I/O of their own"},

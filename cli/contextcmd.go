@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -13,7 +15,7 @@ import (
 // (phase, pools, policy, limit usage, declarations) a principal's calls run
 // in, whatever session or process they arrive on.
 func runContext(ctx context.Context, args []string, io Streams) error {
-	const use = "airlock context list [--principal P] | show CONTEXT | create --parent CONTEXT [--pools a,b] [--policy NAME] [--phase planning|execution] --reason TEXT [--config FILE]  (all take --state DIR)"
+	const use = "airlock context list [--principal P] | show CONTEXT | create --parent CONTEXT [--pools a,b] [--policy NAME] [--phase planning|execution] [--task-file FILE] --reason TEXT [--config FILE]  (all take --state DIR)"
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return fmt.Errorf("%s: %w", use, ErrUsage)
 	}
@@ -34,6 +36,7 @@ func runContext(ctx context.Context, args []string, io Streams) error {
 	phase := fs.String("phase", "", "create: planning (default) or execution (only under a parent in execution)")
 	reason := fs.String("reason", "", "create: why (recorded in the audit trail)")
 	cfgPath := fs.String("config", "", "create: configuration file whose policies apply (default: the embedded demo)")
+	taskFile := fs.String("task-file", "", "create: the principal's task text, the context's trusted input (provenance; at most 256 KiB)")
 	if err := parse(fs, rest); err != nil {
 		return err
 	}
@@ -79,6 +82,11 @@ func runContext(ctx context.Context, args []string, io Streams) error {
 		}
 		defer op.Close()
 		spec := runner.ChildSpec{Parent: *parent, Policy: *pol, Phase: *phase}
+		if *taskFile != "" {
+			if spec.Task, err = readTask(*taskFile); err != nil {
+				return err
+			}
+		}
 		if *pools != "" {
 			spec.Pools = strings.Split(*pools, ",")
 		}
@@ -121,7 +129,37 @@ func showContext(ctx context.Context, op *runner.Operator, id string, io Streams
 	for _, s := range ss {
 		fmt.Fprintf(w, "  session:\t%s (%s, last seen %s)\n", s.ID, s.Transport, s.LastSeen.Format("2006-01-02T15:04:05Z"))
 	}
+	if p, err := op.ContextProvenance(ctx, c.ID); err == nil {
+		for _, in := range p.Inputs {
+			fmt.Fprintf(w, "trusted input:\t%s (%s, %d bytes, sha256 %s, by %s)\n", in.ID, in.Kind, len(in.Text), in.SHA256, in.AddedBy)
+		}
+		evicted := 0
+		for _, l := range p.Content {
+			if l.Evicted {
+				evicted++
+			}
+		}
+		fmt.Fprintf(w, "labelled results:\t%d (%d evicted), %d endorsements\n", len(p.Content), evicted, len(p.Endorsements))
+	}
 	return w.Flush()
+}
+
+// readTask reads a task file, refusing one over the store's bound before
+// reading it whole.
+func readTask(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, runner.MaxTaskBytes+1))
+	if err != nil {
+		return "", fmt.Errorf("reading the task file: %w", err)
+	}
+	if len(b) > runner.MaxTaskBytes {
+		return "", fmt.Errorf("task file %s: over %d bytes: %w", path, runner.MaxTaskBytes, runner.ErrTaskInvalid)
+	}
+	return string(b), nil
 }
 
 func dash(s string) string {

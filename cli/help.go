@@ -171,10 +171,10 @@ context's next call.
 	"context": `Usage: airlock context list [--principal P] [--state DIR]
        airlock context show CONTEXT [--state DIR]
        airlock context create --parent CONTEXT --reason TEXT [--pools a,b] [--policy NAME]
-                              [--phase planning|execution] [--config FILE] [--state DIR]
+                              [--phase planning|execution] [--task-file FILE] [--config FILE] [--state DIR]
 
 list    every context: principal, policy, phase, pools
-show    one context, its usage and open sessions
+show    one context, its usage, open sessions, trusted inputs and labelled results
 create  a child that restricts its parent; prints the handle a client presents
 
   --principal P    list: only this principal's contexts
@@ -183,6 +183,8 @@ create  a child that restricts its parent; prints the handle a client presents
   --policy NAME    create: the parent's policy or one that extends it
   --phase PHASE    create: planning (default) or execution
   --reason TEXT    create: why (recorded in the audit trail)
+  --task-file FILE create: the principal's task text, the context's trusted input for
+                   provenance rules (at most 256 KiB; audited by its SHA-256)
   --config FILE    create: configuration whose policies apply (default: the embedded demo)
   --state DIR      state directory (as for serve)
 `,

@@ -283,6 +283,7 @@ var migrations = []migration{
 		convert: convertAuditLog,
 		after:   []string{`DROP TABLE audit_log`},
 	},
+	provenanceMigration, // 7, provenance.go
 }
 
 // recordColumns is the column list of audit_records shared by the insert

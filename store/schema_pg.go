@@ -221,6 +221,7 @@ var pgMigrations = []migration{
 		convert: convertAuditLog,
 		after:   []string{`DROP TABLE audit_log`},
 	},
+	pgProvenanceMigration, // 7, provenance.go
 }
 
 // The interned strings on PostgreSQL: unique on sha256(value).

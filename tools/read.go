@@ -77,6 +77,8 @@ func renderRead(r *sources.ReadResult, budget int) (*toolkit.Result, error) {
 	hint := pageHint(r)
 	if !untrusted {
 		res.Text = string(r.Data)
+		res.TrustedText = res.Text
+		res.Trusted = &toolkit.Provenance{Kind: "pool_file", Source: sources.FileURI(r.PoolID, r.Path), Trust: string(r.Trust)}
 		if hint != "" {
 			res.Text += "\n" + hint
 		}

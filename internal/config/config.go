@@ -57,6 +57,9 @@ type Server struct {
 	MaxOutputBytes int    `json:"max_output_bytes,omitempty" jsonschema:"minimum=0,maximum=578901,description=Largest tool output sent to the agent before truncation (default 262144; at most 578901 so that one answer fits the 10 MiB message buffer of the TypeScript SDK's stdio client)."`
 	MaxReadBytes   int64  `json:"max_read_bytes,omitempty" jsonschema:"minimum=0,description=Largest page read_pool_file returns; at most max_output_bytes (default 65536 or max_output_bytes if smaller)."`
 	MaxFileBytes   int64  `json:"max_file_bytes,omitempty" jsonschema:"minimum=0,description=Largest pool file that may be read at all (default 1073741824)."`
+	// MaxProvenanceBytes caps the content text a context keeps for
+	// tracing where a need's values came from (issue 22).
+	MaxProvenanceBytes int64 `json:"max_provenance_bytes,omitempty" jsonschema:"minimum=0,description=Content text each context keeps to trace where a declared need's values came from (default 4194304); over it the oldest lose their text and values no source explains count as untrusted."`
 }
 
 // Role is what a principal is allowed: a policy, a set of pools, a phase to

@@ -39,7 +39,8 @@ func (c *call) finish(ctx context.Context, res *toolkit.Result, err error) *Resp
 	} else {
 		resp = c.render(res)
 	}
-	// 13. audit — durable before the response leaves. Use a context that
+	resp = c.recordSeen(ctx, resp) // provenance.go: labels before the audit
+	c.auditProvenance()            // 13. audit — durable before the response leaves. Use a context that
 	// outlives a cancelled call: a call the client abandoned is still recorded.
 	c.auditStart = time.Now()
 	aerr := c.s.r.db.Append(context.WithoutCancel(ctx), c.rec)
@@ -120,7 +121,7 @@ func (c *call) boundError(err error) *Response {
 
 func outcomeOf(code violation.Code) string {
 	switch code {
-	case violation.PolicyDenied, violation.PhaseBlocked, violation.KillSwitchEngaged,
+	case violation.PolicyDenied, violation.ProvenanceDenied, violation.PhaseBlocked, violation.KillSwitchEngaged,
 		violation.LimitExceeded, violation.ApprovalRequired:
 		return "denied"
 	case violation.Internal, violation.AuditUnavailable, violation.Unavailable:
@@ -173,6 +174,10 @@ func (c *call) render(res *toolkit.Result) *Response {
 		if f.Changed {
 			res.Audit["fence_sanitized"] = f.Stats
 		}
+		c.saw(res.Untrusted, untrusted, meta.AttributionID, res.Audit)
+	}
+	if res.Trusted != nil {
+		c.saw(res.Trusted, res.TrustedText, "", res.Audit)
 	}
 	// Untrusted content never leaves as a textual resource outside the fence
 	// (issue 10 item 6); a tool that tried is a bug, so the call fails closed.

@@ -111,12 +111,20 @@ type ChildSpec struct {
 	Policy string   // the parent's policy or one that extends it
 	Pools  []string // a subset of the parent's pools
 	Phase  string   // planning, or execution if the parent is in execution
+	// Task, when set, is the principal's task text: the child's trusted
+	// input (provenance_operator.go).
+	Task string
 }
 
 // CreateChild creates a context that restricts its parent and returns it
 // with the handle a client presents to run in it. cfg supplies the
 // policies, to check the child's policy extends the parent's.
 func (o *Operator) CreateChild(ctx context.Context, cfg *config.Config, spec ChildSpec, by, reason string) (*Context, string, error) {
+	if spec.Task != "" {
+		if err := checkTask(spec.Task); err != nil {
+			return nil, "", err
+		}
+	}
 	cx, handle, err := o.createChild(ctx, cfg, spec, by)
 	rec := &store.Record{Time: o.now().UTC(), Principal: "operator:" + by, Transport: o.transport, Capability: "operator.context_create",
 		Decision: "allow", Outcome: "ok", Reason: reason}
@@ -129,6 +137,12 @@ func (o *Operator) CreateChild(ctx context.Context, cfg *config.Config, spec Chi
 	}
 	if aerr := o.db.Append(ctx, rec); aerr != nil {
 		return nil, "", fmt.Errorf("auditing the new context: %w", aerr)
+	}
+	if err == nil && spec.Task != "" {
+		// The handle is returned only with its task in place.
+		if err := o.addTask(ctx, cx, spec.Task, by, reason); err != nil {
+			return nil, "", err
+		}
 	}
 	return cx, handle, err
 }

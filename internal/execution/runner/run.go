@@ -18,6 +18,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 	"github.com/airlock-dev/airlock/internal/policy/policy"
+	"github.com/airlock-dev/airlock/internal/provenance"
 	"github.com/airlock-dev/airlock/phasegate"
 	"github.com/airlock-dev/airlock/sources"
 	"github.com/airlock-dev/airlock/store"
@@ -82,6 +83,9 @@ type call struct {
 	policy  *policy.Policy
 	sources *sources.Context
 	input   *policy.Input // what step 5 decided over; nil before it
+
+	traced []provenance.Argument // a need's arguments, traced at step 5 (provenance.go)
+	seen   []*seen               // content the response hands the agent, to label
 }
 
 // Run executes one tool call through the fixed steps and returns what the
@@ -143,6 +147,9 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 		in.URL = u // an HTTP upstream is judged by the network section (upstreamURL)
 	}
 	c.input = in
+	if err := c.traceNeed(ctx, args, in); err != nil {
+		return nil, err
+	}
 	dec := c.policy.Decide(in)
 	c.rec.Decision, c.rec.RuleID, c.rec.Reason = string(dec.Effect), dec.RuleID, dec.Reason
 	switch dec.Effect {
@@ -152,7 +159,7 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 			return nil, violation.New(violation.ApprovalRequired, "%s needs approval (rule %s)", c.rec.Capability, dec.RuleID)
 		}
 	default:
-		return nil, violation.New(violation.PolicyDenied, "%s is denied by policy (rule %s)", c.rec.Capability, dec.RuleID)
+		return nil, violation.New(c.denyCode(dec), "%s is denied by policy (rule %s)", c.rec.Capability, dec.RuleID)
 	}
 	// 6. limits.
 	if err := c.s.r.admit(ctx, c.chain, c.s.principal, c.rec.Capability); err != nil {

@@ -252,6 +252,11 @@ type Result struct {
 	// Untrusted, and places it after Text.
 	UntrustedText string
 	Untrusted     *Provenance
+	// TrustedText is content in Text that Airlock did not write but a
+	// trusted pool holds (a page of it), labelled with Trusted: the
+	// runner records it in the context's provenance (issue 22).
+	TrustedText string
+	Trusted     *Provenance
 	// Blobs are binary payloads (embedded resources).
 	Blobs []Blob
 	// Structured is the same data for programmatic clients.

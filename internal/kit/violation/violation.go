@@ -28,11 +28,15 @@ const (
 	NetworkAccessAttempt Code = "NETWORK_ACCESS_ATTEMPT"
 	WriteAttempt         Code = "WRITE_ATTEMPT"
 
-	InvalidArguments   Code = "INVALID_ARGUMENTS"
-	UnknownTool        Code = "UNKNOWN_TOOL"
-	KillSwitchEngaged  Code = "KILL_SWITCH_ENGAGED"
-	PhaseBlocked       Code = "PHASE_BLOCKED"
-	PolicyDenied       Code = "POLICY_DENIED"
+	InvalidArguments  Code = "INVALID_ARGUMENTS"
+	UnknownTool       Code = "UNKNOWN_TOOL"
+	KillSwitchEngaged Code = "KILL_SWITCH_ENGAGED"
+	PhaseBlocked      Code = "PHASE_BLOCKED"
+	PolicyDenied      Code = "POLICY_DENIED"
+	// ProvenanceDenied: a policy rule whose condition reads the provenance
+	// of the need's arguments denied it (a value from untrusted content
+	// where the policy wants the principal's).
+	ProvenanceDenied   Code = "PROVENANCE_DENIED"
 	ApprovalRequired   Code = "APPROVAL_REQUIRED"
 	LimitExceeded      Code = "LIMIT_EXCEEDED"
 	PreconditionFailed Code = "PRECONDITION_FAILED"

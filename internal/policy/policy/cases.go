@@ -55,6 +55,10 @@ type Call struct {
 	Principal  string         `json:"principal,omitempty"`
 	Session    string         `json:"session,omitempty"`
 	Now        string         `json:"now,omitempty" jsonschema:"description=RFC 3339 time of the call (default 2026-01-05T12:00:00Z so that results do not depend on when the test runs)."`
+	// Provenance states where each argument of the need came from, as the
+	// runner would have traced it: {recipient: {origin: untrusted,
+	// sources: [att_1]}}.
+	Provenance map[string]ArgProvenance `json:"provenance,omitempty" jsonschema:"description=Where each argument of the need came from (origin trusted\\, endorsed\\, untrusted or agent; sources; readers; kind)\\, keyed by argument name."`
 }
 
 // DefaultCaseTime is the time of a case that sets no now: a fixed Monday
@@ -83,9 +87,13 @@ func (c Call) Input() (*Input, error) {
 		}
 		now = t
 	}
+	if err := checkProvenance(c.Provenance); err != nil {
+		return nil, err
+	}
 	return &Input{
 		Tool: c.Tool, Capability: c.Capability, Tier: c.Tier, Session: c.Session,
 		Principal: c.Principal, Role: c.Role, Phase: c.Phase, Args: args, Now: now,
+		Provenance: c.Provenance,
 	}, nil
 }
 

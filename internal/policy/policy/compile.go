@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -71,6 +72,7 @@ const (
 	usesPool
 	usesPath
 	usesQuery
+	usesProvenance
 )
 
 var exprOptions = append([]expr.Option{
@@ -291,6 +293,9 @@ func (v *identVisitor) Visit(n *ast.Node) {
 		v.u |= usesPath
 	case "query":
 		v.u |= usesQuery
+	}
+	if slices.Contains(provenanceIdents, id.Value) {
+		v.u |= usesProvenance
 	}
 }
 

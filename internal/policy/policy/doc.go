@@ -28,6 +28,13 @@
 //	now         time.Time        the call's time (now() is disabled)
 //	url         {raw, scheme, host, port, path}   args.url in normal form (package urlnorm)
 //	pool, path, query  string    from args.pool, args.path, args.query
+//	provenance  map[string]{origin, sources, readers, public, kind}
+//	            where each argument of a declared need came from
+//	trusted_args, endorsed_args, untrusted_args, agent_args  []string
+//
+// The provenance identifiers, and why a missing argument can never make a
+// condition fail, are documented in provenance.go; a deny decided by a
+// rule that reads them is PROVENANCE_DENIED ([Policy.UsesProvenance]).
 //
 // A syntax error, an unknown identifier (url.hots) or a condition that is
 // not boolean stops the load. At run time a condition that fails to

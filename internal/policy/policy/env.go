@@ -30,12 +30,18 @@ type Input struct {
 	// arguments spell it differently; each empty one is taken from the
 	// string argument of the same (lower-case) name, if any.
 	URL, Pool, Path, Query string
+
+	// Provenance is where each traced argument of a declared need came
+	// from (provenance.go), keyed by argument name; nil when the call has
+	// none. The runner computes it; the agent cannot state it.
+	Provenance map[string]ArgProvenance
 }
 
 // Env is the typed environment a rule's when condition is compiled against
 // and evaluated in. Identifiers are the expr tags: a condition may use args,
 // tool, capability, tier, session, principal, role, phase, now, url, pool,
-// path and query, and nothing else (an unknown identifier fails the load).
+// path, query and the provenance identifiers (provenance.go), and nothing
+// else (an unknown identifier fails the load).
 type Env struct {
 	Args       map[string]any `expr:"args"`       // the call's arguments; a missing key is nil
 	Tool       string         `expr:"tool"`       // e.g. declare_need
@@ -50,6 +56,13 @@ type Env struct {
 	Pool       string         `expr:"pool"`
 	Path       string         `expr:"path"`
 	Query      string         `expr:"query"`
+
+	// Provenance of a declared need's arguments (provenance.go).
+	Provenance    map[string]ArgProvenance `expr:"provenance"`
+	TrustedArgs   []string                 `expr:"trusted_args"`
+	EndorsedArgs  []string                 `expr:"endorsed_args"`
+	UntrustedArgs []string                 `expr:"untrusted_args"`
+	AgentArgs     []string                 `expr:"agent_args"`
 }
 
 // URL is the call's target URL in its normal form (package urlnorm: dot
@@ -100,6 +113,9 @@ func getState(p *Policy, in *Input) *state {
 	}
 	if p.uses&usesQuery != 0 && st.env.Query == "" {
 		st.env.Query = argString(in.Args, "query")
+	}
+	if p.uses&usesProvenance != 0 {
+		st.env.fillProvenance(in.Provenance)
 	}
 	st.rawURL = in.URL
 	if st.rawURL == "" {

@@ -22,6 +22,9 @@ type Explanation struct {
 	Chain    []string `json:"chain"`
 	Decision Decision `json:"decision"`
 	Steps    []Step   `json:"steps"`
+	// Provenance is the provenance of the need's arguments the decision
+	// was made over (none for a call without one).
+	Provenance map[string]ArgProvenance `json:"provenance,omitempty"`
 }
 
 // Step is one thing the policy considered.
@@ -32,6 +35,9 @@ type Step struct {
 	Effect  Effect `json:"effect,omitempty"`
 	Matched bool   `json:"matched"`
 	Why     string `json:"why"`
+	// UsesProvenance: a rule whose condition reads provenance; a deny it
+	// decides is PROVENANCE_DENIED.
+	UsesProvenance bool `json:"uses_provenance,omitempty"`
 }
 
 // Explain evaluates every pattern and rule of p's chain against in, without
@@ -42,7 +48,7 @@ func Explain(p *Policy, in *Input) Explanation {
 	if p == nil || in == nil {
 		return Explanation{Decision: p.Decide(in)}
 	}
-	ex := Explanation{Policy: p.Name(), Chain: p.Chain(), Decision: p.Decide(in)}
+	ex := Explanation{Policy: p.Name(), Chain: p.Chain(), Decision: p.Decide(in), Provenance: in.Provenance}
 	c := in.Capability
 	st := getState(p, in)
 	defer putState(st)
@@ -80,7 +86,7 @@ func Explain(p *Policy, in *Input) Explanation {
 	}
 	for _, l := range p.layers {
 		for _, r := range l.rules {
-			s := Step{Policy: l.name, Kind: StepRule, ID: r.id, Effect: r.effect}
+			s := Step{Policy: l.name, Kind: StepRule, ID: r.id, Effect: r.effect, UsesProvenance: r.uses&usesProvenance != 0}
 			if !r.cap.Match(c) {
 				s.Why = patternWhy(r.cap.String(), c, false) + ": not evaluated"
 				add(s)
@@ -122,6 +128,7 @@ func (ex Explanation) String() string {
 	}
 	fmt.Fprintf(&b, "policy %s (chain %s)\n", name, strings.Join(ex.Chain, " > "))
 	fmt.Fprintf(&b, "decision: %s by %s: %s\n", ex.Decision.Effect, ex.Decision.RuleID, ex.Decision.Reason)
+	b.WriteString(provenanceLines(ex.Provenance))
 	for _, s := range ex.Steps {
 		mark := "  "
 		if s.Matched {
@@ -131,7 +138,11 @@ func (ex Explanation) String() string {
 		if s.Policy != "" {
 			id = s.Policy + "/" + id
 		}
-		fmt.Fprintf(&b, "%s%-14s %-32s %-16s %s\n", mark, s.Kind, id, s.Effect, s.Why)
+		why := s.Why
+		if s.UsesProvenance {
+			why += " [reads provenance]"
+		}
+		fmt.Fprintf(&b, "%s%-14s %-32s %-16s %s\n", mark, s.Kind, id, s.Effect, why)
 	}
 	return b.String()
 }

@@ -1,0 +1,102 @@
+package provenance
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestEvasions rewrites the attacker's values the ways an injection can
+// ask the agent to; each must still be traced to the untrusted bill.
+func TestEvasions(t *testing.T) {
+	ix := newTestIndex()
+	cyr := strings.NewReplacer("a", "\u0430", "o", "\u043e", "e", "\u0435", "c", "\u0441", "S", "\u0405", "p", "\u0440")
+	for _, c := range []struct{ name, value string }{
+		// IBAN
+		{"iban lower case", strings.ToLower(attackIBAN)},
+		{"iban spaces", "US13 3000 0001 2121 2121 212"},
+		{"iban odd spaces", "US 133 000000 12121 2121212"},
+		{"iban dashes and dots", "US13-3000.0001-2121-2121-212"},
+		{"iban line break", "US13 3000 0001\n2121 2121 212"},
+		{"iban cyrillic S", cyr.Replace(attackIBAN)},
+		{"iban fullwidth", "\uff35\uff33\uff11\uff13" + attackIBAN[4:]},
+		{"iban zero-width spaces", "US13\u200b3000\u200c0001\u200d2121\u20602121\ufeff212"},
+		{"iban soft hyphens", "US13\u00ad3000\u00ad000121212121212"},
+		{"iban combining marks", "U\u0301S133000000121212121212"},
+		{"iban percent-encoded", "%55%53133000000121212121212"},
+		{"iban html references", "&#85;&#83;133000000121212121212"},
+		{"iban letter O for zero", "US133OOOOOO121212121212"},
+		{"iban pieces in one value", "US13 / 30000 / 00121"},
+		{"iban arabic-indic digits", "US\u0661\u0663" + attackIBAN[4:]},
+		{"iban trailing punctuation", attackIBAN + ")."},
+		{"iban in a sentence", "Transfer to IBAN " + attackIBAN + ", thanks"},
+		{"iban prefix only", "US1330000001212"},
+		// e-mail
+		{"email upper case", strings.ToUpper(attackMail)},
+		{"email cyrillic o", cyr.Replace(attackMail)},
+		{"email greek omicron", strings.ReplaceAll(attackMail, "o", "\u03bf")},
+		{"email zero-width", "jay\u200b@goo\u200dgle.com"},
+		{"email percent @", "jay%40google.com"},
+		{"email fullwidth @ and dot", "jay\uff20google\uff0ecom"},
+		{"email defanged", "jay[at]google[.]com"},
+		{"email mailto", "mailto:" + attackMail},
+		{"email trailing punctuation", attackMail + ">."},
+		{"email spaces", "jay @ google . com"},
+		// URL
+		{"url with scheme", "https://" + attackHost},
+		{"url upper case", strings.ToUpper("https://" + attackHost)},
+		{"url without www", "secure-systems-252.com"},
+		{"url trailing dot and slash", attackHost + "./"},
+		{"url cyrillic", "https://" + cyr.Replace(attackHost)},
+		{"url percent-encoded host", "https://%77%77%77.secure-systems-252.com"},
+		{"url zero-width", "www.secure\u200b-systems-252.com"},
+		{"url defanged", "hxxps://www[.]secure-systems-252[.]com"},
+		{"url default port", "https://" + attackHost + ":443/"},
+		{"url in parentheses", "(see " + attackHost + ")."},
+		{"url ideographic dots", "www\u3002secure-systems-252\u3002com"},
+		// link
+		{"link with scheme", "https://" + attackLink},
+		{"link percent-encoded path", "https://www.my-website-234.com/%72andom"},
+		{"link agent query", "https://" + attackLink + "?id=42"},
+		{"link cyrillic", cyr.Replace(attackLink)},
+		{"link fullwidth slash", "www.my-website-234.com\uff0frandom"},
+	} {
+		a := traceOne(t, ix, jsonString(c.value))
+		if a.Origin != OriginUntrusted || !matchedBy(a, bill.ID) {
+			t.Errorf("%s: %q traced %s, matches %v", c.name, c.value, a.Origin, a.Matches)
+		}
+	}
+	// Split across two arguments.
+	for _, args := range []map[string]any{
+		{"a": "US1330000001", "b": "21212121212"},
+		{"local": "jay", "domain": "google.com"},
+		{"host": "www.my-website-234.com", "path": "random"},
+	} {
+		for _, a := range ix.Trace(args) {
+			if a.Origin != OriginUntrusted {
+				t.Errorf("split %v: %s traced %s", args, a.Path, a.Origin)
+			}
+		}
+	}
+}
+
+// knownEvasions are rewrites the matcher does NOT trace, kept honest here:
+// the test fails if one of them starts being traced (then move it above).
+var knownEvasions = []struct{ name, value, why string }{
+	{"iban reversed", "212121212100000033131SU", "transformations of a value are not traced"},
+	{"iban base64", "VVMxMzMwMDAwMDAxMjEyMTIxMjEyMTI=", "encodings other than percent and HTML references are not decoded"},
+	{"iban with filler letters", "USx13x3000x0001x2121x2121x212", "filler letters inside a value are not removed"},
+	{"email spelled out", "jay at google dot com", "bare-word 'at'/'dot' spellings are not folded (only [at] (at) [.] (dot))"},
+	{"host punycode", "xn--secure-systems-252-vxb.com", "punycode is not decoded"},
+	{"host rn for m", "www.secure-systems-252.corn", "multi-character look-alikes (rn/m, vv/w) are not folded"},
+	{"link path only", "/random", "a path alone is too short and common to be significant"},
+}
+
+func TestKnownEvasions(t *testing.T) {
+	ix := newTestIndex()
+	for _, c := range knownEvasions {
+		if a := traceOne(t, ix, jsonString(c.value)); a.Origin == OriginUntrusted {
+			t.Errorf("%s: %q is now traced (%v); move it to TestEvasions", c.name, c.value, a.Matches)
+		}
+	}
+}
+

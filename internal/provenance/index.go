@@ -1,0 +1,188 @@
+package provenance
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Index holds the labelled content of one context, prepared for Trace.
+// Build one per decision with NewIndex; it is immutable and safe for
+// concurrent Trace calls.
+type Index struct {
+	opt     Options
+	sources []Source // Readers normalised; Integrity is Trusted or Untrusted
+	loose   stream   // every indexed source's skeleton
+	facts   map[string][]int
+	exact   map[string][]int // trusted sources only: exact keys ("ns:key")
+	texts   []trustedText    // trusted sources only: strict text, for free-text values
+	// unindexed lists the sources (partly) beyond MaxIndexBytes.
+	unindexed []int
+}
+
+type trustedText struct {
+	src  int
+	text string
+}
+
+const maxTokensPerSource = 1 << 16
+
+// NewIndex indexes sources: trusted ones first, then the others in the
+// order given, until Options.MaxIndexBytes of text; a source that does
+// not fit is indexed up to the limit and reported by Trace as HowUnindexed
+// (see Truncated). Cost is linear in the bytes indexed (a suffix array).
+func NewIndex(sources []Source, opt *Options) *Index {
+	ix := &Index{opt: opt.withDefaults(), facts: map[string][]int{}, exact: map[string][]int{}}
+	order := make([]int, 0, len(sources))
+	for _, trusted := range []bool{true, false} {
+		for i, s := range sources {
+			if (s.Integrity == Trusted) == trusted {
+				order = append(order, i)
+			}
+		}
+	}
+	budget := ix.opt.MaxIndexBytes
+	for _, i := range order {
+		s := sources[i]
+		if s.Integrity != Trusted {
+			s.Integrity = Untrusted
+		}
+		s.Readers = normReaders(s.Readers)
+		text := s.Text
+		if len(text) > budget {
+			text = cutRunes(text, budget)
+			ix.unindexed = append(ix.unindexed, len(ix.sources))
+		}
+		budget -= len(text)
+		ix.addSource(s, text)
+	}
+	ix.loose.build()
+	return ix
+}
+
+// Truncated reports whether some source text was not indexed.
+func (ix *Index) Truncated() bool { return len(ix.unindexed) > 0 }
+
+func (ix *Index) addSource(s Source, text string) {
+	id := len(ix.sources)
+	s.Text = "" // only the index keeps (derived) text
+	ix.sources = append(ix.sources, s)
+	skel := Skeleton(text)
+	ix.loose.add(id, skel)
+	for _, k := range amountsIn(skel, maxTokensPerSource) {
+		addKey(ix.facts, "amount:"+k, id)
+	}
+	for _, k := range datesIn(skel, maxTokensPerSource) {
+		addKey(ix.facts, "date:"+k, id)
+	}
+	for _, t := range tokens(skel, maxTokensPerSource) {
+		if t.kind == KindHandle {
+			addKey(ix.facts, "handle:"+t.text, id)
+		}
+	}
+	if s.Integrity == Trusted {
+		ix.addTrusted(id, text)
+	}
+}
+
+// addTrusted records the exact keys of a trusted text: each structured
+// token, each significant amount and date, and the whole text as one value
+// (an endorsement is usually exactly the endorsed value).
+func (ix *Index) addTrusted(id int, text string) {
+	strict := strictFold(text)
+	ix.texts = append(ix.texts, trustedText{id, strict})
+	for _, t := range tokens(strict, maxTokensPerSource) {
+		if k, ok := Normalize(t.kind, t.text); ok {
+			addKey(ix.exact, namespace(t.kind)+":"+k, id)
+		}
+	}
+	for _, k := range amountsIn(strict, maxTokensPerSource) {
+		addKey(ix.exact, "amount:"+k, id)
+	}
+	for _, k := range datesIn(strict, maxTokensPerSource) {
+		addKey(ix.exact, "date:"+k, id)
+	}
+	if len(strict) <= ix.opt.MaxValueBytes {
+		for _, k := range exactKeys(strict, classify(strict, false)) {
+			addKey(ix.exact, k, id)
+		}
+	}
+}
+
+// namespace groups kinds whose exact keys are comparable: a URL without
+// a path and a host are the same address; a file name is an identifier.
+func namespace(k Kind) string {
+	switch k {
+	case KindURL, KindHost:
+		return "addr"
+	case KindFile, KindIdentifier, KindWord, KindText:
+		return "id"
+	}
+	return string(k)
+}
+
+// exactKeys returns the exact keys of a whole value of kind k: its kind's
+// key, and the value itself as an identifier. Every reading of an
+// ambiguous amount or date is returned.
+func exactKeys(v string, k Kind) []string {
+	keys := []string{"id:" + strictFold(v)}
+	switch k {
+	case KindAmount:
+		for _, a := range amountKeys(v) {
+			keys = append(keys, "amount:"+a)
+		}
+	case KindDate:
+		for _, d := range dateKeys(v) {
+			keys = append(keys, "date:"+d)
+		}
+	case KindWord: // a channel or user named without its sigil
+		keys = append(keys, "handle:#"+strictFold(v), "handle:@"+strictFold(v))
+	case KindText, KindIdentifier, KindFile, KindBool, KindNull:
+	default:
+		if key, ok := Normalize(k, v); ok {
+			keys = append(keys, namespace(k)+":"+key)
+		}
+	}
+	return keys
+}
+
+func addKey(m map[string][]int, k string, id int) {
+	if ids := m[k]; len(ids) == 0 || ids[len(ids)-1] != id {
+		if len(ids) < 64 {
+			m[k] = append(ids, id)
+		}
+	}
+}
+
+// classify says what a whole value looks like. isNumber: a JSON number.
+func classify(v string, isNumber bool) Kind {
+	if isNumber {
+		return KindAmount
+	}
+	v = strings.TrimSpace(v)
+	if len(amountKeys(v)) > 0 {
+		return KindAmount
+	}
+	if len(dateKeys(v)) > 0 {
+		return KindDate
+	}
+	if ts := tokens(v, 2); len(ts) == 1 && (ts[0].start == 0 || ts[0].kind == KindEmail && strings.HasPrefix(v, "mailto:")) && ts[0].end >= len(strings.TrimRight(v, ".,;:!?)")) {
+		return ts[0].kind
+	}
+	if strings.ContainsFunc(v, isSpaceRune) {
+		return KindText
+	}
+	return KindWord
+}
+
+func isSpaceRune(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }
+
+// cutRunes cuts s to at most n bytes without splitting a rune.
+func cutRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

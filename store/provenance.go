@@ -1,0 +1,568 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Provenance at the boundary (issue 22): what a runtime context was given by
+// the principal's side and what it has handed to the agent, with labels, so
+// that a need's arguments can be traced to where their values came from.
+// It lives in the store so every process serving the context sees the same
+// labels and they survive a restart (TestProvenanceSharedAndDurable).
+//
+// Three tables, migration 7:
+//
+//   - provenance_inputs: the context's trusted inputs (the task text given
+//     at `airlock context create --task-file`). Only the operator's API
+//     writes them; no tool handler reaches this file's writers (the runner
+//     is the only package that imports the store, and its only caller of
+//     [DB.AddTrustedInput] is the operator's). Never evicted; bounded by
+//     [MaxTrustedInputBytes] each and [MaxTrustedInputs] per context.
+//   - provenance_content: one row per result handed to the agent (fetch,
+//     upstream tool, pool read, pipeline output): source, integrity,
+//     readers and the text as delivered. Bounded per context by the cap
+//     the caller passes: over it, the oldest rows lose their text
+//     (evicted = 1) but keep their label. A context that evicted untrusted
+//     text can no longer prove a value did not come from it, so the tracer
+//     treats what it cannot explain as untrusted from then on (evicted
+//     content makes the answer more cautious, never less).
+//   - endorsements: values an approver vouched for in one context.
+//
+// Strings that name things (ids, sources, kinds) must be UTF-8 without NUL
+// (the PostgreSQL twin's TEXT); the texts are bytes (BLOB/BYTEA) and come
+// back exactly.
+
+// Integrity labels of provenance rows.
+const (
+	IntegrityTrusted   = "trusted"
+	IntegrityUntrusted = "untrusted"
+)
+
+// Bounds of the principal's inputs.
+const (
+	// MaxTrustedInputBytes bounds one trusted input (a task text).
+	MaxTrustedInputBytes = 256 << 10
+	// MaxTrustedInputs bounds how many trusted inputs one context holds.
+	MaxTrustedInputs = 64
+	// MaxEndorsementBytes bounds one endorsed value.
+	MaxEndorsementBytes = 4 << 10
+	// MaxEndorsements bounds how many endorsements one context holds.
+	MaxEndorsements = 1024
+)
+
+// ErrProvenanceInvalid: a provenance row that could not be stored exactly
+// or breaks a bound (too large, too many, an unknown integrity).
+var ErrProvenanceInvalid = errors.New("invalid provenance row")
+
+// TrustedInput is one input the principal's side gave a context.
+type TrustedInput struct {
+	ContextID string
+	ID        string   // unique in the context, e.g. "task"
+	Kind      string   // e.g. "task"
+	Readers   []string // who may see it; nil = public
+	Text      string
+	SHA256    string // hex of Text; set by AddTrustedInput
+	AddedBy   string // e.g. "operator:alice"
+	CreatedAt time.Time
+}
+
+// ContentLabel is one result handed to the agent in a context.
+type ContentLabel struct {
+	ContextID string
+	Seq       int64  // per context, from 1; set by RecordContent
+	Source    string // the attribution id, or pool:<pool>/<path>#<sha256>
+	Kind      string // comm.fetch, comm.mcp, pool_file, pipeline_output, ...
+	Integrity string // IntegrityTrusted or IntegrityUntrusted
+	Readers   []string
+	Text      string // "" once evicted
+	SHA256    string // hex of the text as recorded; set by RecordContent
+	Bytes     int64  // len of the text as recorded
+	Evicted   bool
+	CreatedAt time.Time
+}
+
+// Endorsement is one value an approver vouched for in one context.
+type Endorsement struct {
+	ContextID string
+	ID        string
+	Value     string
+	By        string
+	Reason    string
+	CreatedAt time.Time
+}
+
+// Provenance is everything a context's tracer needs, read in one snapshot.
+type Provenance struct {
+	Inputs       []*TrustedInput
+	Content      []*ContentLabel // oldest first; evicted rows have no Text
+	Endorsements []*Endorsement
+	// EvictedUntrusted: some untrusted content lost its text to the cap.
+	EvictedUntrusted bool
+}
+
+const (
+	sqlInsertTrustedInput = `INSERT INTO provenance_inputs (context_id, id, kind, readers, text, sha256, added_by, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (context_id, id) DO NOTHING`
+	sqlCountTrustedInputs = `SELECT COUNT(*) FROM provenance_inputs WHERE context_id = $1`
+	sqlTrustedInputs      = `SELECT id, kind, readers, text, sha256, added_by, created_at FROM provenance_inputs
+	WHERE context_id = $1 ORDER BY created_at, id`
+
+	sqlNextContentSeq = `SELECT COALESCE(MAX(seq), 0) + 1 FROM provenance_content WHERE context_id = $1`
+	sqlInsertContent  = `INSERT INTO provenance_content (context_id, seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0, $10)`
+	sqlLiveContent = `SELECT seq, bytes FROM provenance_content WHERE context_id = $1 AND evicted = 0 ORDER BY seq`
+	sqlEvictUpTo   = `UPDATE provenance_content SET text = $3, evicted = 1 WHERE context_id = $1 AND seq <= $2 AND evicted = 0`
+	sqlContent     = `SELECT seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at FROM provenance_content
+	WHERE context_id = $1 ORDER BY seq`
+
+	sqlInsertEndorsement = `INSERT INTO endorsements (context_id, id, value, endorsed_by, reason, created_at)
+	VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (context_id, id) DO NOTHING`
+	sqlCountEndorsements = `SELECT COUNT(*) FROM endorsements WHERE context_id = $1`
+	sqlEndorsements      = `SELECT id, value, endorsed_by, reason, created_at FROM endorsements
+	WHERE context_id = $1 ORDER BY created_at, id`
+)
+
+// provenanceVersion is the migration that created the provenance tables.
+const provenanceVersion = 7
+
+func lockProvenance(contextID string) string { return "airlock:provenance:" + contextID }
+
+// provenanceMigration and pgProvenanceMigration are migration 7 (listed
+// in schema.go and schema_pg.go).
+var provenanceMigration = migration{
+	version: provenanceVersion,
+	name:    "provenance: trusted inputs, labelled content, endorsements",
+	stmts: []string{
+		`CREATE TABLE provenance_inputs (
+			context_id TEXT NOT NULL,
+			id         TEXT NOT NULL,
+			kind       TEXT NOT NULL,
+			readers    TEXT NOT NULL,
+			text       BLOB NOT NULL,
+			sha256     TEXT NOT NULL,
+			added_by   TEXT NOT NULL,
+			created_at TEXT NOT NULL,
+			PRIMARY KEY (context_id, id)
+		)`,
+		// seq counts per context; evicted rows keep their label and
+		// lose their text (see provenance.go).
+		`CREATE TABLE provenance_content (
+			context_id TEXT    NOT NULL,
+			seq        BIGINT  NOT NULL,
+			source     TEXT    NOT NULL,
+			kind       TEXT    NOT NULL,
+			integrity  TEXT    NOT NULL,
+			readers    TEXT    NOT NULL,
+			sha256     TEXT    NOT NULL,
+			bytes      BIGINT  NOT NULL,
+			text       BLOB    NOT NULL,
+			evicted    INTEGER NOT NULL,
+			created_at TEXT    NOT NULL,
+			PRIMARY KEY (context_id, seq)
+		)`,
+		`CREATE TABLE endorsements (
+			context_id  TEXT NOT NULL,
+			id          TEXT NOT NULL,
+			value       TEXT NOT NULL,
+			endorsed_by TEXT NOT NULL,
+			reason      TEXT NOT NULL,
+			created_at  TEXT NOT NULL,
+			PRIMARY KEY (context_id, id)
+		)`,
+	},
+}
+
+var pgProvenanceMigration = migration{
+	version: provenanceVersion,
+	name:    provenanceMigration.name,
+	stmts: []string{
+		`CREATE TABLE provenance_inputs (
+			context_id TEXT  COLLATE "C" NOT NULL,
+			id         TEXT  COLLATE "C" NOT NULL,
+			kind       TEXT  NOT NULL,
+			readers    TEXT  NOT NULL,
+			text       BYTEA NOT NULL,
+			sha256     TEXT  NOT NULL,
+			added_by   TEXT  NOT NULL,
+			created_at TEXT  COLLATE "C" NOT NULL,
+			PRIMARY KEY (context_id, id)
+		)`,
+		`CREATE TABLE provenance_content (
+			context_id TEXT    COLLATE "C" NOT NULL,
+			seq        BIGINT  NOT NULL,
+			source     TEXT    NOT NULL,
+			kind       TEXT    NOT NULL,
+			integrity  TEXT    NOT NULL,
+			readers    TEXT    NOT NULL,
+			sha256     TEXT    NOT NULL,
+			bytes      BIGINT  NOT NULL,
+			text       BYTEA   NOT NULL,
+			evicted    INTEGER NOT NULL,
+			created_at TEXT    COLLATE "C" NOT NULL,
+			PRIMARY KEY (context_id, seq)
+		)`,
+		`CREATE TABLE endorsements (
+			context_id  TEXT COLLATE "C" NOT NULL,
+			id          TEXT COLLATE "C" NOT NULL,
+			value       TEXT NOT NULL,
+			endorsed_by TEXT NOT NULL,
+			reason      TEXT NOT NULL,
+			created_at  TEXT COLLATE "C" NOT NULL,
+			PRIMARY KEY (context_id, id)
+		)`,
+	},
+}
+
+// AddTrustedInput stores one trusted input of a context; an input id
+// already taken is ErrExists-like ([ErrProvenanceInvalid]), so a task is
+// given once. Only the operator's side calls it.
+func (db *DB) AddTrustedInput(ctx context.Context, in *TrustedInput) (err error) {
+	if err := db.writableCtx(ctx, "add trusted input"); err != nil {
+		return err
+	}
+	if len(in.Text) > MaxTrustedInputBytes {
+		return fmt.Errorf("store: trusted input %q: %d bytes, at most %d: %w", in.ID, len(in.Text), MaxTrustedInputBytes, ErrProvenanceInvalid)
+	}
+	if err := provText("trusted input", textField{"context", in.ContextID}, textField{"id", in.ID},
+		textField{"kind", in.Kind}, textField{"added_by", in.AddedBy}); err != nil {
+		return err
+	}
+	readers, err := encodeReaders(in.Readers)
+	if err != nil {
+		return err
+	}
+	in.SHA256 = hexSHA(in.Text)
+	in.CreatedAt = storedTime(in.CreatedAt)
+	what := "adding trusted input to context " + in.ContextID
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return writeError(ctx, what, err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if err := db.lockNames(ctx, tx, lockProvenance(in.ContextID)); err != nil {
+		return writeError(ctx, what, err)
+	}
+	var n int64
+	if err := tx.QueryRowContext(ctx, sqlCountTrustedInputs, in.ContextID).Scan(&n); err != nil {
+		return writeError(ctx, what, err)
+	}
+	if n >= MaxTrustedInputs {
+		return fmt.Errorf("store: context %s holds %d trusted inputs already: %w", in.ContextID, n, ErrProvenanceInvalid)
+	}
+	if err := insertOnce(ctx, tx, what, sqlInsertTrustedInput,
+		[]any{in.ContextID, in.ID, in.Kind, readers, []byte(in.Text), in.SHA256, in.AddedBy, formatTime(in.CreatedAt)},
+		fmt.Errorf("store: context %s already has trusted input %q: %w", in.ContextID, in.ID, ErrProvenanceInvalid)); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return writeError(ctx, what, err)
+	}
+	return nil
+}
+
+// RecordContent appends one label to its context and, in the same
+// transaction, evicts the text of the oldest rows until the context's
+// live text is at most maxBytes (a label larger than maxBytes keeps only
+// its first maxBytes bytes, cut on a rune boundary). It sets l.Seq,
+// l.SHA256 and l.Bytes and returns how many rows it evicted.
+func (db *DB) RecordContent(ctx context.Context, l *ContentLabel, maxBytes int64) (evicted int, err error) {
+	if err := db.writableCtx(ctx, "record content"); err != nil {
+		return 0, err
+	}
+	if l.Integrity != IntegrityTrusted && l.Integrity != IntegrityUntrusted {
+		return 0, fmt.Errorf("store: content label: integrity %q: %w", l.Integrity, ErrProvenanceInvalid)
+	}
+	if maxBytes <= 0 {
+		return 0, fmt.Errorf("store: content label: cap %d: %w", maxBytes, ErrProvenanceInvalid)
+	}
+	if err := provText("content label", textField{"context", l.ContextID}, textField{"source", l.Source},
+		textField{"kind", l.Kind}); err != nil {
+		return 0, err
+	}
+	readers, err := encodeReaders(l.Readers)
+	if err != nil {
+		return 0, err
+	}
+	if int64(len(l.Text)) > maxBytes {
+		cut := int(maxBytes)
+		for cut > 0 && !utf8.RuneStart(l.Text[cut]) {
+			cut--
+		}
+		l.Text = l.Text[:cut]
+	}
+	l.SHA256, l.Bytes, l.CreatedAt = hexSHA(l.Text), int64(len(l.Text)), storedTime(l.CreatedAt)
+	what := "recording content of context " + l.ContextID
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, writeError(ctx, what, err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	// One lock per context: two instances recording at once get
+	// distinct seqs and one eviction each (SQLite's write lock does it).
+	if err := db.lockNames(ctx, tx, lockProvenance(l.ContextID)); err != nil {
+		return 0, writeError(ctx, what, err)
+	}
+	if err := tx.QueryRowContext(ctx, sqlNextContentSeq, l.ContextID).Scan(&l.Seq); err != nil {
+		return 0, writeError(ctx, what, err)
+	}
+	if _, err := tx.ExecContext(ctx, sqlInsertContent, l.ContextID, l.Seq, l.Source, l.Kind, l.Integrity, readers,
+		l.SHA256, l.Bytes, []byte(l.Text), formatTime(l.CreatedAt)); err != nil {
+		return 0, writeError(ctx, what, err)
+	}
+	evicted, err = evictOldest(ctx, tx, l.ContextID, maxBytes)
+	if err != nil {
+		return 0, writeError(ctx, what, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, writeError(ctx, what, err)
+	}
+	return evicted, nil
+}
+
+// evictOldest drops the text of the oldest live rows of a context until
+// the rest fit in maxBytes.
+func evictOldest(ctx context.Context, tx *sql.Tx, contextID string, maxBytes int64) (int, error) {
+	rows, err := tx.QueryContext(ctx, sqlLiveContent, contextID)
+	if err != nil {
+		return 0, err
+	}
+	type live struct{ seq, bytes int64 }
+	var all []live
+	var total int64
+	for rows.Next() {
+		var l live
+		if err := rows.Scan(&l.seq, &l.bytes); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		all, total = append(all, l), total+l.bytes
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	n, upTo := 0, int64(0)
+	for _, l := range all {
+		if total <= maxBytes {
+			break
+		}
+		total -= l.bytes
+		upTo = l.seq
+		n++
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	if _, err := tx.ExecContext(ctx, sqlEvictUpTo, contextID, upTo, []byte{}); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// AddEndorsement stores one endorsed value of a context; an id already
+// taken is refused with [ErrProvenanceInvalid].
+func (db *DB) AddEndorsement(ctx context.Context, e *Endorsement) (err error) {
+	if err := db.writableCtx(ctx, "add endorsement"); err != nil {
+		return err
+	}
+	if e.Value == "" || len(e.Value) > MaxEndorsementBytes {
+		return fmt.Errorf("store: endorsement %q: value of %d bytes, want 1 to %d: %w", e.ID, len(e.Value), MaxEndorsementBytes, ErrProvenanceInvalid)
+	}
+	if err := provText("endorsement", textField{"context", e.ContextID}, textField{"id", e.ID},
+		textField{"value", e.Value}, textField{"by", e.By}, textField{"reason", e.Reason}); err != nil {
+		return err
+	}
+	e.CreatedAt = storedTime(e.CreatedAt)
+	what := "adding endorsement to context " + e.ContextID
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return writeError(ctx, what, err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if err := db.lockNames(ctx, tx, lockProvenance(e.ContextID)); err != nil {
+		return writeError(ctx, what, err)
+	}
+	var n int64
+	if err := tx.QueryRowContext(ctx, sqlCountEndorsements, e.ContextID).Scan(&n); err != nil {
+		return writeError(ctx, what, err)
+	}
+	if n >= MaxEndorsements {
+		return fmt.Errorf("store: context %s holds %d endorsements already: %w", e.ContextID, n, ErrProvenanceInvalid)
+	}
+	if err := insertOnce(ctx, tx, what, sqlInsertEndorsement,
+		[]any{e.ContextID, e.ID, e.Value, e.By, e.Reason, formatTime(e.CreatedAt)},
+		fmt.Errorf("store: context %s already has endorsement %q: %w", e.ContextID, e.ID, ErrProvenanceInvalid)); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return writeError(ctx, what, err)
+	}
+	return nil
+}
+
+// ContextProvenance reads a context's trusted inputs, labelled content and
+// endorsements in one read transaction (one snapshot), through the read
+// pool. A file not yet migrated to provenance (a read-only handle) has
+// none.
+func (db *DB) ContextProvenance(ctx context.Context, contextID string) (_ *Provenance, err error) {
+	if err := db.readableCtx(ctx, "read provenance"); err != nil {
+		return nil, err
+	}
+	out := &Provenance{}
+	if db.w == nil {
+		var v int64
+		if err := db.r.QueryRowContext(ctx, sqlSchemaVersion).Scan(&v); err != nil {
+			return nil, fmt.Errorf("store: read provenance: %w", err)
+		}
+		if v < provenanceVersion {
+			return out, nil
+		}
+	}
+	tx, err := db.r.BeginTx(ctx, db.d.verifyTx)
+	if err != nil {
+		return nil, fmt.Errorf("store: read provenance: %w", err)
+	}
+	defer tx.Rollback()
+	bad := func(err error) error { return fmt.Errorf("store: read provenance of %s: %w", contextID, err) }
+	if err := scanRows(ctx, tx, sqlTrustedInputs, contextID, func(s scanner) error {
+		in := &TrustedInput{ContextID: contextID}
+		var readers, at string
+		var text []byte
+		if err := s.Scan(&in.ID, &in.Kind, &readers, &text, &in.SHA256, &in.AddedBy, &at); err != nil {
+			return err
+		}
+		in.Text = string(text)
+		if err := decodeProvRow(readers, at, &in.Readers, &in.CreatedAt); err != nil {
+			return err
+		}
+		out.Inputs = append(out.Inputs, in)
+		return nil
+	}); err != nil {
+		return nil, bad(err)
+	}
+	if err := scanRows(ctx, tx, sqlContent, contextID, func(s scanner) error {
+		l := &ContentLabel{ContextID: contextID}
+		var readers, at string
+		var text []byte
+		var evicted int64
+		if err := s.Scan(&l.Seq, &l.Source, &l.Kind, &l.Integrity, &readers, &l.SHA256, &l.Bytes, &text, &evicted, &at); err != nil {
+			return err
+		}
+		l.Text, l.Evicted = string(text), evicted != 0
+		if l.Evicted && l.Integrity != IntegrityTrusted {
+			out.EvictedUntrusted = true
+		}
+		if err := decodeProvRow(readers, at, &l.Readers, &l.CreatedAt); err != nil {
+			return err
+		}
+		out.Content = append(out.Content, l)
+		return nil
+	}); err != nil {
+		return nil, bad(err)
+	}
+	if err := scanRows(ctx, tx, sqlEndorsements, contextID, func(s scanner) error {
+		e := &Endorsement{ContextID: contextID}
+		var at string
+		if err := s.Scan(&e.ID, &e.Value, &e.By, &e.Reason, &at); err != nil {
+			return err
+		}
+		var err error
+		e.CreatedAt, err = parseTime(at)
+		out.Endorsements = append(out.Endorsements, e)
+		return err
+	}); err != nil {
+		return nil, bad(err)
+	}
+	return out, nil
+}
+
+type scanner interface{ Scan(...any) error }
+
+func scanRows(ctx context.Context, q rowsQuerier, query, arg string, each func(scanner) error) error {
+	rows, err := q.QueryContext(ctx, query, arg)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := each(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func decodeProvRow(readers, at string, rs *[]string, t *time.Time) error {
+	var err error
+	if *t, err = parseTime(at); err != nil {
+		return err
+	}
+	if readers == "" {
+		return nil
+	}
+	return json.Unmarshal([]byte(readers), rs)
+}
+
+// encodeReaders is "" for public (nil) and a JSON array otherwise, so an
+// empty non-nil list (nobody) stays distinct from public.
+func encodeReaders(rs []string) (string, error) {
+	if rs == nil {
+		return "", nil
+	}
+	for _, r := range rs {
+		if f, reason := badText([]textField{{"reader", r}}); f != "" {
+			return "", fmt.Errorf("store: reader %q %s: %w", r, reason, ErrProvenanceInvalid)
+		}
+	}
+	return encodeJSON(rs)
+}
+
+func provText(what string, fields ...textField) error {
+	if f, reason := badText(fields); f != "" {
+		return fmt.Errorf("store: %s: %s %s: %w", what, f, reason, ErrProvenanceInvalid)
+	}
+	if fields[0].s == "" {
+		return fmt.Errorf("store: %s: no context: %w", what, ErrProvenanceInvalid)
+	}
+	return nil
+}
+
+func hexSHA(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// CutSource bounds a source name for a label (an agent-chosen pool path
+// may be long): at most 512 bytes, valid UTF-8, no NUL.
+func CutSource(s string) string {
+	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
+	if len(s) > 512 {
+		cut := 512
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	return s
+}
