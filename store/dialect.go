@@ -9,8 +9,8 @@ import (
 )
 
 // dialect is what differs between the two engines the store runs on. The
-// rest — every table, column and statement in schema.go, the hash chain,
-// the row codecs — is shared.
+// rest — the schema (migrations.go, spelled per engine by ddl.go), every
+// statement in schema.go, the hash chain, the row codecs — is shared.
 //
 // SQLite serialises every write transaction with one file lock (BEGIN
 // IMMEDIATE, set through the DSN), so a read inside a write transaction
@@ -89,6 +89,20 @@ var postgresDialect = &dialect{
 	verifyTx:            &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 	advisory:            true,
 }
+
+// The queries only PostgreSQL needs.
+const (
+	pgMigrationsTableExists = `SELECT COUNT(*) FROM information_schema.tables
+	WHERE table_schema = current_schema() AND table_name = 'schema_migrations'`
+
+	// The interned strings are unique on sha256(value) (a unique column,
+	// ddl.go), so that is what an insert conflicts on and a lookup finds.
+	pgInternString = `INSERT INTO audit_strings (value) VALUES ($1) ON CONFLICT (sha256(value)) DO NOTHING`
+	pgStringID     = `SELECT id FROM audit_strings WHERE sha256(value) = sha256($1)`
+)
+
+// pgKillChannel is the NOTIFY channel of kill switch changes.
+const pgKillChannel = "airlock_kill_switch"
 
 // Names of the advisory locks (PostgreSQL only).
 const (
