@@ -1,11 +1,7 @@
 package store
 
 import (
-	"context"
 	"database/sql"
-	"encoding/binary"
-	"fmt"
-	"hash/fnv"
 )
 
 // dialect is what differs between the two engines the store runs on. The
@@ -113,26 +109,3 @@ const (
 
 func lockSessionCap(principal string) string { return "airlock:session_cap:" + principal }
 func lockUsage(key string) string            { return "airlock:usage:" + key }
-
-// lockNames takes, inside tx, the advisory locks of names (already in the
-// order to take them); they are released at commit or rollback. On SQLite
-// it does nothing: BEGIN IMMEDIATE already holds the one write lock.
-func (db *DB) lockNames(ctx context.Context, tx *sql.Tx, names ...string) error {
-	if !db.d.advisory {
-		return nil
-	}
-	for _, n := range names {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, advisoryKey(n)); err != nil {
-			return fmt.Errorf("locking %s: %w", n, err)
-		}
-	}
-	return nil
-}
-
-// advisoryKey maps a lock name to PostgreSQL's 64-bit advisory lock space.
-// Two names sharing a key only serialise more than needed.
-func advisoryKey(name string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	return int64(binary.BigEndian.Uint64(h.Sum(nil)))
-}
