@@ -158,10 +158,7 @@ func TestSchemaGolden(t *testing.T) {
 	engines := []schemaEngine{
 		{sqliteDialect, func(t *testing.T) (*sql.DB, func() (*DB, error)) {
 			path := filepath.Join(t.TempDir(), "a.db")
-			raw, err := openPool(path, "rwc", time.Second, "immediate", []string{"journal_mode(WAL)"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			raw := rawSQLite(t, path)
 			t.Cleanup(func() { raw.Close() })
 			return raw, func() (*DB, error) { return Open(path, nil) }
 		}},
@@ -181,7 +178,6 @@ func TestSchemaGolden(t *testing.T) {
 }
 
 func testSchemaGolden(t *testing.T, e schemaEngine) {
-	ctx := context.Background()
 	ms := e.d.migrations
 	latest := ms[len(ms)-1].version
 	var want goldenSchema
@@ -189,17 +185,10 @@ func testSchemaGolden(t *testing.T, e schemaEngine) {
 		want = readGolden(t, e.d)
 	}
 	got := goldenSchema{}
-	for k := range ms {
-		v := ms[k].version
+	for _, m := range ms {
+		v := m.version
 		raw, open := e.fresh(t)
-		if _, err := raw.ExecContext(ctx, sqlCreateMigrations); err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range ms[:k+1] {
-			if err := (&DB{w: raw, d: e.d}).applyMigration(ctx, m, m.version); err != nil {
-				t.Fatal(err)
-			}
-		}
+		migrateTo(t, raw, e.d, v)
 		got[v] = schemaDump(t, raw, e.d, true)
 		if !*updateGolden && got[v] != want[v] {
 			t.Errorf("schema at version %d differs from %s:\n%s", v, goldenPath(e.d), lineDiff(want[v], got[v]))
@@ -237,6 +226,32 @@ func testSchemaGolden(t *testing.T, e schemaEngine) {
 	defer raw.Close()
 	if dump, want := schemaDump(t, raw, e.d, false), strings.Split(want[latest], "## audit_head\n")[0]; dump != want {
 		t.Errorf("testdata/v4.db, migrated, differs from version %d in %s:\n%s", latest, goldenPath(e.d), lineDiff(want, dump))
+	}
+}
+
+// rawSQLite opens a writing pool on a new SQLite file, without the store:
+// what a program of an earlier version left is built on it (migrateTo).
+func rawSQLite(t testing.TB, path string) *sql.DB {
+	t.Helper()
+	w, err := openPool(path, "rwc", time.Second, "immediate", []string{"journal_mode(WAL)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// migrateTo brings w, a pool on an empty database of d's engine, to schema
+// version v one migration at a time, as the programs of each version did.
+func migrateTo(t testing.TB, w *sql.DB, d *dialect, v int64) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := w.ExecContext(ctx, sqlCreateMigrations); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range d.migrations[:v] {
+		if err := (&DB{w: w, d: d}).applyMigration(ctx, m, m.version); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
