@@ -64,7 +64,7 @@ type KillChange struct {
 // It waits for the write lock up to the busy timeout and then fails with
 // ErrUnavailable; the caller retries (the switch itself is already in the
 // file and does not wait for this).
-func (db *DB) RecordKillSwitch(ctx context.Context, ch KillChange, rec *Record) (bool, error) {
+func (db *DB) RecordKillSwitch(ctx context.Context, ch KillChange, rec *Record) (recorded bool, err error) {
 	if db.w == nil {
 		return false, fmt.Errorf("store: record kill switch: %w", ErrReadOnly)
 	}
@@ -84,7 +84,7 @@ func (db *DB) RecordKillSwitch(ctx context.Context, ch KillChange, rec *Record) 
 		in  *interner
 	)
 	// Two instances noticing one change must not both record it.
-	err := db.inTx(ctx, "kill switch record", txOpts{locks: []string{lockKillSwitch}, chain: true}, func(tx *sql.Tx) (err error) {
+	err = db.inTx(ctx, "kill switch record", txOpts{locks: []string{lockKillSwitch}, chain: true}, func(tx *sql.Tx) (err error) {
 		var last, lastAt string
 		switch err := tx.QueryRowContext(ctx, sqlGetSettingAt, settingKillChange).Scan(&last, &lastAt); {
 		case errors.Is(err, sql.ErrNoRows):

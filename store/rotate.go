@@ -176,12 +176,12 @@ var errStopScan = errors.New("stop")
 // commitRotation deletes records up to upTo and moves the anchor, in one
 // write transaction that first checks nothing moved since the segment was
 // written: the same anchor, and record upTo with the hash sealed.
-func (db *DB) commitRotation(ctx context.Context, was Anchor, upTo int64, lastHash, mac string, rec *Record) error {
+func (db *DB) commitRotation(ctx context.Context, was Anchor, upTo int64, lastHash, mac string, rec *Record) (err error) {
 	var (
 		last int64
 		in   *interner
 	)
-	err := db.inTx(ctx, "rotation", txOpts{chain: true}, func(tx *sql.Tx) error {
+	err = db.inTx(ctx, "rotation", txOpts{chain: true}, func(tx *sql.Tx) error {
 		// PostgreSQL: the head row lock queues every append behind us.
 		var seq int64
 		var h string

@@ -25,8 +25,9 @@ import (
 //     caller names ([txOpts.locks]), released at commit or rollback. The
 //     connections' lock_timeout is the busy timeout.
 //
-// Everything a transaction's set-up and commit can fail with wraps
-// [ErrUnavailable], except the caller's own cancellation (writeError).
+// A failure to begin, lock or commit wraps [ErrUnavailable] — except the
+// caller's own cancellation (writeError), unless the transaction appends
+// to the chain ([txOpts.chain]). What the callback returns is its own.
 
 // txOpts says how [DB.inTx] sets a write transaction up. The zero value is
 // a transaction whose commit is durable before inTx returns.
