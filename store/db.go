@@ -360,8 +360,10 @@ func (db *DB) migrate() error {
 // lock: on PostgreSQL two concurrent IF NOT EXISTS can still collide.
 func (db *DB) createMigrationsTable(ctx context.Context) error {
 	return db.inTx(ctx, "creating schema_migrations", txOpts{locks: []string{lockMigrate}}, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, sqlCreateMigrations)
-		return err
+		if _, err := tx.ExecContext(ctx, sqlCreateMigrations); err != nil {
+			return fmt.Errorf("store: creating schema_migrations: %w", err)
+		}
+		return nil
 	})
 }
 
