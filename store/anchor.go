@@ -79,53 +79,44 @@ func (db *DB) RecordKillSwitch(ctx context.Context, ch KillChange, rec *Record) 
 	if err := r.normalize(time.Now()); err != nil {
 		return false, err
 	}
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return false, unavailable("beginning kill switch record", err)
-	}
-	defer func() {
-		if err != nil || !recorded {
-			tx.Rollback()
-		}
-	}()
+	var (
+		seq int64
+		in  *interner
+	)
 	// Two instances noticing one change must not both record it.
-	if err := db.lockNames(ctx, tx, lockKillSwitch); err != nil {
-		return false, unavailable("locking the kill switch", err)
-	}
-	var last, lastAt string
-	switch err := tx.QueryRowContext(ctx, sqlGetSettingAt, settingKillChange).Scan(&last, &lastAt); {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return false, unavailable("reading last kill switch change", err)
-	case last == ch.ID:
-		return false, nil
-	default:
-		// A process that read an engage from the kill file and retried
-		// past a later release must not record (and re-engage) it now.
-		if t, err := parseTime(lastAt); err == nil && t.After(ch.At) {
-			return false, nil
+	err = db.inTx(ctx, "kill switch record", txOpts{locks: []string{lockKillSwitch}, chain: true}, func(tx *sql.Tx) (err error) {
+		var last, lastAt string
+		switch err := tx.QueryRowContext(ctx, sqlGetSettingAt, settingKillChange).Scan(&last, &lastAt); {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return unavailable("reading last kill switch change", err)
+		case last == ch.ID:
+			return errRollback
+		default:
+			// A process that read an engage from the kill file and retried
+			// past a later release must not record (and re-engage) it now.
+			if t, err := parseTime(lastAt); err == nil && t.After(ch.At) {
+				return errRollback
+			}
 		}
-	}
-	v := "0"
-	if ch.Engaged {
-		v = "1"
-	}
-	at := formatTime(r.Time)
-	if _, err := tx.ExecContext(ctx, sqlUpsertSetting, settingKillSwitch, v, ch.By, ch.Reason, at); err != nil {
-		return false, unavailable("setting kill switch", err)
-	}
-	if _, err := tx.ExecContext(ctx, sqlUpsertSetting, settingKillChange, ch.ID, ch.By, ch.Reason, formatTime(ch.At)); err != nil {
-		return false, unavailable("setting kill switch change", err)
-	}
-	seq, in, err := db.chainInTx(ctx, tx, []*Record{&r})
-	if err != nil {
+		v := "0"
+		if ch.Engaged {
+			v = "1"
+		}
+		at := formatTime(r.Time)
+		if _, err := tx.ExecContext(ctx, sqlUpsertSetting, settingKillSwitch, v, ch.By, ch.Reason, at); err != nil {
+			return unavailable("setting kill switch", err)
+		}
+		if _, err := tx.ExecContext(ctx, sqlUpsertSetting, settingKillChange, ch.ID, ch.By, ch.Reason, formatTime(ch.At)); err != nil {
+			return unavailable("setting kill switch change", err)
+		}
+		seq, in, err = db.chainInTx(ctx, tx, []*Record{&r})
+		return err
+	})
+	if err != nil || in == nil { // in is nil when the change was already recorded
 		return false, err
 	}
-	if err := tx.Commit(); err != nil {
-		return false, unavailable("committing kill switch record", err)
-	}
 	in.commit()
-	recorded = true
 	db.committed(seq)
 	*rec = r
 	return true, nil

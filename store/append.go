@@ -123,29 +123,24 @@ func (db *DB) commitBatch(batch []*appendReq) {
 // writeRecords appends recs to the chain in one BEGIN IMMEDIATE
 // transaction. On success it has filled each record's Seq, PrevHash and Hash;
 // on failure nothing was committed and the error wraps ErrUnavailable.
-func (db *DB) writeRecords(reqs []*appendReq) (err error) {
+func (db *DB) writeRecords(reqs []*appendReq) error {
 	// Not a caller's context: the batch belongs to many callers, and a
 	// commit half-abandoned by one of them must not fail the others.
 	ctx := context.Background()
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return unavailable("beginning append", err)
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
-		}
-	}()
 	recs := make([]*Record, len(reqs))
 	for i, req := range reqs {
 		recs[i] = &req.rec
 	}
-	seq, in, err := db.chainInTx(ctx, tx, recs)
+	var (
+		seq int64
+		in  *interner
+	)
+	err := db.inTx(ctx, "append", txOpts{chain: true}, func(tx *sql.Tx) (err error) {
+		seq, in, err = db.chainInTx(ctx, tx, recs)
+		return err
+	})
 	if err != nil {
 		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return unavailable("committing", err)
 	}
 	in.commit()
 	db.committed(seq)

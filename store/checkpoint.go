@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"os"
@@ -163,70 +162,21 @@ func (c *checkpointer) close() error {
 	return c.conn.Close()
 }
 
-// beginDeferred begins a write transaction whose commit is not fsynced on
-// its own: on SQLite the connection runs it with synchronous=NORMAL (in WAL
-// mode the commit is written to the WAL, not synced), on PostgreSQL with
-// synchronous_commit off. Either way it is durable as soon as any later
-// commit is — the next audit record's — since both logs are flushed in
-// order. For per-call state whose loss on a crash could only concern a call
-// that was never answered (limit usage, a session's last_seen); never for
-// the audit chain, declarations or anything an answer depends on.
-//
-// end must be called after Commit or Rollback; it puts the SQLite
-// connection back to synchronous=FULL, or discards it if that fails, so an
-// audit commit can never run on a NORMAL connection.
-func (db *DB) beginDeferred(ctx context.Context) (tx *sql.Tx, end func(), err error) {
-	if db.d.advisory { // PostgreSQL
-		tx, err := db.w.BeginTx(ctx, nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit TO off`); err != nil {
-			tx.Rollback()
-			return nil, nil, err
-		}
-		return tx, func() {}, nil
-	}
-	conn, err := db.w.Conn(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	end = func() {
-		// Not the caller's ctx: the reset must run even when it ended.
-		if _, err := conn.ExecContext(context.Background(), `PRAGMA synchronous=FULL`); err != nil {
-			conn.Raw(func(any) error { return driver.ErrBadConn })
-		}
-		conn.Close()
-	}
-	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous=NORMAL`); err != nil {
-		end()
-		return nil, nil, err
-	}
-	if tx, err = conn.BeginTx(ctx, nil); err != nil {
-		end()
-		return nil, nil, err
-	}
-	return tx, end, nil
-}
-
 // execDeferred runs one writing statement in a deferred-durability
 // transaction (see beginDeferred) and returns how many rows it changed.
 func (db *DB) execDeferred(ctx context.Context, what, query string, args ...any) (n int64, err error) {
-	tx, end, err := db.beginDeferred(ctx)
+	err = db.inTx(ctx, what, txOpts{deferred: true}, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, query, args...)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		if err != nil {
+			return writeError(ctx, what, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return 0, writeError(ctx, what, err)
-	}
-	defer end()
-	res, err := tx.ExecContext(ctx, query, args...)
-	if err == nil {
-		n, err = res.RowsAffected()
-	}
-	if err != nil {
-		tx.Rollback()
-		return 0, writeError(ctx, what, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, writeError(ctx, what, err)
+		return 0, err
 	}
 	return n, nil
 }

@@ -48,7 +48,7 @@ const contextsVersion = 3
 // without taking the write lock; otherwise the insert and the read back
 // share one write transaction, and the primary key decides a race between
 // processes.
-func (db *DB) EnsureContext(ctx context.Context, c *contexts.Context) (_ *contexts.Context, err error) {
+func (db *DB) EnsureContext(ctx context.Context, c *contexts.Context) (*contexts.Context, error) {
 	if err := db.writableCtx(ctx, "ensure context"); err != nil {
 		return nil, err
 	}
@@ -60,24 +60,18 @@ func (db *DB) EnsureContext(ctx context.Context, c *contexts.Context) (_ *contex
 		return got, err
 	}
 	what := "ensuring context " + c.ID
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, writeError(ctx, what, err)
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
+	var got *contexts.Context
+	err = db.inTx(ctx, what, txOpts{}, func(tx *sql.Tx) (err error) {
+		if _, err := tx.ExecContext(ctx, sqlInsertContext, args...); err != nil {
+			return writeError(ctx, what, err)
 		}
-	}()
-	if _, err := tx.ExecContext(ctx, sqlInsertContext, args...); err != nil {
-		return nil, writeError(ctx, what, err)
-	}
-	got, err := scanContext(tx.QueryRowContext(ctx, sqlGetContext, c.ID))
+		if got, err = scanContext(tx.QueryRowContext(ctx, sqlGetContext, c.ID)); err != nil {
+			return txReadError(ctx, what, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, txReadError(ctx, what, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, writeError(ctx, what, err)
+		return nil, err
 	}
 	return got, nil
 }
@@ -128,44 +122,39 @@ func getByID[T any](ctx context.Context, db *DB, kind, id, query string, scan fu
 
 // UpdateContext implements [contexts.Store]: read, mutate a copy, write
 // back, in one BEGIN IMMEDIATE transaction; mutate runs at most once.
-func (db *DB) UpdateContext(ctx context.Context, id string, mutate func(*contexts.Context) error) (_ *contexts.Context, err error) {
+func (db *DB) UpdateContext(ctx context.Context, id string, mutate func(*contexts.Context) error) (*contexts.Context, error) {
 	if err := db.writableCtx(ctx, "update context"); err != nil {
 		return nil, err
 	}
 	what := "updating context " + id
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, writeError(ctx, what, err)
-	}
-	defer func() {
+	var cur *contexts.Context
+	err := db.inTx(ctx, what, txOpts{}, func(tx *sql.Tx) (err error) {
+		cur, err = scanContext(tx.QueryRowContext(ctx, db.d.getContextForUpdate, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return ctxNotFoundOr("context", id, nil)
+		}
 		if err != nil {
-			tx.Rollback()
+			return txReadError(ctx, what, err)
 		}
-	}()
-	cur, err := scanContext(tx.QueryRowContext(ctx, db.d.getContextForUpdate, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ctxNotFoundOr("context", id, nil)
-	}
-	if err != nil {
-		return nil, txReadError(ctx, what, err)
-	}
-	if mutate != nil {
-		if err := mutate(cur); err != nil {
-			return nil, err
+		if mutate != nil {
+			if err := mutate(cur); err != nil {
+				return err
+			}
+			// mutate may have kept a pointer to what it was given.
+			cur = cur.Clone()
 		}
-		// mutate may have kept a pointer to what it was given.
-		cur = cur.Clone()
-	}
-	cur.ID = id
-	args, err := contextArgs(cur)
+		cur.ID = id
+		args, err := contextArgs(cur)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, sqlUpdateContext, args...); err != nil {
+			return writeError(ctx, what, err)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	if _, err := tx.ExecContext(ctx, sqlUpdateContext, args...); err != nil {
-		return nil, writeError(ctx, what, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, writeError(ctx, what, err)
 	}
 	normalizeContext(cur)
 	return cur, nil

@@ -17,18 +17,8 @@ import (
 func TestContextsMigration(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "v2.db")
-	raw, err := openPool(path, "rwc", time.Second, "immediate", []string{"journal_mode(WAL)"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.ExecContext(ctx, sqlCreateMigrations); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range migrations[:contextsVersion-1] {
-		if err := (&DB{w: raw, d: sqliteDialect}).applyMigration(ctx, m, m.version); err != nil {
-			t.Fatal(err)
-		}
-	}
+	raw := rawSQLite(t, path)
+	migrateTo(t, raw, sqliteDialect, contextsVersion-1)
 	raw.Close()
 
 	ro, err := OpenReadOnly(path)

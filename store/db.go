@@ -330,7 +330,7 @@ type querier interface {
 func (db *DB) migrate() error {
 	ctx := context.Background()
 	if err := db.createMigrationsTable(ctx); err != nil {
-		return fmt.Errorf("store: creating schema_migrations: %w", err)
+		return err
 	}
 	ms := db.d.migrations
 	latest := ms[len(ms)-1].version
@@ -358,73 +358,51 @@ func (db *DB) migrate() error {
 
 // createMigrationsTable runs CREATE TABLE IF NOT EXISTS under the migrate
 // lock: on PostgreSQL two concurrent IF NOT EXISTS can still collide.
-func (db *DB) createMigrationsTable(ctx context.Context) (err error) {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
+func (db *DB) createMigrationsTable(ctx context.Context) error {
+	return db.inTx(ctx, "creating schema_migrations", txOpts{locks: []string{lockMigrate}}, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, sqlCreateMigrations); err != nil {
+			return fmt.Errorf("store: creating schema_migrations: %w", err)
 		}
-	}()
-	if err := db.lockNames(ctx, tx, lockMigrate); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, sqlCreateMigrations); err != nil {
-		return err
-	}
-	return tx.Commit()
+		return nil
+	})
 }
 
-func (db *DB) applyMigration(ctx context.Context, m migration, latest int64) (err error) {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: migration %d: %w: %w", m.version, ErrUnavailable, err)
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
+func (db *DB) applyMigration(ctx context.Context, m migration, latest int64) error {
+	what := fmt.Sprintf("migration %d", m.version)
+	return db.inTx(ctx, what, txOpts{locks: []string{lockMigrate}}, func(tx *sql.Tx) error {
+		var cur int64
+		if err := tx.QueryRowContext(ctx, sqlSchemaVersion).Scan(&cur); err != nil {
+			return fmt.Errorf("store: reading schema version: %w", err)
 		}
-	}()
-	if err := db.lockNames(ctx, tx, lockMigrate); err != nil {
-		return fmt.Errorf("store: migration %d: %w: %w", m.version, ErrUnavailable, err)
-	}
-	var cur int64
-	if err := tx.QueryRowContext(ctx, sqlSchemaVersion).Scan(&cur); err != nil {
-		return fmt.Errorf("store: reading schema version: %w", err)
-	}
-	if cur > latest {
-		return fmt.Errorf("store: file is at schema version %d, this program knows up to %d: %w", cur, latest, ErrSchemaTooNew)
-	}
-	if cur >= m.version {
-		return tx.Rollback()
-	}
-	if cur != m.version-1 {
-		return fmt.Errorf("store: schema version %d cannot take migration %d", cur, m.version)
-	}
-	for _, s := range m.stmts {
-		if _, err := tx.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
+		if cur > latest {
+			return fmt.Errorf("store: file is at schema version %d, this program knows up to %d: %w", cur, latest, ErrSchemaTooNew)
 		}
-	}
-	if m.convert != nil {
-		if err := m.convert(ctx, tx, db.d); err != nil {
-			return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
+		if cur >= m.version {
+			return errRollback
 		}
-	}
-	for _, s := range m.after {
-		if _, err := tx.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
+		if cur != m.version-1 {
+			return fmt.Errorf("store: schema version %d cannot take migration %d", cur, m.version)
 		}
-	}
-	if _, err := tx.ExecContext(ctx, sqlRecordMigration, m.version, m.name, formatTime(time.Now())); err != nil {
-		return fmt.Errorf("store: recording migration %d: %w", m.version, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: committing migration %d: %w: %w", m.version, ErrUnavailable, err)
-	}
-	return nil
+		for _, s := range m.stmts {
+			if _, err := tx.ExecContext(ctx, s); err != nil {
+				return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
+			}
+		}
+		if m.convert != nil {
+			if err := m.convert(ctx, tx, db.d); err != nil {
+				return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
+			}
+		}
+		for _, s := range m.after {
+			if _, err := tx.ExecContext(ctx, s); err != nil {
+				return fmt.Errorf("store: migration %d (%s): %w", m.version, m.name, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, sqlRecordMigration, m.version, m.name, formatTime(time.Now())); err != nil {
+			return fmt.Errorf("store: recording migration %d: %w", m.version, err)
+		}
+		return nil
+	})
 }
 
 // Path returns the absolute path of the store file, or for PostgreSQL

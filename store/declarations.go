@@ -112,34 +112,29 @@ func (s *DeclarationStore) Get(ctx context.Context, id string) (*declarations.De
 // still the one read, commit. Nothing is written unless all of that
 // succeeds. The returned declaration is what was stored, as Get would
 // return it.
-func (s *DeclarationStore) Transition(ctx context.Context, id string, from []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (_ *declarations.Declaration, err error) {
+func (s *DeclarationStore) Transition(ctx context.Context, id string, from []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (*declarations.Declaration, error) {
 	if err := s.writable("transition declaration"); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	what := "transition of declaration " + id
-	// _txlock=immediate on the writing pool makes this BEGIN IMMEDIATE:
-	// the write lock is taken before the read in swap, not at its UPDATE,
-	// so no other connection, in this process or another, can commit in
-	// between (TestDeclarationsTransitionAcrossHandles fails without it).
-	tx, err := s.db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, writeError(ctx, what, err)
-	}
-	defer func() {
+	// In one write transaction (BEGIN IMMEDIATE, tx.go): the write lock
+	// is taken before the read in swap, not at its UPDATE, so no other
+	// connection, in this process or another, can commit in between
+	// (TestDeclarationsTransitionAcrossHandles fails without it).
+	var next, stored *declarations.Declaration
+	err := s.db.inTx(ctx, "transition of declaration "+id, txOpts{}, func(tx *sql.Tx) error {
+		d, err := swap(ctx, tx, s.db.d.getDeclForUpdate, id, from, to, mutate)
 		if err != nil {
-			tx.Rollback()
+			stored = d // with ErrState, the declaration as stored
+			return err
 		}
-	}()
-	next, err := swap(ctx, tx, s.db.d.getDeclForUpdate, id, from, to, mutate)
+		next = d
+		return nil
+	})
 	if err != nil {
-		// With ErrState, next is the stored declaration.
-		return next, err
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, writeError(ctx, what, err)
+		return stored, err
 	}
 	normalizeDeclaration(next)
 	return next, nil

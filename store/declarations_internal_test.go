@@ -18,16 +18,8 @@ import (
 func TestDeclarationsMigration(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "v1.db")
-	raw, err := openPool(path, "rwc", time.Second, "immediate", []string{"journal_mode(WAL)"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.ExecContext(ctx, sqlCreateMigrations); err != nil {
-		t.Fatal(err)
-	}
-	if err := (&DB{w: raw, d: sqliteDialect}).applyMigration(ctx, migrations[0], migrations[0].version); err != nil {
-		t.Fatal(err)
-	}
+	raw := rawSQLite(t, path)
+	migrateTo(t, raw, sqliteDialect, 1)
 	raw.Close()
 
 	ro, err := OpenReadOnly(path)

@@ -1,16 +1,12 @@
 package store
 
 import (
-	"context"
 	"database/sql"
-	"encoding/binary"
-	"fmt"
-	"hash/fnv"
 )
 
 // dialect is what differs between the two engines the store runs on. The
-// rest — every table, column and statement in schema.go, the hash chain,
-// the row codecs — is shared.
+// rest — the schema (migrations.go, spelled per engine by ddl.go), every
+// statement in schema.go, the hash chain, the row codecs — is shared.
 //
 // SQLite serialises every write transaction with one file lock (BEGIN
 // IMMEDIATE, set through the DSN), so a read inside a write transaction
@@ -90,6 +86,20 @@ var postgresDialect = &dialect{
 	advisory:            true,
 }
 
+// The queries only PostgreSQL needs.
+const (
+	pgMigrationsTableExists = `SELECT COUNT(*) FROM information_schema.tables
+	WHERE table_schema = current_schema() AND table_name = 'schema_migrations'`
+
+	// The interned strings are unique on sha256(value) (a unique column,
+	// ddl.go), so that is what an insert conflicts on and a lookup finds.
+	pgInternString = `INSERT INTO audit_strings (value) VALUES ($1) ON CONFLICT (sha256(value)) DO NOTHING`
+	pgStringID     = `SELECT id FROM audit_strings WHERE sha256(value) = sha256($1)`
+)
+
+// pgKillChannel is the NOTIFY channel of kill switch changes.
+const pgKillChannel = "airlock_kill_switch"
+
 // Names of the advisory locks (PostgreSQL only).
 const (
 	lockMigrate    = "airlock:migrate"
@@ -99,26 +109,3 @@ const (
 
 func lockSessionCap(principal string) string { return "airlock:session_cap:" + principal }
 func lockUsage(key string) string            { return "airlock:usage:" + key }
-
-// lockNames takes, inside tx, the advisory locks of names (already in the
-// order to take them); they are released at commit or rollback. On SQLite
-// it does nothing: BEGIN IMMEDIATE already holds the one write lock.
-func (db *DB) lockNames(ctx context.Context, tx *sql.Tx, names ...string) error {
-	if !db.d.advisory {
-		return nil
-	}
-	for _, n := range names {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, advisoryKey(n)); err != nil {
-			return fmt.Errorf("locking %s: %w", n, err)
-		}
-	}
-	return nil
-}
-
-// advisoryKey maps a lock name to PostgreSQL's 64-bit advisory lock space.
-// Two names sharing a key only serialise more than needed.
-func advisoryKey(name string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	return int64(binary.BigEndian.Uint64(h.Sum(nil)))
-}

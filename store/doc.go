@@ -7,8 +7,9 @@
 //
 // Both backends run the same code over database/sql; what differs is in
 // dialect.go (how a write transaction keeps what it read: SQLite's one
-// write lock, PostgreSQL's row and advisory locks), schema_pg.go (the same
-// numbered migrations in PostgreSQL's dialect) and killswitch_pg.go (the
+// write lock, PostgreSQL's row and advisory locks), tx.go (the one way a
+// transaction is set up, where those locks are taken), ddl.go (how each
+// engine spells the one schema of migrations.go) and killswitch_pg.go (the
 // kill switch cache, fed by LISTEN/NOTIFY). The invariants below hold on
 // both; where the mechanism differs, the PostgreSQL one is named.
 //
@@ -95,9 +96,12 @@
 //
 // # Portability
 //
-// The schema and all SQL are in schema.go, written so that the PostgreSQL
-// twin (schema_pg.go) follows it: plain types, explicit keys, no rowid, $n
-// placeholders, and the hash chain computed in Go, never in SQL.
+// The schema is described once, in migrations.go, and rendered for each
+// engine (ddl.go): plain types, explicit keys, the few types the engines
+// spell differently named once. The queries are in schema.go, the same
+// text on both: $n placeholders, ON CONFLICT upserts, and the hash chain
+// computed in Go, never in SQL. The schema each migration leaves on each
+// engine is golden (testdata/schema).
 //
 // # PostgreSQL
 //

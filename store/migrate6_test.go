@@ -173,14 +173,7 @@ const sqlV4Insert = `INSERT INTO audit_log (` + sqlV4Columns + `) VALUES
 func buildV4(t *testing.T, w *sql.DB, d *dialect, n int) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := w.ExecContext(ctx, sqlCreateMigrations); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range d.migrations[:4] {
-		if err := (&DB{w: w, d: d}).applyMigration(ctx, m, m.version); err != nil {
-			t.Fatal(err)
-		}
-	}
+	migrateTo(t, w, d, 4)
 	prev := genesisHash
 	for i := 1; i <= n; i++ {
 		r := Record{Seq: int64(i), Time: time.Date(2026, 6, 7, 12, 0, 0, i*1000, time.UTC).Truncate(time.Microsecond),
@@ -226,10 +219,7 @@ func TestMigrateV4(t *testing.T) {
 	ctx := context.Background()
 	t.Run("sqlite", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "v4.db")
-		w, err := openPool(path, "rwc", time.Second, "immediate", []string{"journal_mode(WAL)"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		w := rawSQLite(t, path)
 		buildV4(t, w, sqliteDialect, n)
 		w.Close()
 		db, err := Open(path, nil)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 )
@@ -62,13 +63,10 @@ type probeRun struct {
 
 func (db *DB) probe() error {
 	ctx := context.Background() // bounded by the busy timeout, not a caller
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return unavailable("probe: beginning", err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, sqlProbe); err != nil {
-		return unavailable("probe: writing", err)
-	}
-	return nil
+	return db.inTx(ctx, "probe", txOpts{}, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, sqlProbe); err != nil {
+			return unavailable("probe: writing", err)
+		}
+		return errRollback // nothing committed, nothing fsynced
+	})
 }

@@ -136,89 +136,45 @@ const provenanceVersion = 7
 
 func lockProvenance(contextID string) string { return "airlock:provenance:" + contextID }
 
-// provenanceMigration and pgProvenanceMigration are migration 7 (listed
-// in schema.go and schema_pg.go).
+// provenanceMigration is migration 7, in the words of ddl.go (listed at
+// the end of the schema in migrations.go).
 var provenanceMigration = migration{
 	version: provenanceVersion,
 	name:    "provenance: trusted inputs, labelled content, endorsements",
-	stmts: []string{
-		`CREATE TABLE provenance_inputs (
-			context_id TEXT NOT NULL,
-			id         TEXT NOT NULL,
-			kind       TEXT NOT NULL,
-			readers    TEXT NOT NULL,
-			text       BLOB NOT NULL,
-			sha256     TEXT NOT NULL,
-			added_by   TEXT NOT NULL,
-			created_at TEXT NOT NULL,
-			PRIMARY KEY (context_id, id)
-		)`,
-		// seq counts per context; evicted rows keep their label and
-		// lose their text (see provenance.go).
-		`CREATE TABLE provenance_content (
-			context_id TEXT    NOT NULL,
-			seq        BIGINT  NOT NULL,
-			source     TEXT    NOT NULL,
-			kind       TEXT    NOT NULL,
-			integrity  TEXT    NOT NULL,
-			readers    TEXT    NOT NULL,
-			sha256     TEXT    NOT NULL,
-			bytes      BIGINT  NOT NULL,
-			text       BLOB    NOT NULL,
-			evicted    INTEGER NOT NULL,
-			created_at TEXT    NOT NULL,
-			PRIMARY KEY (context_id, seq)
-		)`,
-		`CREATE TABLE endorsements (
-			context_id  TEXT NOT NULL,
-			id          TEXT NOT NULL,
-			value       TEXT NOT NULL,
-			endorsed_by TEXT NOT NULL,
-			reason      TEXT NOT NULL,
-			created_at  TEXT NOT NULL,
-			PRIMARY KEY (context_id, id)
-		)`,
-	},
-}
-
-var pgProvenanceMigration = migration{
-	version: provenanceVersion,
-	name:    provenanceMigration.name,
-	stmts: []string{
-		`CREATE TABLE provenance_inputs (
-			context_id TEXT  COLLATE "C" NOT NULL,
-			id         TEXT  COLLATE "C" NOT NULL,
-			kind       TEXT  NOT NULL,
-			readers    TEXT  NOT NULL,
-			text       BYTEA NOT NULL,
-			sha256     TEXT  NOT NULL,
-			added_by   TEXT  NOT NULL,
-			created_at TEXT  COLLATE "C" NOT NULL,
-			PRIMARY KEY (context_id, id)
-		)`,
-		`CREATE TABLE provenance_content (
-			context_id TEXT    COLLATE "C" NOT NULL,
-			seq        BIGINT  NOT NULL,
-			source     TEXT    NOT NULL,
-			kind       TEXT    NOT NULL,
-			integrity  TEXT    NOT NULL,
-			readers    TEXT    NOT NULL,
-			sha256     TEXT    NOT NULL,
-			bytes      BIGINT  NOT NULL,
-			text       BYTEA   NOT NULL,
-			evicted    INTEGER NOT NULL,
-			created_at TEXT    COLLATE "C" NOT NULL,
-			PRIMARY KEY (context_id, seq)
-		)`,
-		`CREATE TABLE endorsements (
-			context_id  TEXT COLLATE "C" NOT NULL,
-			id          TEXT COLLATE "C" NOT NULL,
-			value       TEXT NOT NULL,
-			endorsed_by TEXT NOT NULL,
-			reason      TEXT NOT NULL,
-			created_at  TEXT COLLATE "C" NOT NULL,
-			PRIMARY KEY (context_id, id)
-		)`,
+	steps: []step{
+		table{name: "provenance_inputs", key: "context_id, id", cols: []column{
+			{"context_id", sortedText, notNull},
+			{"id", sortedText, notNull},
+			{"kind", text, notNull},
+			{"readers", text, notNull},
+			{"text", blob, notNull},
+			{"sha256", text, notNull},
+			{"added_by", text, notNull},
+			{"created_at", sortedText, notNull},
+		}},
+		// seq counts per context; evicted rows keep their label and lose
+		// their text (see above).
+		table{name: "provenance_content", key: "context_id, seq", cols: []column{
+			{"context_id", sortedText, notNull},
+			{"seq", bigint, notNull},
+			{"source", text, notNull},
+			{"kind", text, notNull},
+			{"integrity", text, notNull},
+			{"readers", text, notNull},
+			{"sha256", text, notNull},
+			{"bytes", bigint, notNull},
+			{"text", blob, notNull},
+			{"evicted", integer, notNull},
+			{"created_at", sortedText, notNull},
+		}},
+		table{name: "endorsements", key: "context_id, id", cols: []column{
+			{"context_id", sortedText, notNull},
+			{"id", sortedText, notNull},
+			{"value", text, notNull},
+			{"endorsed_by", text, notNull},
+			{"reason", text, notNull},
+			{"created_at", sortedText, notNull},
+		}},
 	},
 }
 

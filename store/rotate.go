@@ -177,41 +177,36 @@ var errStopScan = errors.New("stop")
 // write transaction that first checks nothing moved since the segment was
 // written: the same anchor, and record upTo with the hash sealed.
 func (db *DB) commitRotation(ctx context.Context, was Anchor, upTo int64, lastHash, mac string, rec *Record) (err error) {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return unavailable("beginning rotation", err)
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
+	var (
+		last int64
+		in   *interner
+	)
+	err = db.inTx(ctx, "rotation", txOpts{chain: true}, func(tx *sql.Tx) error {
+		// PostgreSQL: the head row lock queues every append behind us.
+		var seq int64
+		var h string
+		if err := tx.QueryRowContext(ctx, db.d.readHeadForUpdate).Scan(&seq, &h); err != nil {
+			return unavailable("reading chain head", err)
 		}
-	}()
-	// PostgreSQL: the head row lock queues every append behind us.
-	var seq int64
-	var h string
-	if err := tx.QueryRowContext(ctx, db.d.readHeadForUpdate).Scan(&seq, &h); err != nil {
-		return unavailable("reading chain head", err)
-	}
-	now, err := readAnchor(ctx, tx)
-	if err != nil {
-		return unavailable("reading anchor", err)
-	}
-	var stored []byte
-	if err := tx.QueryRowContext(ctx, sqlHashAt, upTo).Scan(&stored); err != nil || now != was || hashText(stored) != lastHash {
-		return fmt.Errorf("store: rotate: the store changed while the segment was written (another rotation?); nothing deleted, remove the new segment")
-	}
-	if _, err := tx.ExecContext(ctx, sqlDeleteUpTo, upTo); err != nil {
-		return unavailable("deleting rotated records", err)
-	}
-	if _, err := tx.ExecContext(ctx, sqlUpsertAnchor, upTo+1, lastHash, mac); err != nil {
-		return unavailable("moving the anchor", err)
-	}
-	last, in, err := db.chainInTx(ctx, tx, []*Record{rec})
+		now, err := readAnchor(ctx, tx)
+		if err != nil {
+			return unavailable("reading anchor", err)
+		}
+		var stored []byte
+		if err := tx.QueryRowContext(ctx, sqlHashAt, upTo).Scan(&stored); err != nil || now != was || hashText(stored) != lastHash {
+			return fmt.Errorf("store: rotate: the store changed while the segment was written (another rotation?); nothing deleted, remove the new segment")
+		}
+		if _, err := tx.ExecContext(ctx, sqlDeleteUpTo, upTo); err != nil {
+			return unavailable("deleting rotated records", err)
+		}
+		if _, err := tx.ExecContext(ctx, sqlUpsertAnchor, upTo+1, lastHash, mac); err != nil {
+			return unavailable("moving the anchor", err)
+		}
+		last, in, err = db.chainInTx(ctx, tx, []*Record{rec})
+		return err
+	})
 	if err != nil {
 		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return unavailable("committing rotation", err)
 	}
 	in.commit()
 	db.committed(last)

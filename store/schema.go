@@ -1,290 +1,30 @@
 package store
 
 import (
-	"context"
-	"database/sql"
 	"strconv"
 	"strings"
 )
 
-// All of the store's SQL lives in this file, so that a PostgreSQL twin can be
-// written by following it line for line. The rules that keep it portable:
+// The store's queries live in this file, written once for both engines; the
+// schema they run on is described once in migrations.go. The rules that
+// keep them portable:
 //
-//   - Plain types only: BIGINT for every int64 (PostgreSQL's INTEGER is 32
-//     bits; SQLite gives BIGINT integer affinity), TEXT for strings, keys
-//     (hex) and times (fixed-width RFC 3339, UTC, microseconds), and
-//     booleans as INTEGER 0/1. No JSON types. The audit rows are the
-//     exception (migration 6, rowcodec.go): BLOB/BYTEA for their bytes
-//     and hashes, BIGINT Unix microseconds, strings interned — they are
-//     most of the file.
-//   - Every table has an explicit primary key; nothing reads or relies on
-//     SQLite's rowid (seq is BIGINT PRIMARY KEY, which SQLite does not alias
-//     to the rowid).
 //   - Placeholders are $1, $2, ... which both engines accept.
 //   - No SQLite-only functions. The hash chain is computed in Go over the
-//     values as read back (see canonical.go), never in SQL.
+//     values as read back, never in SQL.
 //   - Upserts use INSERT ... ON CONFLICT, which both engines support.
+//   - Every table has an explicit primary key; nothing reads or relies on
+//     SQLite's rowid beyond it (audit_records.seq and audit_strings.id are
+//     the rowid, by design, see ddl.go).
 //
-// The only SQLite-specific statements are the PRAGMAs in db.go and the
-// transaction mode (BEGIN IMMEDIATE, set through the DSN); PostgreSQL would
-// take a table lock or an advisory lock on audit_head instead, and read the
-// declaration a transition compares with SELECT ... FOR UPDATE.
+// What an engine needs of its own is in dialect.go: the reads a write
+// transaction locks on PostgreSQL (SELECT ... FOR UPDATE), the catalogue
+// query, the interning of strings, the verify reads; the PRAGMAs are in
+// db.go and checkpoint.go, and the transaction set-up in tx.go.
 
-// migration is one numbered, append-only schema step. Migrations are applied
-// in order, each in its own write transaction together with its row in
-// schema_migrations, so a crash leaves the file at a whole version. Adding a
-// table later (declarations, approvals, evidence) is one new entry at the end
-// of [migrations]; an entry, once released, is never edited.
-type migration struct {
-	version int64
-	name    string
-	stmts   []string
-	// convert, when set, runs after stmts in the same transaction: a
-	// migration that rewrites rows in Go (5: the compact audit rows).
-	convert func(ctx context.Context, tx *sql.Tx, d *dialect) error
-	// after, when set, runs after convert (dropping what it converted).
-	after []string
-}
-
-// genesisHash is the prev_hash of the first record: 64 zeros.
-const genesisHash = "0000000000000000000000000000000000000000000000000000000000000000"
-
-const sqlCreateMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (
-	version    BIGINT NOT NULL PRIMARY KEY,
-	name       TEXT   NOT NULL,
-	applied_at TEXT   NOT NULL
-)`
-
-// sqlMigrationsTableExists is the one catalogue query; the PostgreSQL twin
-// asks information_schema.tables instead.
+// sqlMigrationsTableExists is the one catalogue query; PostgreSQL asks
+// information_schema.tables instead (pgMigrationsTableExists).
 const sqlMigrationsTableExists = `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`
-
-const (
-	sqlSchemaVersion   = `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`
-	sqlRecordMigration = `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`
-)
-
-var migrations = []migration{
-	{
-		version: 1,
-		name:    "audit log, audit head, keys, settings",
-		stmts: []string{
-			`CREATE TABLE audit_log (
-				seq             BIGINT  NOT NULL PRIMARY KEY,
-				recorded_at     TEXT    NOT NULL,
-				session_id      TEXT    NOT NULL,
-				context_id      TEXT    NOT NULL,
-				principal       TEXT    NOT NULL,
-				role            TEXT    NOT NULL,
-				transport       TEXT    NOT NULL,
-				tool            TEXT    NOT NULL,
-				capability      TEXT    NOT NULL,
-				tier            TEXT    NOT NULL,
-				phase           TEXT    NOT NULL,
-				decision        TEXT    NOT NULL,
-				rule_id         TEXT    NOT NULL,
-				reason          TEXT    NOT NULL,
-				args            TEXT    NOT NULL,
-				outcome         TEXT    NOT NULL,
-				violation       TEXT    NOT NULL,
-				error_ref       TEXT    NOT NULL,
-				error_text      TEXT    NOT NULL,
-				duration_micros BIGINT  NOT NULL,
-				output_bytes    BIGINT  NOT NULL,
-				truncated       INTEGER NOT NULL,
-				extra           TEXT    NOT NULL,
-				prev_hash       TEXT    NOT NULL,
-				hash            TEXT    NOT NULL
-			)`,
-			// audit_head holds the seq and hash of the last record, updated
-			// in the same transaction as every append. Without it, deleting
-			// the newest records would leave a shorter chain that still
-			// verifies.
-			`CREATE TABLE audit_head (
-				id        INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
-				last_seq  BIGINT  NOT NULL,
-				last_hash TEXT    NOT NULL
-			)`,
-			`INSERT INTO audit_head (id, last_seq, last_hash) VALUES (1, 0, '` + genesisHash + `')`,
-			`CREATE TABLE keys (
-				name       TEXT NOT NULL PRIMARY KEY,
-				key_hex    TEXT NOT NULL,
-				created_at TEXT NOT NULL
-			)`,
-			`CREATE TABLE settings (
-				name       TEXT NOT NULL PRIMARY KEY,
-				value      TEXT NOT NULL,
-				updated_by TEXT NOT NULL,
-				reason     TEXT NOT NULL,
-				updated_at TEXT NOT NULL
-			)`,
-		},
-	},
-	{
-		version: 2,
-		name:    "declarations",
-		stmts: []string{
-			// One row per declaration (see declarations.go). need, result
-			// and history are JSON in TEXT; need holds exactly the bytes of
-			// Need.Canonical, so sha256(need) is the fingerprint of a valid
-			// need. A zero time is NULL, so a sweep comparing expires_at
-			// skips declarations without a deadline. updated_at is the
-			// store's own: when the row was last written.
-			`CREATE TABLE declarations (
-				id          TEXT   NOT NULL PRIMARY KEY,
-				session_id  TEXT   NOT NULL,
-				principal   TEXT   NOT NULL,
-				state       TEXT   NOT NULL,
-				fingerprint TEXT   NOT NULL,
-				need        TEXT   NOT NULL,
-				decision    TEXT   NOT NULL,
-				rule_id     TEXT   NOT NULL,
-				reason      TEXT   NOT NULL,
-				decided_by  TEXT   NOT NULL,
-				created_at  TEXT   NOT NULL,
-				decided_at  TEXT,
-				expires_at  TEXT,
-				executed_at TEXT,
-				attempts    BIGINT NOT NULL,
-				result      TEXT,
-				history     TEXT   NOT NULL,
-				updated_at  TEXT   NOT NULL
-			)`,
-			`CREATE INDEX declarations_session ON declarations (session_id)`,
-			`CREATE INDEX declarations_state_expires ON declarations (state, expires_at)`,
-		},
-	},
-	{
-		version: 3,
-		name:    "runtime contexts: declarations keyed to contexts, sessions, usage, challenges",
-		stmts: []string{
-			// A declaration belongs to the runtime context it was declared
-			// in, not to a transport session: it outlives reconnects and is
-			// collectable from any session of the context.
-			`ALTER TABLE declarations RENAME COLUMN session_id TO context_id`,
-			`DROP INDEX declarations_session`,
-			`CREATE INDEX declarations_context ON declarations (context_id)`,
-			// One row per runtime context (see contexts.go). pools and env
-			// are JSON in TEXT; a context is never deleted, so a
-			// declaration's context_id always resolves.
-			`CREATE TABLE contexts (
-				id             TEXT NOT NULL PRIMARY KEY,
-				parent         TEXT NOT NULL,
-				principal      TEXT NOT NULL,
-				role           TEXT NOT NULL,
-				policy         TEXT NOT NULL,
-				policy_version TEXT NOT NULL,
-				phase          TEXT NOT NULL,
-				pools          TEXT NOT NULL,
-				env            TEXT NOT NULL,
-				created_at     TEXT NOT NULL,
-				created_by     TEXT NOT NULL,
-				updated_at     TEXT NOT NULL
-			)`,
-			`CREATE INDEX contexts_principal ON contexts (principal)`,
-			// Transport sessions: handles onto a context. closed_at is NULL
-			// while open, so the session cap counts "closed_at IS NULL".
-			`CREATE TABLE transport_sessions (
-				id           TEXT    NOT NULL PRIMARY KEY,
-				context_id   TEXT    NOT NULL,
-				principal    TEXT    NOT NULL,
-				transport    TEXT    NOT NULL,
-				elicitation  INTEGER NOT NULL,
-				created_at   TEXT    NOT NULL,
-				last_seen    TEXT    NOT NULL,
-				closed_at    TEXT,
-				close_reason TEXT    NOT NULL
-			)`,
-			`CREATE INDEX transport_sessions_principal ON transport_sessions (principal, closed_at)`,
-			`CREATE INDEX transport_sessions_context ON transport_sessions (context_id)`,
-			// Limit usage: opaque values the runner keeps per key (a
-			// counter, a window), read and written in one transaction.
-			`CREATE TABLE usage (
-				key        TEXT NOT NULL PRIMARY KEY,
-				value      TEXT NOT NULL,
-				updated_at TEXT NOT NULL
-			)`,
-			// Single-use approval challenges already used. Rows past
-			// expires_at are deleted by the next UseChallenge; the index
-			// keeps that delete from scanning the table.
-			`CREATE TABLE used_challenges (
-				nonce      TEXT NOT NULL PRIMARY KEY,
-				expires_at TEXT NOT NULL
-			)`,
-			`CREATE INDEX used_challenges_expires ON used_challenges (expires_at)`,
-		},
-	},
-	{
-		version: 4,
-		name:    "audit records name the instance that wrote them",
-		stmts: []string{
-			// Several instances append to one chain (PostgreSQL); each
-			// record says which one wrote it. Records from before this
-			// migration read back with an empty instance and keep their
-			// v1 hashes (see Record.canonical).
-			`ALTER TABLE audit_log ADD COLUMN instance TEXT NOT NULL DEFAULT ''`,
-		},
-	},
-	{
-		version: 5,
-		name:    "pinned tool definitions of upstream MCP servers",
-		stmts: []string{
-			// One row per upstream tool: its review state and the pin
-			// (approved and seen definitions, digests, flags) as JSON.
-			// Changed only in read-modify-write transactions
-			// (UpdateUpstreamPins), under one lock per upstream.
-			`CREATE TABLE upstream_pins (
-				upstream   TEXT NOT NULL,
-				tool       TEXT NOT NULL,
-				state      TEXT NOT NULL,
-				pin        TEXT NOT NULL,
-				updated_at TEXT NOT NULL,
-				PRIMARY KEY (upstream, tool)
-			)`,
-		},
-	},
-	{
-		version: 6,
-		name:    "compact audit rows: interned strings, binary hashes and times",
-		stmts: []string{
-			// Issue 11: ~690 B per record became ~250. Every string field of
-			// a record is interned here once (id 0, never stored, is the
-			// empty string); a record names them by id. The hash covers
-			// the canonical encoding of the values (Record.canonical), not
-			// this storage form, so converting rows keeps every hash.
-			`CREATE TABLE audit_strings (
-				id    INTEGER NOT NULL PRIMARY KEY,
-				value BLOB    NOT NULL UNIQUE
-			)`,
-			// seq is INTEGER PRIMARY KEY, SQLite's rowid, so the table is
-			// its own seq index (audit_log kept a second B-tree for it).
-			// at is Unix microseconds; fields packs the string ids,
-			// duration, output bytes and truncated as varints (rowcodec.go);
-			// args and extra are the exact bytes; prev_hash and hash are
-			// the 32 raw bytes of the SHA-256.
-			// Where the store's chain starts once records were rotated
-			// out into segments (rotate.go); no row: at record 1.
-			`CREATE TABLE audit_anchor (
-				id        INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
-				first_seq BIGINT  NOT NULL,
-				prev_hash TEXT    NOT NULL,
-				mac       TEXT    NOT NULL
-			)`,
-			`CREATE TABLE audit_records (
-				seq       INTEGER NOT NULL PRIMARY KEY,
-				at        BIGINT  NOT NULL,
-				fields    BLOB    NOT NULL,
-				args      BLOB    NOT NULL,
-				extra     BLOB    NOT NULL,
-				prev_hash BLOB    NOT NULL,
-				hash      BLOB    NOT NULL
-			)`,
-		},
-		convert: convertAuditLog,
-		after:   []string{`DROP TABLE audit_log`},
-	},
-	provenanceMigration, // 7, provenance.go
-}
 
 // recordColumns is the column list of audit_records shared by the insert
 // and the selects; its order is the order of [DB.rowArgs] and [scanRow].
@@ -375,8 +115,8 @@ const declColumns = `id, context_id, principal, state, fingerprint, need, decisi
 	executed_at, attempts, result, history, updated_at`
 
 // Declarations are compared and ordered on id as TEXT: SQLite's default
-// BINARY collation compares bytes, as Go compares strings. The PostgreSQL
-// twin needs COLLATE "C" on id and created_at for the same order.
+// BINARY collation compares bytes, as Go compares strings; on PostgreSQL
+// id and created_at are COLLATE "C" for the same order (sortedText, ddl.go).
 const (
 	// sqlInsertDeclaration inserts unless the id is taken; the caller
 	// reads RowsAffected to tell ErrExists, so concurrent Creates of one
@@ -437,7 +177,7 @@ const contextColumns = `id, parent, principal, role, policy, policy_version, pha
 	pools, env, created_at, created_by, updated_at`
 
 // Contexts are ordered on created_at and id as TEXT (see the note on
-// declarations above: the PostgreSQL twin needs COLLATE "C").
+// declarations above: COLLATE "C" on PostgreSQL).
 const (
 	// sqlInsertContext inserts unless the id is taken; RowsAffected tells
 	// CreateContext's ErrExists and lets EnsureContext race on the primary

@@ -14,7 +14,7 @@ import (
 // insert share one BEGIN IMMEDIATE transaction, so of many processes
 // opening sessions for one principal at once no more than maxOpen succeed.
 // An id already stored is [contexts.ErrExists].
-func (db *DB) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) (err error) {
+func (db *DB) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) error {
 	if err := db.writableCtx(ctx, "open session"); err != nil {
 		return err
 	}
@@ -30,37 +30,21 @@ func (db *DB) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int,
 		}
 		return nil
 	}
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return writeError(ctx, what, err)
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
+	return db.inTx(ctx, what, txOpts{locks: []string{lockSessionCap(s.Principal)}}, func(tx *sql.Tx) (err error) {
+		var n int64
+		if idle > 0 {
+			err = tx.QueryRowContext(ctx, sqlCountLiveSessions, s.Principal, formatTime(s.CreatedAt.Add(-idle))).Scan(&n)
+		} else {
+			err = tx.QueryRowContext(ctx, sqlCountOpenSessions, s.Principal).Scan(&n)
 		}
-	}()
-	if err := db.lockNames(ctx, tx, lockSessionCap(s.Principal)); err != nil {
-		return writeError(ctx, what, err)
-	}
-	var n int64
-	if idle > 0 {
-		err = tx.QueryRowContext(ctx, sqlCountLiveSessions, s.Principal, formatTime(s.CreatedAt.Add(-idle))).Scan(&n)
-	} else {
-		err = tx.QueryRowContext(ctx, sqlCountOpenSessions, s.Principal).Scan(&n)
-	}
-	if err != nil {
-		return writeError(ctx, what, err)
-	}
-	if n >= int64(maxOpen) {
-		return fmt.Errorf("store: session %s: principal %q has %d open: %w", s.ID, s.Principal, n, contexts.ErrSessionCap)
-	}
-	if err := insertOnce(ctx, tx, what, sqlInsertSession, args, fmt.Errorf("store: session %s: %w", s.ID, contexts.ErrExists)); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return writeError(ctx, what, err)
-	}
-	return nil
+		if err != nil {
+			return writeError(ctx, what, err)
+		}
+		if n >= int64(maxOpen) {
+			return fmt.Errorf("store: session %s: principal %q has %d open: %w", s.ID, s.Principal, n, contexts.ErrSessionCap)
+		}
+		return insertOnce(ctx, tx, what, sqlInsertSession, args, fmt.Errorf("store: session %s: %w", s.ID, contexts.ErrExists))
+	})
 }
 
 // GetSession implements [contexts.Store] through the read pool.
@@ -106,7 +90,7 @@ func (db *DB) CloseSession(ctx context.Context, id, reason string, now time.Time
 // CloseIdleSessions implements [contexts.Store]: it selects and closes the
 // same rows in one BEGIN IMMEDIATE transaction, so a session touched by
 // another process is either returned closed or left open, never both.
-func (db *DB) CloseIdleSessions(ctx context.Context, idleBefore, now time.Time, reason string) (_ []*contexts.Session, err error) {
+func (db *DB) CloseIdleSessions(ctx context.Context, idleBefore, now time.Time, reason string) ([]*contexts.Session, error) {
 	if err := db.writableCtx(ctx, "close idle sessions"); err != nil {
 		return nil, err
 	}
@@ -117,39 +101,28 @@ func (db *DB) CloseIdleSessions(ctx context.Context, idleBefore, now time.Time, 
 		return nil, fmt.Errorf("store: close idle sessions: idleBefore outside years 1 to 9999: %w", contexts.ErrInvalid)
 	}
 	const what = "closing idle sessions"
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, writeError(ctx, what, err)
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
+	var idle []*contexts.Session
+	err := db.inTx(ctx, what, txOpts{locks: []string{lockIdleSweep}}, func(tx *sql.Tx) (err error) {
+		before := formatTime(idleBefore)
+		if idle, err = querySessions(ctx, tx, db.d.idleSessions, before); err != nil {
+			return txReadError(ctx, what, err)
 		}
-	}()
-	if err := db.lockNames(ctx, tx, lockIdleSweep); err != nil {
-		return nil, writeError(ctx, what, err)
-	}
-	before := formatTime(idleBefore)
-	idle, err := querySessions(ctx, tx, db.d.idleSessions, before)
-	if err != nil {
-		return nil, txReadError(ctx, what, err)
-	}
-	if len(idle) == 0 {
-		// Nothing to write: no commit, no fsync.
-		tx.Rollback()
-		return nil, nil
-	}
-	res, err := tx.ExecContext(ctx, sqlCloseIdleSessions, before, formatTime(now), reason)
-	if err != nil {
-		return nil, writeError(ctx, what, err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n != int64(len(idle)) {
-		// Unreachable while the write lock is held; refuse rather than
-		// report sessions closed that may not be.
-		return nil, writeError(ctx, what, errors.Join(fmt.Errorf("closed %d of %d sessions", n, len(idle)), err))
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, writeError(ctx, what, err)
+		if len(idle) == 0 {
+			return errRollback // nothing to write: no commit, no fsync
+		}
+		res, err := tx.ExecContext(ctx, sqlCloseIdleSessions, before, formatTime(now), reason)
+		if err != nil {
+			return writeError(ctx, what, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != int64(len(idle)) {
+			// Unreachable while the write lock is held; refuse rather than
+			// report sessions closed that may not be.
+			return writeError(ctx, what, errors.Join(fmt.Errorf("closed %d of %d sessions", n, len(idle)), err))
+		}
+		return nil
+	})
+	if err != nil || len(idle) == 0 {
+		return nil, err
 	}
 	for _, s := range idle {
 		s.ClosedAt, s.CloseReason = storedTime(now), reason

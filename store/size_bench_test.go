@@ -40,7 +40,6 @@ const sizeRecords = 20_000
 // checkpoint, divided by sizeRecords; on PostgreSQL the growth of
 // pg_total_relation_size of the audit tables (indexes and TOAST included).
 func BenchmarkBytesPerRecord(b *testing.B) {
-	ctx := context.Background()
 	recs := make([]*Record, sizeRecords)
 	prev := genesisHash
 	for i := range recs {
@@ -72,14 +71,7 @@ func BenchmarkBytesPerRecord(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := w.ExecContext(ctx, sqlCreateMigrations); err != nil {
-				b.Fatal(err)
-			}
-			for _, m := range pgMigrations[:4] {
-				if err := (&DB{w: w, d: postgresDialect}).applyMigration(ctx, m, m.version); err != nil {
-					b.Fatal(err)
-				}
-			}
+			migrateTo(b, w, postgresDialect, 4)
 			before = pgSize(b, w, "audit_log")
 			insertV4(b, w, postgresDialect, recs)
 			v4 := float64(pgSize(b, w, "audit_log")-before) / sizeRecords
@@ -131,19 +123,9 @@ func sqliteSizes(t testing.TB, recs []*Record) (v5, v4 float64) {
 	db.Close()
 
 	path = filepath.Join(dir, "v4.db")
-	w, err := openPool(path, "rwc", time.Second, "immediate", []string{"journal_mode(WAL)"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := rawSQLite(t, path)
 	defer w.Close()
-	if _, err := w.ExecContext(ctx, sqlCreateMigrations); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range migrations[:4] {
-		if err := (&DB{w: w, d: sqliteDialect}).applyMigration(ctx, m, m.version); err != nil {
-			t.Fatal(err)
-		}
-	}
+	migrateTo(t, w, sqliteDialect, 4)
 	if _, err := w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 		t.Fatal(err)
 	}

@@ -57,56 +57,42 @@ func (db *DB) UpstreamPin(ctx context.Context, upstream, tool string) (*pinning.
 // changed). PostgreSQL takes an advisory lock per upstream, so two
 // instances observing one listing, or an observation racing an approval,
 // cannot lose either write (SQLite's write lock does the same).
-func (db *DB) UpdateUpstreamPins(ctx context.Context, upstream string, fn func(map[string]*pinning.Pin) ([]*pinning.Pin, error)) (err error) {
+func (db *DB) UpdateUpstreamPins(ctx context.Context, upstream string, fn func(map[string]*pinning.Pin) ([]*pinning.Pin, error)) error {
 	if err := db.writableCtx(ctx, "update upstream pins"); err != nil {
 		return err
 	}
 	const what = "updating upstream pins"
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return writeError(ctx, what, err)
-	}
-	defer func() {
+	return db.inTx(ctx, what, txOpts{locks: []string{lockUpstream(upstream)}}, func(tx *sql.Tx) error {
+		cur, err := scanPins(ctx, tx, sqlUpstreamPins, upstream)
 		if err != nil {
-			tx.Rollback()
+			return err
 		}
-	}()
-	if err := db.lockNames(ctx, tx, lockUpstream(upstream)); err != nil {
-		return writeError(ctx, what, err)
-	}
-	cur, err := scanPins(ctx, tx, sqlUpstreamPins, upstream)
-	if err != nil {
-		return err
-	}
-	byTool := make(map[string]*pinning.Pin, len(cur))
-	for _, p := range cur {
-		byTool[p.Tool] = p
-	}
-	next, err := fn(byTool)
-	if err != nil {
-		return err
-	}
-	if len(next) == 0 {
-		tx.Rollback()
+		byTool := make(map[string]*pinning.Pin, len(cur))
+		for _, p := range cur {
+			byTool[p.Tool] = p
+		}
+		next, err := fn(byTool)
+		if err != nil {
+			return err
+		}
+		if len(next) == 0 {
+			return errRollback
+		}
+		now := formatTime(time.Now())
+		for _, p := range slices.SortedFunc(slices.Values(next), func(a, b *pinning.Pin) int { return cmpString(a.Tool, b.Tool) }) {
+			if p.Upstream != upstream || p.Tool == "" {
+				return fmt.Errorf("store: pin %q/%q does not belong to upstream %q", p.Upstream, p.Tool, upstream)
+			}
+			raw, err := json.Marshal(p)
+			if err != nil {
+				return fmt.Errorf("store: encoding pin: %w", err)
+			}
+			if _, err := tx.ExecContext(ctx, sqlUpsertPin, p.Upstream, p.Tool, string(p.State), string(raw), now); err != nil {
+				return writeError(ctx, what, err)
+			}
+		}
 		return nil
-	}
-	now := formatTime(time.Now())
-	for _, p := range slices.SortedFunc(slices.Values(next), func(a, b *pinning.Pin) int { return cmpString(a.Tool, b.Tool) }) {
-		if p.Upstream != upstream || p.Tool == "" {
-			return fmt.Errorf("store: pin %q/%q does not belong to upstream %q", p.Upstream, p.Tool, upstream)
-		}
-		raw, err := json.Marshal(p)
-		if err != nil {
-			return fmt.Errorf("store: encoding pin: %w", err)
-		}
-		if _, err := tx.ExecContext(ctx, sqlUpsertPin, p.Upstream, p.Tool, string(p.State), string(raw), now); err != nil {
-			return writeError(ctx, what, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return writeError(ctx, what, err)
-	}
-	return nil
+	})
 }
 
 func cmpString(a, b string) int {

@@ -23,63 +23,47 @@ import (
 // valid UTF-8 without NUL (JSON or a decimal counter is); any other value
 // is refused with [contexts.ErrInvalid] and nothing is stored. An empty
 // value is stored and reads back as empty, not nil.
-func (db *DB) UpdateUsage(ctx context.Context, keys []string, fn func(map[string][]byte) (map[string][]byte, error)) (err error) {
+func (db *DB) UpdateUsage(ctx context.Context, keys []string, fn func(map[string][]byte) (map[string][]byte, error)) error {
 	if err := db.writableCtx(ctx, "update usage"); err != nil {
 		return err
 	}
 	keys = slices.Compact(slices.Sorted(slices.Values(keys)))
 	const what = "updating usage"
-	// No fsync of its own: the call's audit record, committed after it in
-	// the same ordered log, makes it durable (see beginDeferred).
-	tx, end, err := db.beginDeferred(ctx)
-	if err != nil {
-		return writeError(ctx, what, err)
-	}
-	defer end()
-	defer func() {
-		if err != nil {
-			tx.Rollback()
-		}
-	}()
 	// PostgreSQL: one advisory lock per key, in sorted order, stands in
 	// for SQLite's write lock (a key may have no row yet to lock).
 	locks := make([]string, len(keys))
 	for i, k := range keys {
 		locks[i] = lockUsage(k)
 	}
-	if err := db.lockNames(ctx, tx, locks...); err != nil {
-		return writeError(ctx, what, err)
-	}
-	cur := make(map[string][]byte, len(keys))
-	if len(keys) > 0 {
-		if err := readUsage(ctx, tx, keys, cur); err != nil {
-			return writeError(ctx, what, err)
+	// No fsync of its own: the call's audit record, committed after it in
+	// the same ordered log, makes it durable (see beginDeferred).
+	return db.inTx(ctx, what, txOpts{locks: locks, deferred: true}, func(tx *sql.Tx) error {
+		cur := make(map[string][]byte, len(keys))
+		if len(keys) > 0 {
+			if err := readUsage(ctx, tx, keys, cur); err != nil {
+				return writeError(ctx, what, err)
+			}
 		}
-	}
-	next, err := fn(cur)
-	if err != nil {
-		return err
-	}
-	if len(next) == 0 {
-		// Nothing to store: no commit, no fsync.
-		tx.Rollback()
-		return nil
-	}
-	// Sorted, so that the statements, and any error, do not depend on map
-	// order.
-	now := formatTime(time.Now())
-	for _, k := range slices.Sorted(maps.Keys(next)) {
-		if err := checkUsage(k, next[k]); err != nil {
+		next, err := fn(cur)
+		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, sqlUpsertUsage, k, string(next[k]), now); err != nil {
-			return writeError(ctx, what, err)
+		if len(next) == 0 {
+			return errRollback // nothing to store: no commit, no fsync
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return writeError(ctx, what, err)
-	}
-	return nil
+		// Sorted, so that the statements, and any error, do not depend on
+		// map order.
+		now := formatTime(time.Now())
+		for _, k := range slices.Sorted(maps.Keys(next)) {
+			if err := checkUsage(k, next[k]); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, sqlUpsertUsage, k, string(next[k]), now); err != nil {
+				return writeError(ctx, what, err)
+			}
+		}
+		return nil
+	})
 }
 
 // readUsage adds the stored values of keys to into. Each value is a fresh
@@ -148,7 +132,7 @@ func checkUsage(key string, value []byte) error {
 // the nonces past their expiry, so the table holds only live challenges;
 // a challenge used again after its expiry is no longer recorded, and its
 // caller refuses it as expired.
-func (db *DB) UseChallenge(ctx context.Context, nonce string, expires time.Time) (err error) {
+func (db *DB) UseChallenge(ctx context.Context, nonce string, expires time.Time) error {
 	if err := db.writableCtx(ctx, "use challenge"); err != nil {
 		return err
 	}
@@ -162,24 +146,11 @@ func (db *DB) UseChallenge(ctx context.Context, nonce string, expires time.Time)
 		return fmt.Errorf("store: challenge expiry outside years 1 to 9999: %w", contexts.ErrInvalid)
 	}
 	const what = "using challenge"
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return writeError(ctx, what, err)
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
+	return db.inTx(ctx, what, txOpts{}, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, sqlForgetChallenges, formatTime(time.Now())); err != nil {
+			return writeError(ctx, what, err)
 		}
-	}()
-	if _, err := tx.ExecContext(ctx, sqlForgetChallenges, formatTime(time.Now())); err != nil {
-		return writeError(ctx, what, err)
-	}
-	if err = insertOnce(ctx, tx, what, sqlInsertChallenge, []any{nonce, formatTime(expires)},
-		fmt.Errorf("store: challenge: %w", contexts.ErrReplayed)); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return writeError(ctx, what, err)
-	}
-	return nil
+		return insertOnce(ctx, tx, what, sqlInsertChallenge, []any{nonce, formatTime(expires)},
+			fmt.Errorf("store: challenge: %w", contexts.ErrReplayed))
+	})
 }

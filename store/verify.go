@@ -55,7 +55,7 @@ func (db *DB) VerifyFrom(ctx context.Context, afterSeq int64, afterHash string) 
 	}
 	// One transaction, so the rows, the strings and the head are one
 	// snapshot even while appends go on.
-	tx, err := db.r.BeginTx(ctx, db.d.verifyTx)
+	tx, err := db.snapshot(ctx)
 	if err != nil {
 		return VerifyResult{}, fmt.Errorf("store: verify: %w", err)
 	}
@@ -133,7 +133,7 @@ func (db *DB) readChunks(ctx context.Context, tx *sql.Tx, v *verifier, a Anchor,
 	var tx0 *sql.Tx
 	if err := tx.QueryRowContext(ctx, sqlLastSeq).Scan(&head); err == nil && db.d.packed && head-base >= splitMin {
 		var err error
-		if tx0, err = db.r.BeginTx(ctx, db.d.verifyTx); err != nil {
+		if tx0, err = db.snapshot(ctx); err != nil {
 			return chunkResult{}, err
 		}
 		defer tx0.Rollback()
