@@ -221,7 +221,7 @@ var migrations = []migration{
 			// Several instances append to one chain (PostgreSQL); each
 			// record says which one wrote it. Records from before this
 			// migration read back with an empty instance and keep their
-			// v1 hashes (see Record.canonical).
+			// v1 hashes (see audit.Record.Canonical).
 			`ALTER TABLE audit_log ADD COLUMN instance TEXT NOT NULL DEFAULT ''`,
 		},
 	},
@@ -250,7 +250,7 @@ var migrations = []migration{
 			// Issue 11: ~690 B per record became ~250. Every string field of
 			// a record is interned here once (id 0, never stored, is the
 			// empty string); a record names them by id. The hash covers
-			// the canonical encoding of the values (Record.canonical), not
+			// the canonical encoding of the values (audit.Record.Canonical), not
 			// this storage form, so converting rows keeps every hash.
 			`CREATE TABLE audit_strings (
 				id    INTEGER NOT NULL PRIMARY KEY,
