@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 )
 
 // Head returns the chain head: the last record's seq and hash (0 and 64
@@ -64,7 +66,7 @@ type KillChange struct {
 // It waits for the write lock up to the busy timeout and then fails with
 // ErrUnavailable; the caller retries (the switch itself is already in the
 // file and does not wait for this).
-func (db *DB) RecordKillSwitch(ctx context.Context, ch KillChange, rec *Record) (recorded bool, err error) {
+func (db *DB) RecordKillSwitch(ctx context.Context, ch KillChange, rec *audit.Record) (recorded bool, err error) {
 	if db.w == nil {
 		return false, fmt.Errorf("store: record kill switch: %w", ErrReadOnly)
 	}
@@ -76,7 +78,7 @@ func (db *DB) RecordKillSwitch(ctx context.Context, ch KillChange, rec *Record) 
 	}
 	r := *rec
 	r.Instance = db.opts.Instance
-	if err := r.normalize(time.Now()); err != nil {
+	if err := normalize(&r, time.Now()); err != nil {
 		return false, err
 	}
 	var (
@@ -110,7 +112,7 @@ func (db *DB) RecordKillSwitch(ctx context.Context, ch KillChange, rec *Record) 
 		if _, err := tx.ExecContext(ctx, sqlUpsertSetting, settingKillChange, ch.ID, ch.By, ch.Reason, formatTime(ch.At)); err != nil {
 			return unavailable("setting kill switch change", err)
 		}
-		seq, in, err = db.chainInTx(ctx, tx, []*Record{&r})
+		seq, in, err = db.chainInTx(ctx, tx, []*audit.Record{&r})
 		return err
 	})
 	if err != nil || in == nil { // in is nil when the change was already recorded

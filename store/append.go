@@ -5,14 +5,20 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 )
+
+// The store is the trail's writer: the runner and the operator write
+// through audit.Appender.
+var _ audit.Appender = (*DB)(nil)
 
 // appendReq is one Append waiting for the writer. rec is the writer's own
 // copy, so a caller is never raced by the writer; done has room for the one
 // result, so the writer never blocks on a caller.
 type appendReq struct {
 	ctx  context.Context
-	rec  Record
+	rec  audit.Record
 	done chan error
 }
 
@@ -34,7 +40,7 @@ type appendReq struct {
 // A ctx cancelled before the record is taken into a batch makes Append
 // return ctx.Err() with nothing written; once taken, the outcome is definite
 // and Append waits for it (at most about the busy timeout).
-func (db *DB) Append(ctx context.Context, rec *Record) error {
+func (db *DB) Append(ctx context.Context, rec *audit.Record) error {
 	if db.w == nil {
 		return fmt.Errorf("store: append: %w", ErrReadOnly)
 	}
@@ -43,7 +49,7 @@ func (db *DB) Append(ctx context.Context, rec *Record) error {
 	}
 	req := &appendReq{ctx: ctx, rec: *rec, done: make(chan error, 1)}
 	req.rec.Instance = db.opts.Instance
-	if err := req.rec.normalize(time.Now()); err != nil {
+	if err := normalize(&req.rec, time.Now()); err != nil {
 		return err
 	}
 	db.mu.RLock()
@@ -127,7 +133,7 @@ func (db *DB) writeRecords(reqs []*appendReq) error {
 	// Not a caller's context: the batch belongs to many callers, and a
 	// commit half-abandoned by one of them must not fail the others.
 	ctx := context.Background()
-	recs := make([]*Record, len(reqs))
+	recs := make([]*audit.Record, len(reqs))
 	for i, req := range reqs {
 		recs[i] = &req.rec
 	}
@@ -152,7 +158,7 @@ func (db *DB) writeRecords(reqs []*appendReq) error {
 // IMMEDIATE) transaction, so no other writer moves the head in between; on
 // PostgreSQL the head row is read FOR UPDATE, which queues every other
 // instance's append on it until this transaction ends.
-func (db *DB) chainInTx(ctx context.Context, tx *sql.Tx, recs []*Record) (int64, *interner, error) {
+func (db *DB) chainInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record) (int64, *interner, error) {
 	var seq int64
 	var prev string
 	if err := tx.QueryRowContext(ctx, db.d.readHeadForUpdate).Scan(&seq, &prev); err != nil {

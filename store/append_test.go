@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/store"
 )
 
@@ -41,32 +42,32 @@ func TestAppendRoundTrip(t *testing.T) {
 	db, _ := openTemp(t, nil)
 	tests := []struct {
 		name string
-		rec  *store.Record
+		rec  *audit.Record
 	}{
 		{"sample", sample(1)},
-		{"empty strings and no JSON", &store.Record{Time: time.Unix(0, 0), Outcome: store.OutcomeDenied}},
-		{"started, before a consequential call runs", &store.Record{Outcome: store.OutcomeStarted, Tool: "run_pipeline"}},
-		{"args kept byte for byte", &store.Record{
-			Outcome: store.OutcomeOK,
+		{"empty strings and no JSON", &audit.Record{Time: time.Unix(0, 0), Outcome: audit.OutcomeDenied}},
+		{"started, before a consequential call runs", &audit.Record{Outcome: audit.OutcomeStarted, Tool: "run_pipeline"}},
+		{"args kept byte for byte", &audit.Record{
+			Outcome: audit.OutcomeOK,
 			Args:    json.RawMessage("{ \"b\" : 1,\n \"a\":\"<&>\" }"), // not compacted, not HTML-escaped
 		}},
-		{"odd bytes", &store.Record{
-			Outcome:   store.OutcomeError,
+		{"odd bytes", &audit.Record{
+			Outcome:   audit.OutcomeError,
 			Reason:    "nul\x00inside, bad utf8 \xff\xfe, emoji 🙂, quote \" and \\",
 			Error:     strings.Repeat("x", 70000),
 			SessionID: "\u2028\u202e",
 		}},
-		{"extremes", &store.Record{
+		{"extremes", &audit.Record{
 			Time:           time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
-			Outcome:        store.OutcomeViolation,
+			Outcome:        audit.OutcomeViolation,
 			DurationMicros: -1 << 63,
 			OutputBytes:    1<<63 - 1,
 			Truncated:      true,
 			Extra:          json.RawMessage(`[null]`),
 		}},
-		{"time in another zone, nanoseconds", &store.Record{
+		{"time in another zone, nanoseconds", &audit.Record{
 			Time:    time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.FixedZone("X", 5*3600)),
-			Outcome: store.OutcomeOK,
+			Outcome: audit.OutcomeOK,
 		}},
 	}
 	for _, tt := range tests {
@@ -96,7 +97,7 @@ func TestAppendRoundTrip(t *testing.T) {
 func TestAppendZeroTimeIsNow(t *testing.T) {
 	db, _ := openTemp(t, nil)
 	before := time.Now().Add(-time.Millisecond)
-	rec := &store.Record{Outcome: store.OutcomeOK}
+	rec := &audit.Record{Outcome: audit.OutcomeOK}
 	if err := db.Append(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}
@@ -109,13 +110,13 @@ func TestAppendRejectsInvalid(t *testing.T) {
 	db, _ := openTemp(t, nil)
 	tests := []struct {
 		name string
-		rec  store.Record
+		rec  audit.Record
 	}{
-		{"no outcome", store.Record{}},
-		{"unknown outcome", store.Record{Outcome: "maybe"}},
-		{"args not JSON", store.Record{Outcome: "ok", Args: json.RawMessage(`{"a":`)}},
-		{"extra not JSON", store.Record{Outcome: "ok", Extra: json.RawMessage(`nope`)}},
-		{"year 10000", store.Record{Outcome: "ok", Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}},
+		{"no outcome", audit.Record{}},
+		{"unknown outcome", audit.Record{Outcome: "maybe"}},
+		{"args not JSON", audit.Record{Outcome: "ok", Args: json.RawMessage(`{"a":`)}},
+		{"extra not JSON", audit.Record{Outcome: "ok", Extra: json.RawMessage(`nope`)}},
+		{"year 10000", audit.Record{Outcome: "ok", Time: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -359,9 +360,9 @@ func Example() {
 	}
 	defer db.Close()
 
-	rec := &store.Record{
+	rec := &audit.Record{
 		Tool: "read_pool_file", Capability: "pool.read", Tier: "read",
-		Decision: "allow", Outcome: store.OutcomeOK,
+		Decision: "allow", Outcome: audit.OutcomeOK,
 		Args: json.RawMessage(`{"pool":"p1","path":"a.csv"}`),
 	}
 	if err := db.Append(ctx, rec); err != nil { // committed and fsynced

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 )
 
 // TestDeclarationsMigration: a file at schema version 1 (written before
@@ -39,7 +40,7 @@ func TestDeclarationsMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := db.Append(ctx, &Record{Outcome: OutcomeOK}); err != nil {
+	if err := db.Append(ctx, &audit.Record{Outcome: audit.OutcomeOK}); err != nil {
 		t.Fatal(err)
 	}
 	d := &declarations.Declaration{ID: "d1", ContextID: "s1", State: declarations.StateDeclared, CreatedAt: time.Now()}

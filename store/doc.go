@@ -26,7 +26,7 @@
 //     its group commit; nobody is told "ok" about an uncommitted record.
 //     [DB.KillSwitch] and [DB.KillSwitchEngaged] report "engaged" on error.
 //   - Chain. Records carry seq 1, 2, 3, ... and each carries the SHA-256 of
-//     the record before it ([Record.ComputeHash] defines the canonical
+//     the record before it ([audit.Record.ComputeHash] defines the canonical
 //     encoding; genesis prev_hash is 64 zeros). The head (last seq and hash)
 //     is kept in its own row, updated in the same transaction as the
 //     records. [DB.Verify] detects an edited, deleted, inserted or reordered
@@ -53,7 +53,7 @@
 //     audit commit's fsync makes them durable (checkpoint.go).
 //   - Storage is not hashing. Records are stored compactly (rowcodec.go:
 //     interned strings, packed numbers, binary hashes) and hashed over
-//     [Record.canonical]; migration 6 converted older rows keeping every
+//     [audit.Record.Canonical]; migration 6 converted older rows keeping every
 //     hash.
 //   - Rotation. [DB.Rotate] moves the oldest records into a sealed segment
 //     file and leaves a signed [Anchor]; [DB.Verify] starts at the anchor,

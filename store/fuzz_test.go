@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/store"
 )
 
@@ -32,9 +33,9 @@ func fuzzRecordHash(f *testing.F, db *store.DB) {
 	ctx := context.Background()
 	var appended int64
 	f.Fuzz(func(t *testing.T, s1, s2, args, extra string, d, o int64, trunc bool, micros int64) {
-		rec := &store.Record{
+		rec := &audit.Record{
 			Time: time.UnixMicro(micros), SessionID: s1, Reason: s2, Tool: s1 + s2,
-			Args: json.RawMessage(args), Extra: json.RawMessage(extra), Outcome: store.OutcomeOK,
+			Args: json.RawMessage(args), Extra: json.RawMessage(extra), Outcome: audit.OutcomeOK,
 			DurationMicros: d, OutputBytes: o, Truncated: trunc,
 		}
 		want := *rec

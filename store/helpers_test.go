@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/store"
 )
 
@@ -27,8 +28,8 @@ func openTemp(t testing.TB, opts *store.Options) (*store.DB, string) {
 }
 
 // sample returns a filled-in record whose contents depend on i.
-func sample(i int) *store.Record {
-	return &store.Record{
+func sample(i int) *audit.Record {
+	return &audit.Record{
 		Time:           time.Date(2026, 6, 7, 12, 0, 0, 0, time.UTC).Add(time.Duration(i) * 1500 * time.Microsecond),
 		SessionID:      fmt.Sprintf("sess-%d", i%3),
 		ContextID:      "ctx-1",
@@ -43,7 +44,7 @@ func sample(i int) *store.Record {
 		RuleID:         "allow-pool-read",
 		Reason:         fmt.Sprintf("call %d", i),
 		Args:           json.RawMessage(fmt.Sprintf(`{"pool":"p1","path":"f%d.csv"}`, i)),
-		Outcome:        store.OutcomeOK,
+		Outcome:        audit.OutcomeOK,
 		DurationMicros: int64(100 + i),
 		OutputBytes:    int64(4096 * i),
 		Truncated:      i%2 == 0,
@@ -90,7 +91,7 @@ func mustVerify(t testing.TB, db *store.DB, want int64) {
 func mustBeContiguous(t testing.TB, db *store.DB) int {
 	t.Helper()
 	n := 0
-	err := db.Scan(context.Background(), 0, func(r *store.Record) error {
+	err := db.Scan(context.Background(), 0, func(r *audit.Record) error {
 		n++
 		if r.Seq != int64(n) {
 			return fmt.Errorf("record %d has seq %d", n, r.Seq)
@@ -105,7 +106,7 @@ func mustBeContiguous(t testing.TB, db *store.DB) int {
 
 // sameRecord reports how got differs from want, or "" when equal. Times are
 // compared as instants and must be UTC.
-func sameRecord(got, want *store.Record) string {
+func sameRecord(got, want *audit.Record) string {
 	if !got.Time.Equal(want.Time) || got.Time.Location() != time.UTC {
 		return fmt.Sprintf("time %v, want %v (UTC)", got.Time, want.Time)
 	}

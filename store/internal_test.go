@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 )
 
 // TestWriterPragmas checks the settings durability rests on, on the very
@@ -60,7 +62,7 @@ func TestBatchFailsTogether(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if err := db.Append(ctx, &Record{Outcome: OutcomeOK}); err != nil {
+		if err := db.Append(ctx, &audit.Record{Outcome: audit.OutcomeOK}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -89,7 +91,7 @@ func TestBatchFailsTogether(t *testing.T) {
 		t.Fatal(err)
 	}
 	results := make(map[string]chan error)
-	start := func(name string, rec *Record) {
+	start := func(name string, rec *audit.Record) {
 		ch := make(chan error, 1)
 		results[name] = ch
 		go func() { ch <- db.Append(ctx, rec) }()
@@ -103,12 +105,12 @@ func TestBatchFailsTogether(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	start("a", &Record{Outcome: OutcomeOK, Reason: "a"})
+	start("a", &audit.Record{Outcome: audit.OutcomeOK, Reason: "a"})
 	waitQueue(0) // the writer took a alone and now waits for the lock
 	time.Sleep(20 * time.Millisecond)
-	start("b", &Record{Outcome: OutcomeOK, Reason: "b"})
-	start("c", &Record{Outcome: OutcomeOK, Reason: "c"})
-	start("big", &Record{Outcome: OutcomeOK, Reason: strings.Repeat("x", 64<<10)})
+	start("b", &audit.Record{Outcome: audit.OutcomeOK, Reason: "b"})
+	start("c", &audit.Record{Outcome: audit.OutcomeOK, Reason: "c"})
+	start("big", &audit.Record{Outcome: audit.OutcomeOK, Reason: strings.Repeat("x", 64<<10)})
 	waitQueue(3)
 	if _, err := lock.ExecContext(ctx, "COMMIT"); err != nil {
 		t.Fatal(err)
@@ -124,7 +126,7 @@ func TestBatchFailsTogether(t *testing.T) {
 		}
 	}
 	// b failed only because of its batch-mate: alone it fits.
-	if err := db.Append(ctx, &Record{Outcome: OutcomeOK, Reason: "b again"}); err != nil {
+	if err := db.Append(ctx, &audit.Record{Outcome: audit.OutcomeOK, Reason: "b again"}); err != nil {
 		t.Fatalf("b alone: %v", err)
 	}
 	res, err := db.Verify(ctx)
@@ -142,7 +144,7 @@ func TestAppendBrokenConnection(t *testing.T) {
 	}
 	defer db.Close()
 	db.w.Close()
-	err = db.Append(context.Background(), &Record{Outcome: OutcomeOK})
+	err = db.Append(context.Background(), &audit.Record{Outcome: audit.OutcomeOK})
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("err = %v, want ErrUnavailable", err)
 	}
@@ -154,25 +156,25 @@ func TestAppendBrokenConnection(t *testing.T) {
 // TestCanonicalInjective: moving bytes across a field boundary, or
 // between fields, must change the hash.
 func TestCanonicalInjective(t *testing.T) {
-	base := Record{Seq: 1, Outcome: OutcomeOK, PrevHash: genesisHash}
-	variants := map[string]func(*Record){
-		"base":               func(*Record) {},
-		"session ab":         func(r *Record) { r.SessionID = "ab" },
-		"session a, ctx b":   func(r *Record) { r.SessionID, r.ContextID = "a", "b" },
-		"ctx ab":             func(r *Record) { r.ContextID = "ab" },
-		"args {}":            func(r *Record) { r.Args = []byte("{}") },
-		"extra {}":           func(r *Record) { r.Extra = []byte("{}") },
-		"reason {}":          func(r *Record) { r.Reason = "{}" },
-		"truncated":          func(r *Record) { r.Truncated = true },
-		"seq 2":              func(r *Record) { r.Seq = 2 },
-		"duration 1":         func(r *Record) { r.DurationMicros = 1 },
-		"output 1":           func(r *Record) { r.OutputBytes = 1 },
-		"time +1us":          func(r *Record) { r.Time = r.Time.Add(time.Microsecond) },
-		"prev differs":       func(r *Record) { r.PrevHash = strings.Repeat("1", 64) },
-		"error vs error_ref": func(r *Record) { r.Error = "x" },
-		"error_ref":          func(r *Record) { r.ErrorRef = "x" },
-		"invalid utf8":       func(r *Record) { r.Reason = "\xff" },
-		"replacement char":   func(r *Record) { r.Reason = "\ufffd" },
+	base := audit.Record{Seq: 1, Outcome: audit.OutcomeOK, PrevHash: genesisHash}
+	variants := map[string]func(*audit.Record){
+		"base":               func(*audit.Record) {},
+		"session ab":         func(r *audit.Record) { r.SessionID = "ab" },
+		"session a, ctx b":   func(r *audit.Record) { r.SessionID, r.ContextID = "a", "b" },
+		"ctx ab":             func(r *audit.Record) { r.ContextID = "ab" },
+		"args {}":            func(r *audit.Record) { r.Args = []byte("{}") },
+		"extra {}":           func(r *audit.Record) { r.Extra = []byte("{}") },
+		"reason {}":          func(r *audit.Record) { r.Reason = "{}" },
+		"truncated":          func(r *audit.Record) { r.Truncated = true },
+		"seq 2":              func(r *audit.Record) { r.Seq = 2 },
+		"duration 1":         func(r *audit.Record) { r.DurationMicros = 1 },
+		"output 1":           func(r *audit.Record) { r.OutputBytes = 1 },
+		"time +1us":          func(r *audit.Record) { r.Time = r.Time.Add(time.Microsecond) },
+		"prev differs":       func(r *audit.Record) { r.PrevHash = strings.Repeat("1", 64) },
+		"error vs error_ref": func(r *audit.Record) { r.Error = "x" },
+		"error_ref":          func(r *audit.Record) { r.ErrorRef = "x" },
+		"invalid utf8":       func(r *audit.Record) { r.Reason = "\xff" },
+		"replacement char":   func(r *audit.Record) { r.Reason = "\ufffd" },
 	}
 	seen := map[string]string{}
 	for name, mut := range variants {
@@ -224,7 +226,7 @@ func TestKillSwitchCacheHits(t *testing.T) {
 	// Our own appends change data_version for the probe connection: the
 	// next check re-reads once (the watcher's, off the call path; the
 	// commit itself does nothing more), the one after is a hit again.
-	if err := db.Append(ctx, &Record{Outcome: OutcomeOK}); err != nil {
+	if err := db.Append(ctx, &audit.Record{Outcome: audit.OutcomeOK}); err != nil {
 		t.Fatal(err)
 	}
 	_, reads1 := counts()
@@ -273,7 +275,7 @@ func TestAppendCancelledWhileQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := make(chan error, 1)
-	go func() { first <- db.Append(ctx, &Record{Outcome: OutcomeOK, Reason: "first"}) }()
+	go func() { first <- db.Append(ctx, &audit.Record{Outcome: audit.OutcomeOK, Reason: "first"}) }()
 	for len(db.queue) != 0 {
 		time.Sleep(time.Millisecond)
 	}
@@ -281,7 +283,7 @@ func TestAppendCancelledWhileQueued(t *testing.T) {
 
 	cctx, cancel := context.WithCancel(ctx)
 	second := make(chan error, 1)
-	go func() { second <- db.Append(cctx, &Record{Outcome: OutcomeOK, Reason: "second"}) }()
+	go func() { second <- db.Append(cctx, &audit.Record{Outcome: audit.OutcomeOK, Reason: "second"}) }()
 	for len(db.queue) != 1 {
 		time.Sleep(time.Millisecond)
 	}
@@ -330,7 +332,7 @@ func TestNoCheckpointOnCommit(t *testing.T) {
 	before := size()
 	ctx := context.Background()
 	for i := range 1500 {
-		r := &Record{Outcome: OutcomeOK, Tool: "read_pool_file", Reason: strings.Repeat("r", i%200)}
+		r := &audit.Record{Outcome: audit.OutcomeOK, Tool: "read_pool_file", Reason: strings.Repeat("r", i%200)}
 		if err := db.Append(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -359,7 +361,7 @@ func TestCheckpointerRuns(t *testing.T) {
 	}
 	defer db.Close()
 	for range 2 * checkpointRecords {
-		if err := db.Append(context.Background(), &Record{Outcome: OutcomeOK}); err != nil {
+		if err := db.Append(context.Background(), &audit.Record{Outcome: audit.OutcomeOK}); err != nil {
 			t.Fatal(err)
 		}
 	}

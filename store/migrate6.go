@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 )
 
 // convertPage is how many version-4 rows migration 6 reads at a time; rows
@@ -63,16 +65,16 @@ func convertAuditLog(ctx context.Context, tx *sql.Tx, d *dialect) error {
 }
 
 // readV4 reads version-4 audit_log rows, every field as its exact bytes.
-func readV4(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]*Record, error) {
+func readV4(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]*audit.Record, error) {
 	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []*Record
+	var out []*audit.Record
 	for rows.Next() {
 		var (
-			r          Record
+			r          audit.Record
 			at         string
 			s          [19][]byte
 			trunc      int64
@@ -102,7 +104,7 @@ func readV4(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]*Reco
 		if len(s[12]) > 0 {
 			r.Args = s[12]
 		}
-		r.Outcome, r.Violation, r.ErrorRef, r.Error = str(13), str(14), str(15), str(16)
+		r.Outcome, r.Violation, r.ErrorRef, r.Error = audit.Outcome(str(13)), str(14), str(15), str(16)
 		if len(s[17]) > 0 {
 			r.Extra = s[17]
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/store/pgtest"
 )
 
@@ -87,7 +88,7 @@ func TestMigrateV4File(t *testing.T) {
 			t.Errorf("record 80 = %+v", r)
 		}
 		for range 5 {
-			if err := db.Append(ctx, &Record{Outcome: OutcomeOK, Reason: "after the upgrade"}); err != nil {
+			if err := db.Append(ctx, &audit.Record{Outcome: audit.OutcomeOK, Reason: "after the upgrade"}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -176,9 +177,9 @@ func buildV4(t *testing.T, w *sql.DB, d *dialect, n int) {
 	migrateTo(t, w, d, 4)
 	prev := genesisHash
 	for i := 1; i <= n; i++ {
-		r := Record{Seq: int64(i), Time: time.Date(2026, 6, 7, 12, 0, 0, i*1000, time.UTC).Truncate(time.Microsecond),
+		r := audit.Record{Seq: int64(i), Time: time.Date(2026, 6, 7, 12, 0, 0, i*1000, time.UTC).Truncate(time.Microsecond),
 			SessionID: fmt.Sprintf("s%d", i%3), Principal: "alice", Tool: "read_pool_file",
-			Reason: fmt.Sprintf("reason \xff\x00 %d", i%5), Outcome: OutcomeOK, DurationMicros: int64(i),
+			Reason: fmt.Sprintf("reason \xff\x00 %d", i%5), Outcome: audit.OutcomeOK, DurationMicros: int64(i),
 			OutputBytes: -int64(i), Truncated: i%2 == 0, Extra: []byte(`{"k":1}`), PrevHash: prev}
 		if i%4 == 0 {
 			r.Instance = "old-instance"
@@ -200,7 +201,7 @@ func buildV4(t *testing.T, w *sql.DB, d *dialect, n int) {
 		}
 		_, err := w.ExecContext(ctx, sqlV4Insert, r.Seq, formatTime(r.Time), bs(r.SessionID), bs(r.ContextID),
 			bs(r.Principal), bs(r.Role), bs(r.Transport), bs(r.Tool), bs(r.Capability), bs(r.Tier), bs(r.Phase),
-			bs(r.Decision), bs(r.RuleID), bs(r.Reason), bs(string(r.Args)), bs(r.Outcome), bs(r.Violation),
+			bs(r.Decision), bs(r.RuleID), bs(r.Reason), bs(string(r.Args)), bs(string(r.Outcome)), bs(r.Violation),
 			bs(r.ErrorRef), bs(r.Error), r.DurationMicros, r.OutputBytes, trunc, bs(string(r.Extra)),
 			r.PrevHash, r.Hash, r.Instance)
 		if err != nil {

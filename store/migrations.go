@@ -166,7 +166,7 @@ var schema = []migration{
 			// Several instances append to one chain (PostgreSQL); each
 			// record says which one wrote it. Records from before this
 			// migration read back with an empty instance and keep their
-			// v1 hashes (see Record.canonical). TEXT on PostgreSQL too:
+			// v1 hashes (see audit.Record.Canonical). TEXT on PostgreSQL too:
 			// an instance name is checked UTF-8 without NUL (Options).
 			stmt(`ALTER TABLE audit_log ADD COLUMN instance TEXT NOT NULL DEFAULT ''`),
 			// Any write of the kill_switch row, or a TRUNCATE of settings,
@@ -215,7 +215,7 @@ var schema = []migration{
 			// Issue 11: ~690 B per record became ~250. Every string field of
 			// a record is interned here once (id 0, never stored, is the
 			// empty string); a record names them by id. The hash covers
-			// the canonical encoding of the values (Record.canonical), not
+			// the canonical encoding of the values (audit.Record.Canonical), not
 			// this storage form, so converting rows keeps every hash.
 			table{name: "audit_strings", cols: []column{
 				{"id", autoID, primaryKey},

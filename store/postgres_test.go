@@ -14,6 +14,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for raw access
 
 	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 	"github.com/airlock-dev/airlock/store"
 	"github.com/airlock-dev/airlock/store/pgtest"
@@ -88,7 +89,7 @@ func TestPostgresAppendAcrossInstances(t *testing.T) {
 	}
 	mustBeContiguous(t, dbs[0])
 	counts := map[string]int{}
-	dbs[1].Scan(context.Background(), 0, func(r *store.Record) error {
+	dbs[1].Scan(context.Background(), 0, func(r *audit.Record) error {
 		counts[r.Instance]++
 		return nil
 	})
@@ -104,10 +105,10 @@ func TestPostgresAppendAcrossInstances(t *testing.T) {
 func TestPostgresRoundTrip(t *testing.T) {
 	db := openPG(t, pgtest.DSN(t), &store.Options{Instance: "serve.h.1.ab"})
 	ctx := context.Background()
-	for i, mod := range []func(r *store.Record){
-		func(r *store.Record) {},
-		func(r *store.Record) { r.Reason, r.Error = "nul\x00inside", "bad \xff\xfe utf-8" },
-		func(r *store.Record) { r.Args = []byte(`{"a":"\u0000 \\ \u2028"}`) },
+	for i, mod := range []func(r *audit.Record){
+		func(r *audit.Record) {},
+		func(r *audit.Record) { r.Reason, r.Error = "nul\x00inside", "bad \xff\xfe utf-8" },
+		func(r *audit.Record) { r.Args = []byte(`{"a":"\u0000 \\ \u2028"}`) },
 	} {
 		rec := sample(i)
 		mod(rec)

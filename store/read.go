@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 )
 
 // scanPage is how many records Scan reads per query. Paging keeps no read
@@ -26,7 +28,7 @@ func (db *DB) LastSeq(ctx context.Context) (int64, error) {
 
 // Tail returns the last n records in ascending seq order (fewer if the
 // chain is shorter). n <= 0 returns none.
-func (db *DB) Tail(ctx context.Context, n int) ([]Record, error) {
+func (db *DB) Tail(ctx context.Context, n int) ([]audit.Record, error) {
 	if err := db.auditReadable(ctx, "tail"); err != nil {
 		return nil, err
 	}
@@ -45,7 +47,7 @@ func (db *DB) Tail(ctx context.Context, n int) ([]Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: tail: %w", err)
 	}
-	out := make([]Record, len(recs))
+	out := make([]audit.Record, len(recs))
 	for i, r := range recs {
 		out[len(recs)-1-i] = *r
 	}
@@ -55,9 +57,9 @@ func (db *DB) Tail(ctx context.Context, n int) ([]Record, error) {
 // Scan calls fn for every record with seq > afterSeq, in ascending order,
 // until the records run out or fn returns an error, which Scan returns as
 // is. Records appended while Scan runs may or may not be included; a
-// follower polls by calling Scan again with the last seq it saw. The *Record
+// follower polls by calling Scan again with the last seq it saw. The *audit.Record
 // is fn's to keep.
-func (db *DB) Scan(ctx context.Context, afterSeq int64, fn func(*Record) error) error {
+func (db *DB) Scan(ctx context.Context, afterSeq int64, fn func(*audit.Record) error) error {
 	for {
 		if err := db.auditReadable(ctx, "scan"); err != nil {
 			return err
@@ -78,7 +80,7 @@ func (db *DB) Scan(ctx context.Context, afterSeq int64, fn func(*Record) error) 
 	}
 }
 
-func (db *DB) scanPage(ctx context.Context, afterSeq int64) ([]*Record, error) {
+func (db *DB) scanPage(ctx context.Context, afterSeq int64) ([]*audit.Record, error) {
 	rows, err := db.r.QueryContext(ctx, sqlScanAfter, afterSeq, int64(scanPage))
 	if err != nil {
 		return nil, fmt.Errorf("store: scan: %w", err)

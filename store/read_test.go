@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/airlock-dev/airlock/store"
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 )
 
 func TestTail(t *testing.T) {
@@ -66,7 +66,7 @@ func TestScan(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var got []int64
-		err := db.Scan(ctx, tt.after, func(r *store.Record) error {
+		err := db.Scan(ctx, tt.after, func(r *audit.Record) error {
 			got = append(got, r.Seq)
 			return nil
 		})
@@ -85,7 +85,7 @@ func TestScan(t *testing.T) {
 
 	stop := errors.New("stop")
 	n := 0
-	err := db.Scan(ctx, 0, func(*store.Record) error {
+	err := db.Scan(ctx, 0, func(*audit.Record) error {
 		n++
 		if n == 3 {
 			return stop
@@ -105,7 +105,7 @@ func TestScanFollow(t *testing.T) {
 	var last int64
 	var seen []int64
 	poll := func() {
-		if err := db.Scan(ctx, last, func(r *store.Record) error {
+		if err := db.Scan(ctx, last, func(r *audit.Record) error {
 			seen = append(seen, r.Seq)
 			last = r.Seq
 			return nil
@@ -135,7 +135,7 @@ func TestLastSeq(t *testing.T) {
 }
 
 // withChain returns want with got's chain fields, for comparing contents.
-func withChain(want *store.Record, got store.Record) *store.Record {
+func withChain(want *audit.Record, got audit.Record) *audit.Record {
 	want.Seq, want.PrevHash, want.Hash = got.Seq, got.PrevHash, got.Hash
 	return want
 }

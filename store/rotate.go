@@ -6,10 +6,11 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 )
 
 // Rotation (issue 11): [DB.Rotate] moves the oldest records into a sealed
@@ -101,7 +102,7 @@ type Rotation struct {
 	Segment     string // path of the sealed segment
 	First, Last int64  // the records it holds
 	Head        string // hash of record Last
-	Record      *Record
+	Record      *audit.Record
 }
 
 // ErrNothingToRotate: no record at or before UpTo is still in the store.
@@ -139,7 +140,7 @@ func (db *DB) Rotate(ctx context.Context, opts RotateOptions) (*Rotation, error)
 	if err != nil {
 		return nil, fmt.Errorf("store: rotate: %w", err)
 	}
-	err = db.Scan(ctx, a.First-1, func(r *Record) error {
+	err = db.Scan(ctx, a.First-1, func(r *audit.Record) error {
 		if r.Seq > upTo {
 			return errStopScan
 		}
@@ -158,11 +159,9 @@ func (db *DB) Rotate(ctx context.Context, opts RotateOptions) (*Rotation, error)
 	if err != nil {
 		return nil, fmt.Errorf("store: rotate: sealing the segment: %w", err)
 	}
-	rec := &Record{Principal: "operator:" + opts.By, Transport: "cli", Capability: "operator.audit_rotate", Decision: "allow", Outcome: OutcomeOK,
-		Reason: fmt.Sprintf("records %d..%d moved to a sealed segment", a.First, upTo)}
-	rec.Extra, _ = json.Marshal(map[string]any{"segment": segmentName(a.First, upTo), "first": a.First, "last": upTo, "head": lastHash})
+	rec := audit.Rotation(opts.By, segmentName(a.First, upTo), a.First, upTo, lastHash)
 	rec.Instance = db.opts.Instance
-	if err := rec.normalize(time.Now()); err != nil {
+	if err := normalize(rec, time.Now()); err != nil {
 		return nil, err
 	}
 	if err := db.commitRotation(ctx, a, upTo, lastHash, anchorMAC(opts.Key, upTo+1, lastHash), rec); err != nil {
@@ -176,7 +175,7 @@ var errStopScan = errors.New("stop")
 // commitRotation deletes records up to upTo and moves the anchor, in one
 // write transaction that first checks nothing moved since the segment was
 // written: the same anchor, and record upTo with the hash sealed.
-func (db *DB) commitRotation(ctx context.Context, was Anchor, upTo int64, lastHash, mac string, rec *Record) (err error) {
+func (db *DB) commitRotation(ctx context.Context, was Anchor, upTo int64, lastHash, mac string, rec *audit.Record) (err error) {
 	var (
 		last int64
 		in   *interner
@@ -202,7 +201,7 @@ func (db *DB) commitRotation(ctx context.Context, was Anchor, upTo int64, lastHa
 		if _, err := tx.ExecContext(ctx, sqlUpsertAnchor, upTo+1, lastHash, mac); err != nil {
 			return unavailable("moving the anchor", err)
 		}
-		last, in, err = db.chainInTx(ctx, tx, []*Record{rec})
+		last, in, err = db.chainInTx(ctx, tx, []*audit.Record{rec})
 		return err
 	})
 	if err != nil {

@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 )
 
 // The stored form of a record (migration 6, issue 11: ≤ 400 B a record).
-// It is not what is hashed — Record.canonical is — so it can change without
+// It is not what is hashed — audit.Record.Canonical is — so it can change without
 // touching a single hash, as long as it gives back the exact values:
 //
 //	seq        the row key (SQLite's rowid)
@@ -33,19 +35,27 @@ import (
 // numStrings is how many string fields a record has.
 const numStrings = 17
 
-// stringFields returns pointers to r's string fields in fields order.
-func (r *Record) stringFields() [numStrings]*string {
-	return [numStrings]*string{&r.SessionID, &r.ContextID, &r.Principal, &r.Role,
-		&r.Transport, &r.Tool, &r.Capability, &r.Tier, &r.Phase, &r.Decision,
-		&r.RuleID, &r.Reason, &r.Outcome, &r.Violation, &r.ErrorRef, &r.Error,
-		&r.Instance}
+// stringFields returns r's string fields in fields order.
+func stringFields(r *audit.Record) [numStrings]string {
+	return [numStrings]string{r.SessionID, r.ContextID, r.Principal, r.Role,
+		r.Transport, r.Tool, r.Capability, r.Tier, r.Phase, r.Decision,
+		r.RuleID, r.Reason, string(r.Outcome), r.Violation, r.ErrorRef, r.Error,
+		r.Instance}
+}
+
+// setStringFields sets r's string fields from v, in fields order.
+func setStringFields(r *audit.Record, v *[numStrings]string) {
+	r.SessionID, r.ContextID, r.Principal, r.Role = v[0], v[1], v[2], v[3]
+	r.Transport, r.Tool, r.Capability, r.Tier, r.Phase, r.Decision = v[4], v[5], v[6], v[7], v[8], v[9]
+	r.RuleID, r.Reason, r.Outcome, r.Violation, r.ErrorRef, r.Error = v[10], v[11], audit.Outcome(v[12]), v[13], v[14], v[15]
+	r.Instance = v[16]
 }
 
 // errBadFields: a fields value that does not decode.
 var errBadFields = errors.New("fields do not decode")
 
 // packFields appends r's fields encoding, given its string ids.
-func packFields(b []byte, ids *[numStrings]int64, r *Record) []byte {
+func packFields(b []byte, ids *[numStrings]int64, r *audit.Record) []byte {
 	for _, id := range ids {
 		b = binary.AppendUvarint(b, uint64(id))
 	}
@@ -76,7 +86,7 @@ func fieldsLen(b []byte) int {
 
 // unpackFields decodes a fields value into ids and r's numbers; it refuses
 // anything but exactly one encoding's worth of bytes.
-func unpackFields(b []byte, ids *[numStrings]int64, r *Record) error {
+func unpackFields(b []byte, ids *[numStrings]int64, r *audit.Record) error {
 	for i := range ids {
 		v, n := binary.Uvarint(b)
 		if n <= 0 || v > 1<<62 {
@@ -143,8 +153,8 @@ func scanRaw(rows *sql.Rows, r *rawRow) error {
 // decode turns raw into rec, looking strings up with str, all but the
 // hashes (the caller sets them if it needs the text). rec's Args and Extra
 // alias raw's slices.
-func (raw *rawRow) decode(rec *Record, str func(int64) (string, bool)) error {
-	*rec = Record{Seq: raw.seq}
+func (raw *rawRow) decode(rec *audit.Record, str func(int64) (string, bool)) error {
+	*rec = audit.Record{Seq: raw.seq}
 	if raw.at < minTime.UnixMicro() || raw.at > maxTime.UnixMicro() {
 		return fmt.Errorf("record %d: time %d outside years 1-9999", raw.seq, raw.at)
 	}
@@ -153,16 +163,18 @@ func (raw *rawRow) decode(rec *Record, str func(int64) (string, bool)) error {
 	if err := unpackFields(raw.fields, &ids, rec); err != nil {
 		return fmt.Errorf("record %d: %w", raw.seq, err)
 	}
-	for i, p := range rec.stringFields() {
-		if ids[i] == 0 {
+	var strs [numStrings]string
+	for i, id := range ids {
+		if id == 0 {
 			continue
 		}
-		s, ok := str(ids[i])
+		s, ok := str(id)
 		if !ok {
-			return fmt.Errorf("record %d: string %d missing", raw.seq, ids[i])
+			return fmt.Errorf("record %d: string %d missing", raw.seq, id)
 		}
-		*p = s
+		strs[i] = s
 	}
+	setStringFields(rec, &strs)
 	if len(raw.args) > 0 {
 		rec.Args = raw.args
 	}
@@ -193,7 +205,7 @@ func (c *strCache) fill(ctx context.Context, q querier, raws []rawRow) (map[int6
 		c.m = make(map[int64]string)
 	}
 	var ids [numStrings]int64
-	var scratch Record
+	var scratch audit.Record
 	for i := range raws {
 		if unpackFields(raws[i].fields, &ids, &scratch) != nil {
 			continue // decode reports it
@@ -217,16 +229,16 @@ func (c *strCache) fill(ctx context.Context, q querier, raws []rawRow) (map[int6
 }
 
 // decodeRows decodes a page of rows with the handle's string cache.
-func (db *DB) decodeRows(ctx context.Context, raws []rawRow) ([]*Record, error) {
+func (db *DB) decodeRows(ctx context.Context, raws []rawRow) ([]*audit.Record, error) {
 	m, err := db.strs.fill(ctx, db.r, raws)
 	if err != nil {
 		return nil, err
 	}
 	db.strs.mu.Lock()
 	defer db.strs.mu.Unlock()
-	out := make([]*Record, len(raws))
+	out := make([]*audit.Record, len(raws))
 	for i := range raws {
-		out[i] = new(Record)
+		out[i] = new(audit.Record)
 		if err := raws[i].decode(out[i], func(id int64) (string, bool) { s, ok := m[id]; return s, ok }); err != nil {
 			return nil, err
 		}
@@ -299,10 +311,10 @@ func (in *interner) commit() {
 
 // rowArgs returns r's stored form in recordColumns order, interning its
 // strings through in.
-func (in *interner) rowArgs(ctx context.Context, r *Record) ([]any, error) {
+func (in *interner) rowArgs(ctx context.Context, r *audit.Record) ([]any, error) {
 	var ids [numStrings]int64
-	for i, p := range r.stringFields() {
-		id, err := in.id(ctx, *p)
+	for i, s := range stringFields(r) {
+		id, err := in.id(ctx, s)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,8 @@ package store
 
 import (
 	"testing"
+
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 )
 
 // FuzzUnpackFields: the fields column is read from a file anyone with
@@ -20,13 +22,13 @@ func FuzzUnpackFields(f *testing.F) {
 	f.Add(make([]byte, numStrings+3))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var ids [numStrings]int64
-		var rec Record
+		var rec audit.Record
 		if err := unpackFields(b, &ids, &rec); err != nil {
 			return
 		}
 		again := packFields(nil, &ids, &rec)
 		var ids2 [numStrings]int64
-		var rec2 Record
+		var rec2 audit.Record
 		if err := unpackFields(again, &ids2, &rec2); err != nil {
 			t.Fatalf("re-packed fields do not decode: %v", err)
 		}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/audit/witness"
 	"github.com/airlock-dev/airlock/internal/kit/atomicfile"
 )
@@ -28,7 +29,7 @@ import (
 //	last       8 bytes: the seq of its last record
 //	prev       32 bytes: the hash of record first-1 (zeros for seq 1)
 //	records    last-first+1 times: a uvarint length, the record's
-//	           canonical encoding (Record.canonical: it carries the seq),
+//	           canonical encoding (audit.Record.Canonical: it carries the seq),
 //	           its 32-byte hash
 //	head       32 bytes: the hash of record last
 //	checkpoint a witness line (witness.Checkpoint, seq last, head) signed
@@ -116,7 +117,7 @@ func newSegmentWriter(dir string, first int64, prevHex string) (*segmentWriter, 
 }
 
 // add appends r, which must be the next record and chain to the last.
-func (s *segmentWriter) add(r *Record) error {
+func (s *segmentWriter) add(r *audit.Record) error {
 	if r.Seq != s.next {
 		return fmt.Errorf("store: segment: record %d where %d was due", r.Seq, s.next)
 	}
@@ -129,7 +130,7 @@ func (s *segmentWriter) add(r *Record) error {
 	if hashText(s.prev) != r.PrevHash {
 		return fmt.Errorf("store: segment: record %d does not chain to %d", r.Seq, r.Seq-1)
 	}
-	s.buf = r.appendCanonical(s.buf[:0])
+	s.buf = r.AppendCanonical(s.buf[:0])
 	h := hashBytes(r.Hash)
 	if sum := sha256.Sum256(append([]byte(r.PrevHash), s.buf...)); !bytes.Equal(sum[:], h) {
 		return fmt.Errorf("store: segment: record %d does not match its hash", r.Seq)
@@ -227,7 +228,7 @@ func ParseSegment(name string, data, key []byte) (*Segment, error) {
 			return nil, bad(seq, "truncated or malformed record")
 		}
 		enc, h := b[k:k+int(n)], b[k+int(n):k+int(n)+32:k+int(n)+32]
-		if got, ok := canonicalSeq(enc); !ok || got != seq {
+		if got, ok := audit.CanonicalSeq(enc); !ok || got != seq {
 			return nil, bad(seq, "record out of place (it carries seq %d)", got)
 		}
 		buf = hex.AppendEncode(buf[:0], prev)
@@ -255,22 +256,6 @@ func ParseSegment(name string, data, key []byte) (*Segment, error) {
 	}
 	seg.Sealed = cp.Time
 	return seg, nil
-}
-
-// canonicalSeq reads the seq out of a canonical encoding: it follows the
-// length-prefixed tag.
-func canonicalSeq(enc []byte) (int64, bool) {
-	if len(enc) < 8 {
-		return 0, false
-	}
-	n := binary.BigEndian.Uint64(enc)
-	if n != uint64(len(canonicalTag)) || uint64(len(enc)) < 8+n+8 {
-		return 0, false
-	}
-	if tag := string(enc[8 : 8+n]); tag != canonicalTag && tag != canonicalTagV2 {
-		return 0, false
-	}
-	return int64(binary.BigEndian.Uint64(enc[8+n:])), true
 }
 
 // ReadSegments reads and checks every segment file in dir and that they

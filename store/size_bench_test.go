@@ -9,14 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/store/pgtest"
 )
 
 // demoRecord is a typical call of the demo: read_pool_file of a trusted
 // pool's file over stdio, as `airlock serve` records it (copied from a
 // live record; one session per 50 calls).
-func demoRecord(i int) *Record {
-	return &Record{
+func demoRecord(i int) *audit.Record {
+	return &audit.Record{
 		Time:      time.Date(2026, 11, 23, 16, 8, 32, 0, time.UTC).Add(time.Duration(i) * 9731 * time.Microsecond),
 		SessionID: fmt.Sprintf("c728938f-e2c1-4831-af7a-%012x", i/50),
 		ContextID: "ctx_b1ecdb14153956781c3864d9",
@@ -25,7 +26,7 @@ func demoRecord(i int) *Record {
 		RuleID:  "allow:pool.*",
 		Reason:  `capability matches allow pattern "pool.*" of policy "base"`,
 		Args:    []byte(`{"path":"regions.csv","pool":"sales"}`),
-		Outcome: OutcomeOK, DurationMicros: int64(1500 + i%700), OutputBytes: 228,
+		Outcome: audit.OutcomeOK, DurationMicros: int64(1500 + i%700), OutputBytes: 228,
 		Extra:    []byte(`{"bytes":228,"offset":0,"path":"regions.csv","pool":"sales","sha256":"2a26e6856d55cdefbdfe41220614a41d238869b9fab46f755847fd9eee96a69c"}`),
 		Instance: "serve.vm.27467.aec63f",
 	}
@@ -40,7 +41,7 @@ const sizeRecords = 20_000
 // checkpoint, divided by sizeRecords; on PostgreSQL the growth of
 // pg_total_relation_size of the audit tables (indexes and TOAST included).
 func BenchmarkBytesPerRecord(b *testing.B) {
-	recs := make([]*Record, sizeRecords)
+	recs := make([]*audit.Record, sizeRecords)
 	prev := genesisHash
 	for i := range recs {
 		r := demoRecord(i)
@@ -92,8 +93,8 @@ func TestBytesPerRecord(t *testing.T) {
 	}
 }
 
-func demoRecordsChained(t testing.TB, n int) []*Record {
-	recs := make([]*Record, n)
+func demoRecordsChained(t testing.TB, n int) []*audit.Record {
+	recs := make([]*audit.Record, n)
 	prev := genesisHash
 	for i := range recs {
 		r := demoRecord(i)
@@ -106,7 +107,7 @@ func demoRecordsChained(t testing.TB, n int) []*Record {
 
 // sqliteSizes returns the bytes per record of recs in a current store and
 // in version-4 rows.
-func sqliteSizes(t testing.TB, recs []*Record) (v5, v4 float64) {
+func sqliteSizes(t testing.TB, recs []*audit.Record) (v5, v4 float64) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "v5.db")
@@ -139,7 +140,7 @@ func sqliteSizes(t testing.TB, recs []*Record) (v5, v4 float64) {
 
 // writeRecords stores recs (already chained) through the writer's own
 // path, in transactions of 256.
-func writeRecords(t testing.TB, db *DB, recs []*Record) {
+func writeRecords(t testing.TB, db *DB, recs []*audit.Record) {
 	ctx := context.Background()
 	for i := 0; i < len(recs); i += 256 {
 		batch := recs[i:min(i+256, len(recs))]
@@ -154,7 +155,7 @@ func writeRecords(t testing.TB, db *DB, recs []*Record) {
 }
 
 // insertV4 stores recs as version-4 rows.
-func insertV4(t testing.TB, w *sql.DB, d *dialect, recs []*Record) {
+func insertV4(t testing.TB, w *sql.DB, d *dialect, recs []*audit.Record) {
 	ctx := context.Background()
 	tx, err := w.BeginTx(ctx, nil)
 	if err != nil {
@@ -169,7 +170,7 @@ func insertV4(t testing.TB, w *sql.DB, d *dialect, recs []*Record) {
 	for _, r := range recs {
 		_, err := tx.ExecContext(ctx, sqlV4Insert, r.Seq, formatTime(r.Time), bs(r.SessionID), bs(r.ContextID),
 			bs(r.Principal), bs(r.Role), bs(r.Transport), bs(r.Tool), bs(r.Capability), bs(r.Tier), bs(r.Phase),
-			bs(r.Decision), bs(r.RuleID), bs(r.Reason), bs(string(r.Args)), bs(r.Outcome), bs(r.Violation),
+			bs(r.Decision), bs(r.RuleID), bs(r.Reason), bs(string(r.Args)), bs(string(r.Outcome)), bs(r.Violation),
 			bs(r.ErrorRef), bs(r.Error), r.DurationMicros, r.OutputBytes, 0, bs(string(r.Extra)),
 			r.PrevHash, r.Hash, r.Instance)
 		if err != nil {

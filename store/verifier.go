@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 )
 
 // verifier checks a stream of audit rows (issue 11: a full verify of a
@@ -175,7 +177,7 @@ func (v *verifier) start() {
 	v.work = make(chan *rowBatch, cap(v.free))
 	for range v.workers {
 		v.wg.Go(func() {
-			var rec Record
+			var rec audit.Record
 			var buf []byte
 			for b := range v.work {
 				buf = v.hashBatch(b, &rec, buf)
@@ -269,7 +271,7 @@ func linkProblem(seq int64) string {
 
 // hashBatch decodes and hashes each row of b, reporting the first whose
 // hash is not its contents'.
-func (v *verifier) hashBatch(b *rowBatch, rec *Record, buf []byte) []byte {
+func (v *verifier) hashBatch(b *rowBatch, rec *audit.Record, buf []byte) []byte {
 	str := v.str
 	for i := range b.n {
 		r := &b.rows[i]
@@ -285,7 +287,7 @@ func (v *verifier) hashBatch(b *rowBatch, rec *Record, buf []byte) []byte {
 		} else {
 			buf = append(buf[:0], r.prevHash...)
 		}
-		buf = rec.appendCanonical(buf)
+		buf = rec.AppendCanonical(buf)
 		if sum := sha256.Sum256(buf); !bytes.Equal(sum[:], r.hash) {
 			v.report(verdict{chunk: b.chunk, pos: pos, rank: rankHash, seq: r.seq, problem: "hash does not match the record's contents (record edited)"})
 			return buf

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/store"
 )
 
@@ -141,28 +142,28 @@ func TestVerifyDetectsTampering(t *testing.T) {
 // are plain SQL both backends accept.
 var forgeries = []struct {
 	name     string
-	forge    func(recs []store.Record) []stmt
+	forge    func(recs []audit.Record) []stmt
 	firstBad int64
 	problem  string
 }{
-	{"edit and rehash one record", func(recs []store.Record) []stmt {
+	{"edit and rehash one record", func(recs []audit.Record) []stmt {
 		r := recs[3] // seq 4
 		r.Args = json.RawMessage(`{"forged":true}`)
 		return []stmt{update(r.Seq, string(r.Args), r.ComputeHash())}
 	}, 5, "prev_hash"},
-	{"edit and rehash the last record", func(recs []store.Record) []stmt {
+	{"edit and rehash the last record", func(recs []audit.Record) []stmt {
 		r := recs[9]
 		r.Args = json.RawMessage(`{}`)
 		return []stmt{update(r.Seq, string(r.Args), r.ComputeHash())}
 	}, 10, "head hash"},
-	{"append a well-formed record without the store", func(recs []store.Record) []stmt {
+	{"append a well-formed record without the store", func(recs []audit.Record) []stmt {
 		r := recs[9]
 		r.Seq, r.PrevHash, r.Args = 11, r.Hash, json.RawMessage(`{"slipped":"in"}`)
 		r.Hash = r.ComputeHash()
 		return []stmt{{`INSERT INTO audit_records SELECT 11, at, fields, $1, extra, $2, $3
 				FROM audit_records WHERE seq = 10`, []any{[]byte(r.Args), unhex(r.PrevHash), unhex(r.Hash)}}}
 	}, 11, "past the chain head"},
-	{"rewrite a middle stretch", func(recs []store.Record) []stmt {
+	{"rewrite a middle stretch", func(recs []audit.Record) []stmt {
 		var stmts []stmt
 		prev := recs[2].Hash
 		for i := 3; i < 6; i++ { // seqs 4..6 rewritten, 7 left alone

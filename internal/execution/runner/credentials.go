@@ -4,9 +4,9 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/execution/credentials"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
-	"github.com/airlock-dev/airlock/store"
 )
 
 // The runner's side of scoped credentials (issue 12 item 7): it owns the
@@ -21,11 +21,10 @@ func (r *Runner) newCredentials() *credentials.Set {
 // removed or emptied, its variable unset) or usable again. The record
 // names the id and the reason; the value is never known here.
 func (r *Runner) recordCredentialChange(ch credentials.Change) {
-	rec := &store.Record{Time: r.now().UTC(), Principal: "airlock", Transport: "internal", Capability: "credential.revoke",
-		Decision: "deny", Outcome: "denied", Reason: "credential " + ch.ID + " revoked: " + ch.Reason,
-		Extra: mustJSON(map[string]string{"credential_id": ch.ID})}
+	at := r.now().UTC()
+	rec := audit.CredentialRevoke(at, ch.ID, ch.Reason)
 	if !ch.Revoked {
-		rec.Capability, rec.Decision, rec.Outcome, rec.Reason = "credential.restore", "allow", "ok", "credential "+ch.ID+" usable again: "+ch.Reason
+		rec = audit.CredentialRestore(at, ch.ID, ch.Reason)
 	}
 	r.log.Warn("credential state changed", "credential", ch.ID, "revoked", ch.Revoked, "reason", ch.Reason)
 	if err := r.db.Append(context.Background(), rec); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/airlock-dev/airlock/attribution"
 	"github.com/airlock-dev/airlock/fence"
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/limits"
@@ -47,7 +48,7 @@ func (c *call) finish(ctx context.Context, res *toolkit.Result, err error) *Resp
 	defer c.observe(time.Now())
 	if aerr != nil {
 		c.log.Error("audit append failed; refusing call", "session", c.s.id, "tool", c.rec.Tool, "err", aerr)
-		c.rec.Outcome, c.rec.Violation = "error", string(violation.AuditUnavailable)
+		c.rec.Outcome, c.rec.Violation = audit.OutcomeError, string(violation.AuditUnavailable)
 		c.logLine()
 		return &Response{IsError: true, Code: violation.AuditUnavailable,
 			Text: violation.New(violation.AuditUnavailable, "the audit trail cannot be written; call refused").Public()}
@@ -94,7 +95,7 @@ func (c *call) boundError(err error) *Response {
 		c.log.Error("tool call failed", "ref", ref, "session", c.s.id, "tool", c.rec.Tool, "err", err)
 	}
 	c.rec.Violation = string(v.Code)
-	c.rec.Outcome = outcomeOf(v.Code)
+	c.rec.Outcome = audit.OutcomeOf(v.Code)
 	if v.Err != nil {
 		// A transport error quotes the URL it failed on; a credential in
 		// its query is hashed like one in the arguments (issue 10, item 3).
@@ -117,20 +118,6 @@ func (c *call) boundError(err error) *Response {
 		}
 	}
 	return &Response{IsError: true, Code: v.Code, Text: v.Public(), Structured: map[string]any{"error": detail}}
-}
-
-func outcomeOf(code violation.Code) string {
-	switch code {
-	case violation.PolicyDenied, violation.ProvenanceDenied, violation.PhaseBlocked, violation.KillSwitchEngaged,
-		violation.LimitExceeded, violation.ApprovalRequired:
-		return "denied"
-	case violation.Internal, violation.AuditUnavailable, violation.Unavailable:
-		return "error"
-	case violation.Cancelled:
-		return "cancelled"
-	default:
-		return "violation"
-	}
 }
 
 // render is steps 11 and 12: truncate to the configured size, then fence
@@ -190,11 +177,11 @@ func (c *call) render(res *toolkit.Result) *Response {
 	for _, b := range res.Blobs {
 		out += len(b.Data)
 	}
-	c.rec.Outcome, c.rec.OutputBytes, c.rec.Truncated = "ok", int64(out), resp.Truncated
+	c.rec.Outcome, c.rec.OutputBytes, c.rec.Truncated = audit.OutcomeOK, int64(out), resp.Truncated
 	if len(res.Audit) > 0 {
 		// A fetch's final URL may come from a redirect to a presigned or
 		// token-bearing URL: its query credentials are hashed.
-		c.rec.Extra = c.s.withClient(mustJSON(c.s.r.redactor.Strings(res.Audit)))
+		c.rec.Extra = audit.WithClient(mustJSON(c.s.r.redactor.Strings(res.Audit)), c.s.clientID)
 	}
 	return resp
 }

@@ -28,7 +28,7 @@ func (c *call) observe(end time.Time) {
 	if c.tool.Name != "" {
 		tool = c.tool.Name
 	}
-	m.Call(tool, c.rec.Decision, c.rec.Outcome, c.rec.Violation, end.Sub(c.start))
+	m.Call(tool, c.rec.Decision, string(c.rec.Outcome), c.rec.Violation, end.Sub(c.start))
 	decided := c.start
 	if !c.execStart.IsZero() {
 		m.Step(metrics.StepDecide, c.execStart.Sub(c.start))
@@ -72,7 +72,7 @@ func (c *call) trace(end time.Time) {
 			tracing.Step{Name: "airlock.audit", Start: c.auditStart, End: end})
 	}
 	c.span.End(steps, tracing.Outcome{Tier: c.rec.Tier, Phase: c.rec.Phase, Decision: c.rec.Decision, RuleID: c.rec.RuleID,
-		Outcome: c.rec.Outcome, Violation: c.rec.Violation, AuditSeq: c.rec.Seq}, end)
+		Outcome: string(c.rec.Outcome), Violation: c.rec.Violation, AuditSeq: c.rec.Seq}, end)
 }
 
 // sandboxObserver counts pipeline runs, kills and limit hits.

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/edge/tracing"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 	"github.com/airlock-dev/airlock/internal/kit/calllog"
@@ -21,7 +22,6 @@ import (
 	"github.com/airlock-dev/airlock/internal/provenance"
 	"github.com/airlock-dev/airlock/phasegate"
 	"github.com/airlock-dev/airlock/sources"
-	"github.com/airlock-dev/airlock/store"
 	"github.com/google/uuid"
 )
 
@@ -65,7 +65,7 @@ type call struct {
 	in    Call
 	id    string       // the call id (calllog), on every log line the call causes
 	log   *slog.Logger // the runner's logger with the call id
-	rec   *store.Record
+	rec   *audit.Record
 	start time.Time
 	tool  toolkit.Tool
 	mode  phasegate.Mode
@@ -93,14 +93,13 @@ type call struct {
 func (s *Session) Run(ctx context.Context, in Call) *Response {
 	id := calllog.NewID()
 	ctx = calllog.WithID(ctx, id)
-	c := &call{s: s, in: in, id: id, log: s.r.log.With(calllog.Key, id), rec: s.record(""), start: s.r.now()}
-	c.rec.Tool = boundedName(in.Tool)
+	// Step 7 runs first in time so that whatever step ends the call, the
+	// record already holds only redacted arguments.
+	rec := audit.Call(s.r.now().UTC(), s.actor(), boundedName(in.Tool), s.r.redactArgs(in.Args))
+	c := &call{s: s, in: in, id: id, log: s.r.log.With(calllog.Key, id), rec: rec, start: s.r.now()}
 	if s.r.tracer != nil {
 		c.span = s.r.tracer.Start(ctx, s.traceInfo(in), c.start)
 	}
-	// Step 7 runs first in time so that whatever step ends the call, the
-	// record already holds only redacted arguments.
-	c.rec.Args = s.r.redactArgs(in.Args)
 	res, err := c.steps(ctx)
 	return c.finish(ctx, res, err)
 }
@@ -283,9 +282,7 @@ func guardArgs(f func() (toolkit.Args, error)) (out toolkit.Args, err error) {
 // recordStart writes a "started" record before a consequential call runs, so
 // an unwritable store stops it before it touches anything.
 func (c *call) recordStart(ctx context.Context) error {
-	start := *c.rec
-	start.Outcome = "started"
-	if err := c.s.r.db.Append(ctx, &start); err != nil {
+	if err := c.s.r.db.Append(ctx, audit.CallStarted(c.rec)); err != nil {
 		return violation.Wrap(violation.AuditUnavailable, err, "the audit trail cannot be written; call refused")
 	}
 	return nil
@@ -368,3 +365,9 @@ func boundedName(s string) string {
 }
 
 func newRef() string { return uuid.NewString()[:8] }
+
+// actor is who the records of s's calls name.
+func (s *Session) actor() audit.Actor {
+	return audit.Actor{SessionID: s.id, ContextID: s.contextID, Principal: s.principal, Role: s.role,
+		Transport: s.transport, ClientID: s.clientID}
+}

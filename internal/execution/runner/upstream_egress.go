@@ -7,12 +7,12 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/execution/comm"
 	"github.com/airlock-dev/airlock/internal/execution/egress"
 	"github.com/airlock-dev/airlock/internal/execution/sandbox"
 	"github.com/airlock-dev/airlock/internal/policy/policy"
-	"github.com/airlock-dev/airlock/store"
 )
 
 // Egress of sandboxed stdio upstreams (issue 15). A stdio upstream runs in
@@ -109,21 +109,8 @@ func (u *upstreams) egressFor(ctx context.Context, cfg *config.Config, up config
 
 // auditEgress appends one record per proxy request: never its content.
 func (u *upstreams) auditEgress(ctx context.Context, by, upstream string, ev egress.Event) {
-	reason := "a request the proxy could not read"
-	if ev.Host != "" {
-		reason = fmt.Sprintf("%s %s", ev.Method, net.JoinHostPort(ev.Host, strconv.Itoa(ev.Port)))
-	}
-	rec := &store.Record{
-		Time: u.now().UTC(), Principal: by, Transport: "upstream", Capability: "upstream.egress",
-		Decision: "allow", Outcome: store.OutcomeOK, Reason: reason,
-		Extra: mustJSON(map[string]any{"upstream": upstream, "host": ev.Host, "port": ev.Port, "method": ev.Method, "allowed": ev.Allowed}),
-	}
-	if !ev.Allowed {
-		rec.Decision, rec.Outcome, rec.Violation = "deny", store.OutcomeDenied, string(ev.Code)
-		if ev.Err != nil {
-			rec.Error = ev.Err.Error()
-		}
-	}
+	rec := audit.UpstreamEgress(u.now().UTC(), by, upstream, audit.Egress{Method: ev.Method, Host: ev.Host, Port: ev.Port,
+		Allowed: ev.Allowed, Code: ev.Code, Err: ev.Err})
 	if err := u.db.Append(ctx, rec); err != nil {
 		u.log.Error("auditing an upstream's egress", "upstream", upstream, "err", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/execution/comm"
 	"github.com/airlock-dev/airlock/internal/execution/sandbox"
@@ -267,7 +268,7 @@ func (u *upstreams) observe(ctx context.Context, s *upstreamSession, up config.U
 		return nil, err
 	}
 	for _, p := range changes {
-		u.audit(ctx, by, "upstream.pin", p, "tool definition now "+string(p.State), nil)
+		u.appendPin(ctx, audit.UpstreamPin(u.now().UTC(), by, pinOf(p)))
 	}
 	if len(skipped) > 0 {
 		u.log.Warn("upstream tools not pinnable (bad name, duplicate or ambiguous schema)", "upstream", up.ID, "count", len(skipped))
@@ -275,13 +276,25 @@ func (u *upstreams) observe(ctx context.Context, s *upstreamSession, up config.U
 	return out, nil
 }
 
-// audit appends one record about a pin.
-func (u *upstreams) audit(ctx context.Context, by, capability string, p *pinning.Pin, reason string, err error) {
-	u.auditVia(ctx, "upstream", by, capability, p, reason, err)
+// pinOf is a pin as its audit records name it.
+func pinOf(p *pinning.Pin) audit.Pin {
+	return audit.Pin{Upstream: p.Upstream, Tool: p.Tool, State: string(p.State), SeenDigest: p.SeenDigest,
+		ApprovedDigest: p.ApprovedDigest, Flags: len(p.Flags), Blocked: p.State == pinning.Changed}
 }
 
-// auditVia is audit naming the transport the order came through (an
-// operator's approval: "cli" or "console").
+// appendPin appends one record about a pin; the pin is stored either way.
+func (u *upstreams) appendPin(ctx context.Context, rec *audit.Record) {
+	if err := u.db.Append(context.WithoutCancel(ctx), rec); err != nil {
+		u.log.Error("auditing a pin change", "err", err)
+	}
+}
+
+// auditVia appends the record of an operator's approval of a pin, naming
+// the transport the order came through ("cli" or "console").
+//
+// Transitional (issue 21): its only caller is the operator's side
+// (upstreams_operator.go), which moves to its own package and then builds
+// the record with audit.UpstreamApprove; this goes with it.
 func (u *upstreams) auditVia(ctx context.Context, transport, by, capability string, p *pinning.Pin, reason string, err error) {
 	rec := &store.Record{
 		Time: u.now().UTC(), Principal: by, Transport: transport, Capability: capability, Decision: "allow", Outcome: "ok",

@@ -124,7 +124,7 @@ func (s *Report) add(r *runner.AuditRecord) {
 	if s.outcomes == nil {
 		s.outcomes = map[string]int{}
 	}
-	s.outcomes[r.Outcome]++
+	s.outcomes[string(r.Outcome)]++
 	if slices.Contains(sourceViolations, r.Violation) {
 		s.violations++
 		if r.Violation == string(violation.IntegrityFailure) {

@@ -1,0 +1,136 @@
+package audit
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/airlock-dev/airlock/internal/kit/violation"
+)
+
+// The parameters of the constructors in events.go: what each event says,
+// in the audit's own terms, so that this package needs none of the
+// packages whose events it records.
+
+// Actor is who an event of a session concerns: the session and its
+// context, the principal, role and transport, and the OAuth client the
+// request's token was issued to ("" for static tokens), which is recorded
+// in the record's extra as client_id.
+type Actor struct {
+	SessionID string
+	ContextID string
+	Principal string
+	Role      string
+	Transport string
+	ClientID  string
+}
+
+// record is a record of a's with kind at at.
+func (a Actor) record(at time.Time, kind Kind) *Record {
+	return &Record{Time: at, SessionID: a.SessionID, ContextID: a.ContextID, Principal: a.Principal,
+		Role: a.Role, Transport: a.Transport, Capability: string(kind)}
+}
+
+// Operator is who gave an operator's order (its name, recorded as the
+// principal "operator:<name>") and over what transport (cli, console...).
+type Operator struct {
+	Name      string
+	Transport string
+}
+
+// operatorPrefix starts the principal of every operator's order.
+const operatorPrefix = "operator:"
+
+func (op Operator) principal() string { return operatorPrefix + op.Name }
+
+// Edge is a refusal at the transport edge, as package edge reports it.
+type Edge struct {
+	Transport string
+	Remote    string // host only
+	Principal string // "" before authentication: recorded as "anonymous"
+	Role      string
+	ClientID  string
+	Code      string // a stable violation code
+	Reason    string
+}
+
+// Context is a runtime context as its events record it.
+type Context struct {
+	ID            string
+	Parent        string
+	Principal     string
+	Role          string
+	Phase         string
+	Policy        string
+	PolicyVersion string
+	Pools         []string
+}
+
+// Expiry is a declaration that ran out of time.
+type Expiry struct {
+	ID        string
+	ContextID string
+	Owner     string // the principal who declared it
+	State     string // its state when it expired
+	ExpiresAt time.Time
+	Undecided bool // no operator decided in time (else: approved, not used in time)
+}
+
+// Pin is an upstream tool's pinned definition as its events record it.
+type Pin struct {
+	Upstream       string
+	Tool           string
+	State          string
+	SeenDigest     string
+	ApprovedDigest string
+	Flags          int  // how many flags the seen definition raised
+	Blocked        bool // changed since it was approved: calls are refused
+}
+
+// Egress is one request of a sandboxed upstream through its egress proxy.
+type Egress struct {
+	Method  string // CONNECT or the HTTP method
+	Host    string // empty when the request did not parse
+	Port    int
+	Allowed bool
+	Code    violation.Code // of a refusal
+	Err     error          // of a refusal, if any
+}
+
+// Kill is one change of the kill switch.
+type Kill struct {
+	ID      string // the change's id from the kill switch file
+	Engaged bool
+	By      string // the operator's name
+	Reason  string
+	At      time.Time // when it was made
+}
+
+// jsonOf is the JSON of v, which cannot fail for the maps the
+// constructors build; if it did, the record says so rather than lose the
+// event.
+func jsonOf(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"marshal_error": err.Error()})
+	}
+	return b
+}
+
+// WithClient adds client_id to a record's extra JSON object (nil: a new
+// one) when clientID is not empty. Extra that is not an object is left as
+// it is.
+func WithClient(extra json.RawMessage, clientID string) json.RawMessage {
+	return withClient(extra, clientID)
+}
+
+func withClient(extra json.RawMessage, clientID string) json.RawMessage {
+	if clientID == "" {
+		return extra
+	}
+	m := map[string]json.RawMessage{}
+	if len(extra) > 0 && json.Unmarshal(extra, &m) != nil {
+		return extra // not an object: leave it as it is
+	}
+	m["client_id"] = jsonOf(clientID)
+	return jsonOf(m)
+}
