@@ -50,10 +50,10 @@ type AttackTemplate struct {
 
 // UserTask is what the user asked and the calls that solve it.
 type UserTask struct {
-	ID           string   `json:"-"`
-	Prompt       string   `json:"prompt"`
-	Calls        []Call   `json:"calls"`
-	VectorsSeen  []string `json:"vectors_seen"`
+	ID          string   `json:"-"`
+	Prompt      string   `json:"prompt"`
+	Calls       []Call   `json:"calls"`
+	VectorsSeen []string `json:"vectors_seen"`
 }
 
 // Call is one ground-truth call with the result the agent sees, canaries
