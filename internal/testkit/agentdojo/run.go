@@ -21,8 +21,9 @@ type SuiteRun struct {
 
 // Options bound a run.
 type Options struct {
-	// Dir holds the configuration and state (a fresh temporary directory
-	// when empty, removed at the end).
+	// Dir holds the configuration and state (when empty, a fresh temporary
+	// directory, on /dev/shm where there is one, removed at the end: the
+	// replay measures decisions, not the disk's fsync).
 	Dir string
 	// MaxUserTasks, when > 0, replays only the first user tasks of each
 	// suite (a sample for quick runs).
@@ -124,7 +125,11 @@ func Run(ctx context.Context, runs []SuiteRun, opt Options) (*Report, error) {
 	}
 	dir := opt.Dir
 	if dir == "" {
-		d, err := os.MkdirTemp("", "agentdojo-")
+		parent := ""
+		if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+			parent = "/dev/shm"
+		}
+		d, err := os.MkdirTemp(parent, "agentdojo-")
 		if err != nil {
 			return nil, err
 		}
@@ -293,29 +298,30 @@ func (h *harness) run(ctx context.Context) (*SuiteReport, error) {
 	}
 	rep.Benign.HumanSteps = rep.HumanSteps
 	// Attack arm.
-	for _, uid := range h.userTasks() {
-		u := h.s.UserTasks[uid]
-		if len(u.VectorsSeen) == 0 {
+	tasks := map[string]bool{}
+	for _, id := range h.userTasks() {
+		tasks[id] = true
+	}
+	for _, p := range h.s.AttackPairs() {
+		if !tasks[p[0]] {
 			continue
 		}
-		for _, iid := range h.s.InjectionTaskIDs() {
-			pr, err := h.attack(ctx, u, h.s.InjectionTasks[iid])
-			if err != nil {
-				return nil, fmt.Errorf("%s/%s: %w", uid, iid, err)
-			}
-			count(pr.Steps)
-			rep.Pairs = append(rep.Pairs, pr)
-			rep.AttackPairs++
-			switch pr.Outcome {
-			case Succeeded:
-				rep.AttacksSucceeded++
-			case OutcomeEscalate:
-				rep.Escalated++
-			case OutcomeBlocked:
-				rep.Blocked++
-			default:
-				rep.NotScorable++
-			}
+		pr, err := h.attack(ctx, h.s.UserTasks[p[0]], h.s.InjectionTasks[p[1]])
+		if err != nil {
+			return nil, fmt.Errorf("%s/%s: %w", p[0], p[1], err)
+		}
+		count(pr.Steps)
+		rep.Pairs = append(rep.Pairs, pr)
+		rep.AttackPairs++
+		switch pr.Outcome {
+		case Succeeded:
+			rep.AttacksSucceeded++
+		case OutcomeEscalate:
+			rep.Escalated++
+		case OutcomeBlocked:
+			rep.Blocked++
+		default:
+			rep.NotScorable++
 		}
 	}
 	// Evasion arm.

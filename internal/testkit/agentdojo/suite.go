@@ -172,6 +172,22 @@ func splitNum(s string) (string, int) {
 	return s[:i], n
 }
 
+// AttackPairs are the (user task, injection task) pairs of the attack
+// arm: every injection task against every user task that sees at least
+// one vector, in natural order.
+func (s *Suite) AttackPairs() [][2]string {
+	var out [][2]string
+	for _, uid := range s.UserTaskIDs() {
+		if len(s.UserTasks[uid].VectorsSeen) == 0 {
+			continue
+		}
+		for _, iid := range s.InjectionTaskIDs() {
+			out = append(out, [2]string{uid, iid})
+		}
+	}
+	return out
+}
+
 // readPrefixes name the tools that only read the suite's own data. An
 // injection call to any other tool is an effect; get_webpage is one too,
 // since it sends a request to a URL the attacker chose.
