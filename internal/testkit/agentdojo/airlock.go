@@ -125,9 +125,8 @@ type Airlock struct {
 	done   chan error
 	log    *lockedBuffer
 
-	taskFile     bool // context create takes --task-file
-	taskFileOnce sync.Once
-	opMu         sync.Mutex
+	opMu     sync.Mutex // one context create at a time (they share the prompt file)
+	taskFile int        // taskFileUnknown, taskFilePresent or taskFileAbsent
 }
 
 // StartAirlock writes the configuration (the harness's base policy and
@@ -253,25 +252,30 @@ var handleRe = regexp.MustCompile(`handle: (\S+)`)
 
 // NewTaskContext creates a child context of parent under policy for one
 // task and returns its handle. The task prompt is handed over as the
-// context's trusted input where `context create` takes --task-file (the
-// provenance work adds it); without the flag the context is made without.
+// context's trusted input with --task-file (the provenance work adds the
+// flag to `context create`); the first call finds out by trying, and
+// while the flag does not exist contexts are made without it.
 func (a *Airlock) NewTaskContext(ctx context.Context, parent, policy, task, prompt string) (string, error) {
-	a.taskFileOnce.Do(func() {
-		out, _ := a.Op(ctx, "help", "context")
-		a.taskFile = strings.Contains(out, "task-file")
-	})
 	args := []string{"context", "create", "--parent", parent, "--policy", policy, "--phase", "execution",
 		"--reason", "agentdojo " + task}
-	if a.taskFile {
+	a.opMu.Lock()
+	defer a.opMu.Unlock()
+	out, err := "", error(nil)
+	if a.taskFile != taskFileAbsent {
 		f := filepath.Join(a.Dir, "task-prompt.txt")
-		a.opMu.Lock()
-		defer a.opMu.Unlock()
 		if err := os.WriteFile(f, []byte(prompt), 0o600); err != nil {
 			return "", err
 		}
-		args = append(args, "--task-file", f)
+		out, err = a.Op(ctx, append(args, "--task-file", f)...)
+		if err != nil && a.taskFile == taskFileUnknown && strings.Contains(err.Error()+out, "flag provided but not defined: -task-file") {
+			a.taskFile = taskFileAbsent
+		} else if err == nil {
+			a.taskFile = taskFilePresent
+		}
 	}
-	out, err := a.Op(ctx, args...)
+	if a.taskFile == taskFileAbsent {
+		out, err = a.Op(ctx, args...)
+	}
 	if err != nil {
 		return "", fmt.Errorf("context create: %v\n%s", err, out)
 	}
@@ -281,6 +285,20 @@ func (a *Airlock) NewTaskContext(ctx context.Context, parent, policy, task, prom
 	}
 	return m[1], nil
 }
+
+// TaskFile reports whether task contexts get the prompt as trusted input.
+func (a *Airlock) TaskFile() bool {
+	a.opMu.Lock()
+	defer a.opMu.Unlock()
+	return a.taskFile == taskFilePresent
+}
+
+// Whether `context create` takes --task-file.
+const (
+	taskFileUnknown = iota
+	taskFilePresent
+	taskFileAbsent
+)
 
 // RootContext finds the agent principal's default context (the parent of
 // every task's context).

@@ -57,13 +57,16 @@ type SuiteReport struct {
 	EvasionsSucceeded int    `json:"evasions_succeeded"`
 
 	// Detail.
-	Policy   string         `json:"policy"`
-	Benign   BenignSummary  `json:"benign"`
-	Refusals map[string]int `json:"refusals"` // refusal code -> calls, over every arm
-	Tasks    []TaskResult   `json:"tasks"`
-	Pairs    []PairResult   `json:"pairs"`
-	Evasions []EvasionTry   `json:"evasions"`
-	Seconds  float64        `json:"seconds"`
+	Policy string `json:"policy"`
+	// TaskPromptTrusted: each task's context got its prompt as trusted
+	// input (context create --task-file).
+	TaskPromptTrusted bool           `json:"task_prompt_trusted"`
+	Benign            BenignSummary  `json:"benign"`
+	Refusals          map[string]int `json:"refusals"` // refusal code -> calls, over every arm
+	Tasks             []TaskResult   `json:"tasks"`
+	Pairs             []PairResult   `json:"pairs"`
+	Evasions          []EvasionTry   `json:"evasions"`
+	Seconds           float64        `json:"seconds"`
 }
 
 // BenignSummary is the benign arm's breakdown.
@@ -224,6 +227,7 @@ func Run(ctx context.Context, runs []SuiteRun, opt Options) (*Report, error) {
 					return
 				}
 				rep.Policy, rep.Seconds = jb.policy, time.Since(start).Round(time.Millisecond).Seconds()
+				rep.TaskPromptTrusted = al.TaskFile()
 				reports[j] = rep
 			}
 		}()
