@@ -86,7 +86,7 @@ var baselines = map[string]map[string]baseline{
 //
 // Under the race detector only allow-all is replayed: with needs waiting
 // for a person, the detector reports Airlock's approval-latency sweep
-// (runner/approvallatency.go: observeDecisionsElsewhere reads the waiting
+// (the runner's approvallatency.go: observeDecisionsElsewhere reads the waiting
 // map it has just published, after unlocking, while notifyPending's watch
 // writes it) whenever a sweep meets a new pending need.
 func TestReplay(t *testing.T) {
