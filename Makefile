@@ -105,3 +105,17 @@ tidy:
 
 clean:
 	rm -rf bin
+
+# AgentDojo's prompt-injection suites replayed through an in-process Airlock,
+# no model (internal/testkit/agentdojo/README.md). SUITE and CONFIG take one
+# file or a comma-separated list (CONFIG defaults to NAME.policy.yaml beside
+# each suite); POLICIES picks policies of those files (default: all).
+.PHONY: agentdojo
+AGENTDOJO := testdata/agentdojo
+SUITE    ?= $(AGENTDOJO)/banking.json,$(AGENTDOJO)/slack.json,$(AGENTDOJO)/travel.json
+CONFIG   ?=
+POLICIES ?=
+REPORT   ?= bin/agentdojo-report.json
+
+agentdojo:
+	$(GO) run ./internal/testkit/agentdojo/cmd/agentdojo --suite '$(SUITE)' --config '$(CONFIG)' --policies '$(POLICIES)' --report '$(REPORT)'

@@ -1,0 +1,5 @@
+//go:build !race
+
+package agentdojo
+
+const raceDetector = false
