@@ -62,7 +62,7 @@ test-e2e: build testidp e2e-deps pg-deps lb-deps browser-deps
 		--test-reporter=./lib/summary-reporter.mjs --test-reporter-destination=stdout \
 		tests/*.test.mjs
 
-# The test OpenID Provider the OAuth e2e test runs (internal/testidp);
+# The test OpenID Provider the OAuth e2e test runs (internal/testkit/testidp);
 # never part of bin/airlock.
 testidp:
 	$(GO) build -o bin/testidp ./internal/testkit/testidp/cmd/testidp
@@ -86,7 +86,7 @@ test: build test-go test-e2e
 
 # The scale-out benchmarks (BenchmarkScaleOutCalls, BenchmarkPostgresAppend)
 # need bin/airlock, HAProxy and the throwaway PostgreSQL cluster; the peer
-# comparisons (internal/benchpeers: plain mcp-go, the official filesystem
+# comparisons (internal/testkit/benchpeers: plain mcp-go, the official filesystem
 # server, awk run directly) need bin/airlock and e2e's packages. Each prints
 # a PEERS line; AIRLOCK_BENCH_BEFORE=/path/to/old/airlock adds a third side.
 bench: build pg-deps lb-deps e2e-deps

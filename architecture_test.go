@@ -113,7 +113,7 @@ func TestOnlySandboxStartsProcesses(t *testing.T) {
 	}
 }
 
-// TestTestIdPNotShipped: the test OpenID Provider (internal/testidp, built
+// TestTestIdPNotShipped: the test OpenID Provider (internal/testkit/testidp, built
 // on zitadel's provider library) signs tokens for anyone with a known
 // secret; it must never be linked into the airlock binary.
 func TestTestIdPNotShipped(t *testing.T) {
@@ -129,7 +129,7 @@ func TestTestIdPNotShipped(t *testing.T) {
 }
 
 // TestPlainMCPNotShipped: the ungoverned benchmark baseline
-// (internal/plainmcp) serves a file with no policy, audit or fence; it
+// (internal/testkit/plainmcp) serves a file with no policy, audit or fence; it
 // must never be linked into the airlock binary.
 func TestPlainMCPNotShipped(t *testing.T) {
 	p, ok := goList(t)[""]
@@ -137,7 +137,7 @@ func TestPlainMCPNotShipped(t *testing.T) {
 		t.Fatal("main package not found")
 	}
 	if slices.Contains(p.Deps, module+"/internal/testkit/plainmcp") {
-		t.Error("the airlock binary depends on internal/plainmcp")
+		t.Error("the airlock binary depends on internal/testkit/plainmcp")
 	}
 }
 

@@ -53,7 +53,7 @@ var plainOnce struct {
 	err  error
 }
 
-// plainBin builds internal/plainmcp's command once per test process.
+// plainBin builds internal/testkit/plainmcp's command once per test process.
 func plainBin(tb testing.TB) string {
 	plainOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "benchpeers-plainmcp-")
