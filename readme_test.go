@@ -162,7 +162,7 @@ func TestReadmeErrorTable(t *testing.T) {
 // Code.
 func violationCodes(t *testing.T) []string {
 	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("violation", "violation.go"), nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("internal", "kit", "violation", "violation.go"), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
