@@ -165,7 +165,7 @@ func TestDemoLoads(t *testing.T) {
 // TestDemoValidatesAgainstSchema: the committed schema accepts the demo and
 // refuses an unknown key, as an editor using yaml-language-server would.
 func TestDemoValidatesAgainstSchema(t *testing.T) {
-	schemaDoc, err := os.ReadFile(filepath.Join("..", "schemas", "config.schema.json"))
+	schemaDoc, err := os.ReadFile(filepath.Join("..", "..", "schemas", "config.schema.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

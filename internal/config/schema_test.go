@@ -20,7 +20,7 @@ func TestConfigSchemaIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("..", "schemas", "config.schema.json")
+	path := filepath.Join("..", "..", "schemas", "config.schema.json")
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
