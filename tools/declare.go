@@ -186,7 +186,8 @@ func expandDeclaration(ctx context.Context, env *toolkit.Env, a toolkit.Args) (t
 // approved and unchanged, and the arguments satisfy the pinned input
 // schema. A tool an operator never approved, or one whose definition
 // changed (a rug pull), is refused here in every phase, so neither the
-// policy nor a person is ever asked about it (TestDeclareMCPBlocked).
+// policy nor a person is ever asked about it (server's
+// TestUpstreamUnreviewedNeverUsable and TestUpstreamRugPull).
 func checkUpstream(ctx context.Context, env *toolkit.Env, args *DeclareNeedArgs) error {
 	if args.Operation != declarations.OpMCP || args.Parameters == nil {
 		return nil
