@@ -282,3 +282,26 @@ func TestEndorseRefusedFromNonApprover(t *testing.T) {
 		})
 	}
 }
+
+// TestEndorseReplayedAnswer: over HTTP (2026-07-28), the person's answer
+// with "endorse" counts once: replayed, it is APPROVAL_INVALID and writes
+// no second endorsement record.
+func TestEndorseReplayedAnswer(t *testing.T) {
+	o := newOrigin(t)
+	w := webFixture(t)
+	gated := need(o.URL + "/gated/endorse-once")
+	answer := map[string]any{"requestState": w.askModern(t, "web-client", gated), "inputResponses": mcp.InputResponses{
+		"approve": mcp.NewElicitationInputResponse(mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{
+			Action: mcp.ElicitationResponseActionAccept, Content: map[string]any{"decision": "approve", "endorse": true}}}),
+	}}
+	if got := w.modernCall(t, "web-client", nil, true, "declare_need", gated, answer).result(t); got.IsError {
+		t.Fatalf("answered once: %s", text(got))
+	}
+	if recs := endorseRecords(t, w.fixture); len(recs) != 1 || !strings.HasPrefix(recs[0].Principal, "elicitation:") {
+		t.Fatalf("endorsement records after the answer: %+v", recs)
+	}
+	wantCode(t, w.modernCall(t, "web-client", nil, true, "declare_need", gated, answer).result(t), approvalInvalid)
+	if recs := endorseRecords(t, w.fixture); len(recs) != 1 {
+		t.Fatalf("a replayed answer endorsed again: %d records", len(recs))
+	}
+}
