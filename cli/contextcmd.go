@@ -6,7 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // runContext lists, shows and creates runtime contexts: the durable state
@@ -73,12 +73,12 @@ func runContext(ctx context.Context, args []string, io Streams) error {
 		if err != nil {
 			return err
 		}
-		op, err := runner.OpenOperator(dir, false)
+		op, err := operator.Open(dir, false)
 		if err != nil {
 			return err
 		}
 		defer op.Close()
-		spec := runner.ChildSpec{Parent: *parent, Policy: *pol, Phase: *phase}
+		spec := operator.ChildSpec{Parent: *parent, Policy: *pol, Phase: *phase}
 		if *pools != "" {
 			spec.Pools = strings.Split(*pools, ",")
 		}
@@ -95,7 +95,7 @@ func runContext(ctx context.Context, args []string, io Streams) error {
 	}
 }
 
-func showContext(ctx context.Context, op *runner.Operator, id string, io Streams) error {
+func showContext(ctx context.Context, op *operator.API, id string, io Streams) error {
 	c, err := op.Context(ctx, id)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/execution/credentials"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/store"
 )
 
@@ -23,7 +24,7 @@ func (r *Runner) newCredentials() *credentials.Set {
 func (r *Runner) recordCredentialChange(ch credentials.Change) {
 	rec := &store.Record{Time: r.now().UTC(), Principal: "airlock", Transport: "internal", Capability: "credential.revoke",
 		Decision: "deny", Outcome: "denied", Reason: "credential " + ch.ID + " revoked: " + ch.Reason,
-		Extra: mustJSON(map[string]string{"credential_id": ch.ID})}
+		Extra: rawjson.Marshal(map[string]string{"credential_id": ch.ID})}
 	if !ch.Revoked {
 		rec.Capability, rec.Decision, rec.Outcome, rec.Reason = "credential.restore", "allow", "ok", "credential "+ch.ID+" usable again: "+ch.Reason
 	}

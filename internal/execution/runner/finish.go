@@ -13,6 +13,7 @@ import (
 	"github.com/airlock-dev/airlock/attribution"
 	"github.com/airlock-dev/airlock/fence"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/limits"
 	"github.com/airlock-dev/airlock/internal/policy/redact"
@@ -27,7 +28,7 @@ func (c *call) finish(ctx context.Context, res *toolkit.Result, err error) *Resp
 	if err == nil && res != nil && res.Derived != nil {
 		// The outputs exist whatever happens here; if the pool cannot be
 		// registered the agent is told so and the audit keeps the cause.
-		if derr := c.s.r.addDerived(ctx, c.s.contextID, res.Derived); derr != nil {
+		if derr := c.s.r.derived.Add(ctx, c.s.contextID, res.Derived); derr != nil {
 			c.log.Error("registering a run's output pool", "context", c.s.contextID, "pool", res.Derived.ID, "err", derr)
 			c.rec.Error = truncateString(derr.Error(), 4096)
 			res.Text += "(The output pool could not be registered; the outputs are kept on the server.)\n"
@@ -189,7 +190,7 @@ func (c *call) render(res *toolkit.Result) *Response {
 	if len(res.Audit) > 0 {
 		// A fetch's final URL may come from a redirect to a presigned or
 		// token-bearing URL: its query credentials are hashed.
-		c.rec.Extra = c.s.withClient(mustJSON(c.s.r.redactor.Strings(res.Audit)))
+		c.rec.Extra = c.s.withClient(rawjson.Marshal(c.s.r.redactor.Strings(res.Audit)))
 	}
 	return resp
 }
@@ -247,12 +248,4 @@ func truncate(s string, max int) (string, bool) {
 func truncateString(s string, max int) string {
 	out, _ := truncate(s, max)
 	return out
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		b, _ = json.Marshal(map[string]string{"marshal_error": err.Error()})
-	}
-	return b
 }

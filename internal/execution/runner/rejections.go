@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/airlock-dev/airlock/internal/edge/edge"
+	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/store"
 )
 
@@ -30,7 +31,7 @@ func (r *Runner) RecordEdgeRefusal(ctx context.Context, ref edge.Refusal, count 
 	if ref.ClientID != "" {
 		extra["client_id"] = ref.ClientID
 	}
-	rec.Extra = mustJSON(extra)
+	rec.Extra = rawjson.Marshal(extra)
 	if err := r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
 		r.log.Error("auditing a refusal at the edge", "err", err)
 	}

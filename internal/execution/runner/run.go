@@ -14,6 +14,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/edge/tracing"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/kit/argschema"
 	"github.com/airlock-dev/airlock/internal/kit/calllog"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
@@ -111,7 +112,7 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 	if err := c.load(ctx); err != nil {
 		return nil, err
 	}
-	args, argMap, err := decode(tool, c.s.r.gen.Load().tools[tool.Name].validator, c.in.Args)
+	args, argMap, err := decode(tool, c.s.r.gen.Load().tools[tool.Name].Validator, c.in.Args)
 	if err != nil {
 		return nil, err
 	}
@@ -288,11 +289,11 @@ func (c *call) recordStart(ctx context.Context) error {
 // into the tool's argument type (unknown fields, trailing data and wrong
 // types refused) and runs the type's own Validate for what a schema cannot say.
 // It also returns the arguments as a generic map for policy conditions.
-func decode(tool toolkit.Tool, schema *schemaValidator, raw json.RawMessage) (toolkit.Args, map[string]any, error) {
+func decode(tool toolkit.Tool, schema *argschema.Validator, raw json.RawMessage) (toolkit.Args, map[string]any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		raw = json.RawMessage("{}")
 	}
-	if err := schema.validate(raw); err != nil {
+	if err := schema.Validate(raw); err != nil {
 		return nil, nil, err
 	}
 	args := tool.NewArgs()

@@ -7,14 +7,14 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/declarations"
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/redact"
 )
 
 // approvalRow is a declaration as the approvals page shows it. Every
 // string in it may come from the agent: the template escapes it.
 type approvalRow struct {
-	*runner.Declaration
+	*operator.Declaration
 	Where string
 }
 
@@ -26,7 +26,7 @@ type approvalsData struct {
 // maxRecent is how many decided declarations the page lists.
 const maxRecent = 20
 
-func row(d *runner.Declaration) approvalRow {
+func row(d *operator.Declaration) approvalRow {
 	where := d.Need.Parameters.URL
 	if where == "" {
 		where = strings.TrimSpace(d.Need.Parameters.Source + " " + d.Need.Parameters.Query)
@@ -87,7 +87,7 @@ func (c *Console) approvalsJSON(w http.ResponseWriter, r *http.Request, _ *sessi
 	_ = json.NewEncoder(w).Encode(map[string]any{"pending": ids})
 }
 
-// decide approves or denies through runner.Operator.Approve / Deny, the
+// decide approves or denies through operator.API.Approve / Deny, the
 // methods `airlock approvals approve|deny` call; they audit the decision.
 func (c *Console) decide(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PostForm.Get("id")

@@ -1,4 +1,4 @@
-package runner
+package upstream
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/execution/comm"
 	"github.com/airlock-dev/airlock/internal/execution/egress"
 	"github.com/airlock-dev/airlock/internal/execution/sandbox"
+	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/internal/policy/policy"
 	"github.com/airlock-dev/airlock/store"
 )
@@ -34,7 +35,7 @@ const egressPort = 3128
 
 // egressCaller is whose comm.mcp call a stdio upstream serves: the
 // principal (for the audit) and the policy whose network section judges
-// its hosts. Carried in the call's context from the broker to dial.
+// its hosts. Carried in the call's context from the broker to Dial.
 type egressCaller struct {
 	principal string
 	policy    *policy.Policy
@@ -42,8 +43,10 @@ type egressCaller struct {
 
 type egressCallerKey struct{}
 
-// withEgressCaller marks ctx as a call by principal under p.
-func withEgressCaller(ctx context.Context, principal string, p *policy.Policy) context.Context {
+// WithCaller marks ctx as a call by principal under p: a stdio upstream
+// dialled with it admits through its egress what p's network section
+// allows.
+func WithCaller(ctx context.Context, principal string, p *policy.Policy) context.Context {
 	return context.WithValue(ctx, egressCallerKey{}, egressCaller{principal: principal, policy: p})
 }
 
@@ -51,7 +54,7 @@ func withEgressCaller(ctx context.Context, principal string, p *policy.Policy) c
 // egress, or nil when up names no hosts (no network at all). Without a
 // calling policy in ctx (an operator's review lists tools, it is nobody's
 // call) every request is refused, and audited.
-func (u *upstreams) egressFor(ctx context.Context, cfg *config.Config, up config.Upstream) (*sandbox.Loopback, []string, error) {
+func (u *Connector) egressFor(ctx context.Context, cfg *config.Config, up config.Upstream) (*sandbox.Loopback, []string, error) {
 	if len(up.Hosts) == 0 {
 		return nil, nil, nil
 	}
@@ -108,7 +111,7 @@ func (u *upstreams) egressFor(ctx context.Context, cfg *config.Config, up config
 }
 
 // auditEgress appends one record per proxy request: never its content.
-func (u *upstreams) auditEgress(ctx context.Context, by, upstream string, ev egress.Event) {
+func (u *Connector) auditEgress(ctx context.Context, by, upstream string, ev egress.Event) {
 	reason := "a request the proxy could not read"
 	if ev.Host != "" {
 		reason = fmt.Sprintf("%s %s", ev.Method, net.JoinHostPort(ev.Host, strconv.Itoa(ev.Port)))
@@ -116,7 +119,7 @@ func (u *upstreams) auditEgress(ctx context.Context, by, upstream string, ev egr
 	rec := &store.Record{
 		Time: u.now().UTC(), Principal: by, Transport: "upstream", Capability: "upstream.egress",
 		Decision: "allow", Outcome: store.OutcomeOK, Reason: reason,
-		Extra: mustJSON(map[string]any{"upstream": upstream, "host": ev.Host, "port": ev.Port, "method": ev.Method, "allowed": ev.Allowed}),
+		Extra: rawjson.Marshal(map[string]any{"upstream": upstream, "host": ev.Host, "port": ev.Port, "method": ev.Method, "allowed": ev.Allowed}),
 	}
 	if !ev.Allowed {
 		rec.Decision, rec.Outcome, rec.Violation = "deny", store.OutcomeDenied, string(ev.Code)
