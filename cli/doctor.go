@@ -10,7 +10,7 @@ import (
 )
 
 // runDoctor reports what `airlock serve` with the same --config and
-// --state will do with run_pipeline on this host. It asks the runner's own
+// --state will do with run_pipeline on this host. It asks serve's own
 // decision (pipelinehost.Check, the code serve runs at start: the
 // sandbox's probe and its self-test through this very binary), so a binary
 // that serve would refuse — built with cgo, say — is never called ready

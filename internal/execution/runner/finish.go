@@ -19,9 +19,11 @@ import (
 	"github.com/airlock-dev/airlock/internal/policy/redact"
 )
 
-// finish runs steps 10-13: bound the error, truncate, fence, audit.
+// finish runs what follows the handler: steps 10-13 (bound the error,
+// truncate, fence, audit) and the call's close.
 func (c *call) finish(ctx context.Context, res *toolkit.Result, err error) *Response {
 	c.rec.DurationMicros = c.s.r.now().Sub(c.start).Microseconds()
+	// step: after the handler
 	if err == nil && res != nil && res.Pending != nil {
 		c.s.r.notifyPending(c.s, res.Pending)
 	}
@@ -34,16 +36,22 @@ func (c *call) finish(ctx context.Context, res *toolkit.Result, err error) *Resp
 			res.Text += "(The output pool could not be registered; the outputs are kept on the server.)\n"
 		}
 	}
+	// step: 10. bound the error — an error ends here (boundError); a
+	// result goes on to 11 and 12 (render).
+	// step: 11. truncate
+	// step: 12. fence
 	var resp *Response
 	if err != nil {
 		resp = c.boundError(err)
 	} else {
 		resp = c.render(res)
 	}
-	// 13. audit — durable before the response leaves. Use a context that
-	// outlives a cancelled call: a call the client abandoned is still recorded.
+	// step: 13. audit — durable before the response leaves. Use a context
+	// that outlives a cancelled call: a call the client abandoned is still
+	// recorded.
 	c.auditStart = time.Now()
 	aerr := c.s.r.db.Append(context.WithoutCancel(ctx), c.rec)
+	// step: close — the log line, then (deferred) the metrics and the span.
 	defer c.observe(time.Now())
 	if aerr != nil {
 		c.log.Error("audit append failed; refusing call", "session", c.s.id, "tool", c.rec.Tool, "err", aerr)

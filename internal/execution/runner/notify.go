@@ -14,7 +14,7 @@ import (
 )
 
 // The notifier tells the configured webhooks and command hooks (run in the
-// sandbox: notifyhook.go) when a declared need waits for an operator and
+// sandbox: package hooks) when a declared need waits for an operator and
 // when one expires undecided (package notify). It is a process's delivery
 // queues, rebuilt when a reload changes the notifications section.
 

@@ -85,9 +85,12 @@ type call struct {
 	input   *policy.Input // what step 5 decided over; nil before it
 }
 
-// Run executes one tool call through the fixed steps and returns what the
-// agent may see. It never panics and always writes an audit record.
+// Run executes one tool call through the fixed steps (the package doc
+// lists them; each is marked "step:" below and in finish.go) and returns
+// what the agent may see. It never panics and always writes an audit
+// record.
 func (s *Session) Run(ctx context.Context, in Call) *Response {
+	// step: open
 	id := calllog.NewID()
 	ctx = calllog.WithID(ctx, id)
 	c := &call{s: s, in: in, id: id, log: s.r.log.With(calllog.Key, id), rec: s.record(""), start: s.r.now()}
@@ -95,44 +98,47 @@ func (s *Session) Run(ctx context.Context, in Call) *Response {
 	if s.r.tracer != nil {
 		c.span = s.r.tracer.Start(ctx, s.traceInfo(in), c.start)
 	}
-	// Step 7 runs first in time so that whatever step ends the call, the
-	// record already holds only redacted arguments.
+	// step: 7. redact — first in time, so that whatever step ends the call,
+	// the record already holds only redacted arguments.
 	c.rec.Args = s.r.redactArgs(in.Args)
 	res, err := c.steps(ctx)
 	return c.finish(ctx, res, err)
 }
 
 func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
-	// 1. decode + validate.
+	// step: look up the tool
 	tool, ok := c.s.r.tools[c.in.Tool]
 	if !ok {
 		return nil, violation.New(violation.UnknownTool, "no tool named %q", boundedName(c.in.Tool))
 	}
 	c.tool = tool
+	// step: load the context
 	if err := c.load(ctx); err != nil {
 		return nil, err
 	}
+	// step: 1. decode + validate
 	args, argMap, err := decode(tool, c.s.r.gen.Load().tools[tool.Name].Validator, c.in.Args)
 	if err != nil {
 		return nil, err
 	}
+	// step: expand
 	if tool.Expand != nil {
 		if args, argMap, err = c.expand(ctx, tool, args); err != nil {
 			return nil, err
 		}
 	}
-	// 2. classify tier — from the declaration, never from the agent.
+	// step: 2. classify — from the declaration, never from the agent.
 	c.rec.Tier = string(tool.Tier)
 	c.rec.Capability = tool.Capability(args)
-	// 3. kill switch.
+	// step: 3. kill switch
 	if err := c.s.r.killSwitch(ctx); err != nil {
 		return nil, err
 	}
-	// 4. phase gate.
+	// step: 4. phase gate
 	if c.mode, err = phasegate.Check(c.phase, string(tool.Tier)); err != nil {
 		return nil, violation.Wrap(violation.PhaseBlocked, err, "%s is not allowed in phase %q", tool.Name, c.phase)
 	}
-	// 5. policy.
+	// step: 5. policy
 	in := &policy.Input{
 		Tool: tool.Name, Capability: c.rec.Capability, Tier: string(tool.Tier), Session: c.s.id,
 		Principal: c.s.principal, Role: c.s.role, Phase: c.phase, Args: argMap, Now: c.start,
@@ -155,7 +161,7 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 	default:
 		return nil, violation.New(violation.PolicyDenied, "%s is denied by policy (rule %s)", c.rec.Capability, dec.RuleID)
 	}
-	// 6. limits.
+	// step: 6. limits
 	if err := c.s.r.admit(ctx, c.chain, c.s.principal, c.rec.Capability); err != nil {
 		return nil, err
 	}
@@ -164,19 +170,20 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 		ctx, cancel = context.WithTimeoutCause(ctx, d, errMaxExecutionTime)
 		defer cancel()
 	}
+	// step: 8. preconditions — given the capabilities the handler will get.
 	env := c.env(dec)
-	// 8. preconditions.
 	if tool.Precheck != nil {
 		if err := guard(func() error { return tool.Precheck(env, args) }); err != nil {
 			return nil, err
 		}
 	}
+	// step: started record
 	if tool.Tier != toolkit.TierRead {
 		if err := c.recordStart(ctx); err != nil {
 			return nil, err
 		}
 	}
-	// 9. execute.
+	// step: 9. execute
 	var res *toolkit.Result
 	c.execStart = time.Now()
 	err = guard(func() error {

@@ -94,8 +94,9 @@ var templateFS embed.FS
 //go:embed assets
 var assetFS embed.FS
 
-// New builds the console over op (a runner.Runner.Lend ("console"):
-// the CLI's own operator code) and admin.
+// New builds the console over op (operator.Attach of the running
+// runner's Lend, transport "console": the CLI's own operator code) and
+// admin.
 func New(op *operator.API, admin Admin, opts *Options) (*Console, error) {
 	if op == nil || admin == nil {
 		return nil, errors.New("console: an operator and an admin check are required")

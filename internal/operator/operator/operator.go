@@ -85,7 +85,7 @@ func InUse(stateDir string) bool {
 }
 
 // Attach is an operator's handle on a running engine's own store and state
-// directory (runner.Runner.Lend), for operator orders that arrive through
+// directory (what runner.Runner.Lend lends), for operator orders that arrive through
 // the server (the web console): the same methods the CLI's commands call.
 // transport names the way in the records it writes. Close does not close
 // the engine's store.
