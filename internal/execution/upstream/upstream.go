@@ -9,8 +9,9 @@
 // catalog, [Connector.Approved]) or is called only when the pin in the
 // store is approved and the upstream lists exactly the approved definition
 // (pinning.Pin.Usable). Every pin change it observes is audited. Only the
-// runner and the operator's API may import it
-// (TestOnlyRunnerReachesToolsAndStore): the operator reviews (lists), only
+// runner and the operator's API may import it (and package state, which
+// carries the runner's connector to the operator's API: state.Lent;
+// TestOnlyRunnerReachesToolsAndStore): the operator reviews (lists), only
 // the runner's broker calls.
 package upstream
 
