@@ -9,9 +9,13 @@ import (
 )
 
 const (
-	module     = "github.com/airlock-dev/airlock"
-	runnerPkg  = "internal/execution/runner"
-	sandboxPkg = "internal/execution/sandbox"
+	module       = "github.com/airlock-dev/airlock"
+	runnerPkg    = "internal/execution/runner"
+	sandboxPkg   = "internal/execution/sandbox"
+	statePkg     = "internal/execution/state"
+	provtracePkg = "internal/execution/provtrace"
+	upstreamPkg  = "internal/execution/upstream"
+	operatorPkg  = "internal/operator/operator"
 )
 
 type listedPackage struct {
@@ -40,23 +44,41 @@ func goList(t *testing.T) map[string]listedPackage {
 }
 
 // TestOnlyRunnerReachesToolsAndStore is the structural half of "nothing
-// executes outside the runner": the tool handlers and the store's write API
-// are reachable only by importing tools or store, and only the runner may.
-// (cli and server reach them only through the runner's exported API, which
-// exposes declarations and operator functions, never a handler.)
+// executes outside the runner, and only the runner's side and the
+// operator's API write the store": the tool handlers, the store's write
+// API, the external executors and the secrets are reachable only by
+// importing the packages below, and only the packages listed beside each
+// may, for the reason given. (cli and server reach them only through the
+// runner's and the operator's exported APIs, which expose calls, sessions
+// and operator orders, never a handler or the store itself.)
 func TestOnlyRunnerReachesToolsAndStore(t *testing.T) {
-	// comm holds the external executors: reachable only through the runner's
-	// broker, after the phase gate, the policy and an approval.
-	// credentials reads the secrets: only the runner may hand them out, at
-	// the boundary (issue 12 item 7).
-	guarded := []string{module + "/tools", module + "/store", module + "/internal/execution/comm", module + "/internal/execution/credentials"}
+	guarded := []struct {
+		pkg string
+		may []string
+		why string
+	}{
+		{"tools", []string{runnerPkg},
+			"a tool's handler runs only as a step of Session.Run"},
+		// The operator's API writes approvals, the kill switch, phases,
+		// child contexts and pins: decisions, each itself audited; it
+		// never executes a call (layers_test.go's forbiddenImports).
+		{"store", []string{runnerPkg, operatorPkg, statePkg, upstreamPkg, provtracePkg},
+			"the audit trail and the state every process shares are written by one call's path (the runner and its upstream connector) and by the operator's API; state only opens the store for them; provtrace reads a context's provenance and writes endorsements for both of them"},
+		{provtracePkg, []string{runnerPkg, operatorPkg},
+			"it writes endorsements, which make a value pass as vouched for: only the runner (for the person at the client, after the approval question's checks) and the operator's API may"},
+		{"internal/execution/comm", []string{runnerPkg, upstreamPkg},
+			"the external executors are reached only through the runner's broker, after the phase gate, the policy and an approval; the upstream connector dials upstream MCP servers through comm for the broker's calls (and lists their tools for the operator's review)"},
+		{"internal/execution/credentials", []string{runnerPkg},
+			"the secrets: only the runner hands them out, at the boundary (issue 12 item 7)"},
+		{statePkg, []string{runnerPkg, operatorPkg},
+			"it opens the store, and lends a running runner's own (state.Lent): whoever imports it holds the store"},
+		{upstreamPkg, []string{runnerPkg, operatorPkg, statePkg},
+			"it connects to upstream MCP servers: the runner's broker calls them, the operator's API only reviews their tools (state names its type in state.Lent)"},
+	}
 	for name, p := range goList(t) {
-		if name == runnerPkg {
-			continue
-		}
 		for _, g := range guarded {
-			if slices.Contains(p.Imports, g) {
-				t.Errorf("package %s imports %s; only the runner may", name, g)
+			if slices.Contains(p.Imports, module+"/"+g.pkg) && !slices.Contains(g.may, name) {
+				t.Errorf("package %s imports %s; only %s may: %s", name, g.pkg, strings.Join(g.may, ", "), g.why)
 			}
 		}
 	}
@@ -79,6 +101,11 @@ func TestForbiddenDependencies(t *testing.T) {
 		"internal/execution/credentials": {"net/http", "os/exec", "log/slog", module + "/store"},
 		// tracing exports spans; it must not reach what the calls touch.
 		"internal/edge/tracing": {"os/exec", module + "/store", module + "/" + runnerPkg, module + "/tools", module + "/internal/execution/credentials"},
+		// The operator's side reads and decides; it links neither the
+		// execution engine nor a tool's handler, even indirectly (issue 21).
+		operatorPkg:                 {module + "/" + runnerPkg, module + "/tools"},
+		"internal/operator/console": {module + "/" + runnerPkg, module + "/tools"},
+		"internal/operator/report":  {module + "/" + runnerPkg, module + "/tools"},
 		// egress decides and copies bytes; it dials only through the dialer
 		// it is given (comm's checked one) and audits through a callback.
 		"internal/execution/egress": {"os/exec", module + "/store", module + "/" + runnerPkg, module + "/internal/execution/comm", module + "/internal/execution/credentials"},

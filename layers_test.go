@@ -37,7 +37,7 @@ var layers = []layer{
 	{"execution", []string{"internal/execution/", "tools"},
 		"one call's path (the runner, its broker, the tools, the sandbox, the external executors): the only code that executes"},
 	{"operator", []string{"internal/operator/"},
-		"the operator's side (its API, the console, the reports): drives the store through the runner's side, never executes a call"},
+		"the operator's side (its API, the console, the reports): reads the trail and records a person's decisions in the store, opened through the execution layer's state directory, never executes a call"},
 	{"server", []string{"server"},
 		"the transports: put the runner and the operator's console on the wire"},
 	{"command", []string{"cli", ""},
@@ -48,7 +48,15 @@ var layers = []layer{
 
 // narrower rules a layer's rank alone would allow: each names the import
 // it forbids and why.
-var forbiddenImports = []struct{ from, to, why string }{}
+var forbiddenImports = []struct{ from, to, why string }{
+	{"internal/operator/console", runnerPkg, operatorNeverExecutes},
+	{"internal/operator/report", runnerPkg, operatorNeverExecutes},
+	{operatorPkg, runnerPkg, operatorNeverExecutes},
+}
+
+// operatorNeverExecutes is why the operator's side may not import the
+// runner, which the layer order alone would allow.
+const operatorNeverExecutes = "the operator's side never executes a call; it reads and decides (the operator's API, not the execution engine)"
 
 // layerOf returns the index of the layer holding a package, or -1. The
 // longest matching prefix wins, so "store" does not claim "store/pgtest"

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/redact"
 )
 
@@ -18,7 +18,7 @@ import (
 // provenanceSummary is the list's PROVENANCE column: name:origin for each
 // traced argument, "-" when none; the names are the agent's, quoted when
 // not plain.
-func provenanceSummary(ctx context.Context, op *runner.Operator, d *runner.Declaration) string {
+func provenanceSummary(ctx context.Context, op *operator.API, d *operator.Declaration) string {
 	args, err := op.NeedProvenance(ctx, d)
 	if err != nil {
 		return "?"
@@ -38,7 +38,7 @@ func provenanceSummary(ctx context.Context, op *runner.Operator, d *runner.Decla
 }
 
 // showApproval prints one declaration with each argument's provenance.
-func showApproval(ctx context.Context, op *runner.Operator, id string, io Streams) error {
+func showApproval(ctx context.Context, op *operator.API, id string, io Streams) error {
 	ds, err := op.Approvals(ctx, true)
 	if err != nil {
 		return err
@@ -75,13 +75,13 @@ func showApproval(ctx context.Context, op *runner.Operator, id string, io Stream
 }
 
 // approveEndorse approves and endorses (approvals approve --endorse).
-func approveEndorse(ctx context.Context, op *runner.Operator, id, reason string, io Streams) error {
+func approveEndorse(ctx context.Context, op *operator.API, id, reason string, io Streams) error {
 	d, rows, err := op.ApproveAndEndorse(ctx, id, operatorName(), reason)
 	if d == nil {
 		return err
 	}
 	fmt.Fprintf(io.Out, "approved %s (%s); single use, until %s\n", d.ID, d.Need.Operation, d.ExpiresAt.Format("15:04:05Z07:00"))
-	if errors.Is(err, runner.ErrNothingToEndorse) {
+	if errors.Is(err, operator.ErrNothingToEndorse) {
 		fmt.Fprintln(io.Out, "nothing endorsed: every argument is already trusted or endorsed (or too long to endorse)")
 		return nil
 	}

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/attribution"
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 func TestAttributionVerify(t *testing.T) {
 	state := t.TempDir()
-	op, err := runner.OpenOperator(state, false)
+	op, err := operator.Open(state, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 func runAudit(ctx context.Context, args []string, io Streams) error {
@@ -66,8 +66,8 @@ func runAudit(ctx context.Context, args []string, io Streams) error {
 	}
 }
 
-func auditVerify(ctx context.Context, op *runner.Operator, witnessFile string, incremental bool, io Streams) error {
-	var res runner.AuditVerification
+func auditVerify(ctx context.Context, op *operator.API, witnessFile string, incremental bool, io Streams) error {
+	var res operator.AuditVerification
 	var err error
 	switch {
 	case witnessFile != "" && incremental:
@@ -87,7 +87,7 @@ func auditVerify(ctx context.Context, op *runner.Operator, witnessFile string, i
 
 // reportVerify prints a verification's verdict; a broken trail is
 // ErrFailed.
-func reportVerify(res runner.AuditVerification, io Streams) error {
+func reportVerify(res operator.AuditVerification, io Streams) error {
 	if !res.OK {
 		at := "in its witness"
 		if res.FirstBad != 0 {
@@ -123,7 +123,7 @@ func auditRotate(ctx context.Context, state string, before int64, olderThan time
 	}
 	defer op.Close()
 	rot, err := op.Rotate(ctx, before-1, olderThan, out, operatorName())
-	if errors.Is(err, runner.ErrNothingToRotate) {
+	if errors.Is(err, operator.ErrNothingToRotate) {
 		fmt.Fprintln(io.Out, "nothing to rotate: no record in the store is that old")
 		return nil
 	}
@@ -135,12 +135,12 @@ func auditRotate(ctx context.Context, state string, before int64, olderThan time
 	return nil
 }
 
-func auditTail(ctx context.Context, op *runner.Operator, io Streams, n int, follow, asJSON bool, poll time.Duration) error {
+func auditTail(ctx context.Context, op *operator.API, io Streams, n int, follow, asJSON bool, poll time.Duration) error {
 	recs, err := op.Tail(ctx, n)
 	if err != nil {
 		return err
 	}
-	print := func(r *runner.AuditRecord) error {
+	print := func(r *operator.AuditRecord) error {
 		if asJSON {
 			return json.NewEncoder(io.Out).Encode(r)
 		}
@@ -165,7 +165,7 @@ func auditTail(ctx context.Context, op *runner.Operator, io Streams, n int, foll
 			return nil
 		case <-time.After(poll):
 		}
-		err := op.Scan(ctx, last, func(r *runner.AuditRecord) error {
+		err := op.Scan(ctx, last, func(r *operator.AuditRecord) error {
 			last = r.Seq
 			return print(r)
 		})

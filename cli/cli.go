@@ -16,9 +16,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/kit/calllog"
-	"github.com/airlock-dev/airlock/internal/policy/killswitch"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/schemas"
 )
 
@@ -187,12 +186,6 @@ func resolveState(flagValue string) (dir, from string, err error) {
 // server has ever used.
 var ErrNoState = errors.New("no Airlock state there")
 
-// stateFiles are what a server leaves in its state directory (the store
-// and the witness at start; the kill switch file when engaged): one of
-// them is enough to know a server runs there, even if the database was
-// removed under it.
-var stateFiles = []string{runner.DBFile, runner.WitnessFile, killswitch.FileName}
-
 // existingState resolves the state directory exactly as serve does and
 // refuses one in which no server has ever run. Without this check a
 // mistyped --state, or a shell without serve's $AIRLOCK_STATE, made
@@ -204,28 +197,22 @@ func existingState(flagValue string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// With the store in PostgreSQL ($AIRLOCK_STORE) the database is what
-	// every instance reads (the kill switch row, contexts, declarations), so
-	// an operator command acts there whatever this directory holds.
-	if os.Getenv(runner.StoreEnv) != "" {
+	// A PostgreSQL store ($AIRLOCK_STORE) is in use whatever this directory
+	// holds; a SQLite one leaves its files here (operator.InUse).
+	if operator.InUse(dir) {
 		return dir, nil
-	}
-	for _, name := range stateFiles {
-		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-			return dir, nil
-		}
 	}
 	return "", fmt.Errorf("%s (the state directory from %s): no server has run with it; pass the --state DIR that serve uses (it logs state=DIR at start): %w", dir, from, ErrNoState)
 }
 
 // openOperator resolves the state directory (which a server must have
 // used) and opens its store for an operator command.
-func openOperator(stateFlag string, readOnly bool) (*runner.Operator, string, error) {
+func openOperator(stateFlag string, readOnly bool) (*operator.API, string, error) {
 	dir, err := existingState(stateFlag)
 	if err != nil {
 		return nil, "", err
 	}
-	op, err := runner.OpenOperator(dir, readOnly)
+	op, err := operator.Open(dir, readOnly)
 	return op, dir, err
 }
 

@@ -13,7 +13,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 func run(t *testing.T, args ...string) (string, error) {
@@ -193,7 +193,7 @@ func TestAuditVerifyIncremental(t *testing.T) {
 		t.Fatalf("marked record changed, not caught: %v %s", err, out)
 	}
 	// A forged marker (pointing past the damage) is not trusted: full check.
-	mark := filepath.Join(state, runner.VerifiedFile)
+	mark := filepath.Join(state, operator.VerifiedFile)
 	if err := os.WriteFile(mark, []byte("airlock-verified v1 7 "+strings.Repeat("0", 64)+" "+strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}

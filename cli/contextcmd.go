@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // runContext lists, shows and creates runtime contexts: the durable state
@@ -77,12 +77,12 @@ func runContext(ctx context.Context, args []string, io Streams) error {
 		if err != nil {
 			return err
 		}
-		op, err := runner.OpenOperator(dir, false)
+		op, err := operator.Open(dir, false)
 		if err != nil {
 			return err
 		}
 		defer op.Close()
-		spec := runner.ChildSpec{Parent: *parent, Policy: *pol, Phase: *phase}
+		spec := operator.ChildSpec{Parent: *parent, Policy: *pol, Phase: *phase}
 		if *taskFile != "" {
 			if spec.Task, err = readTask(*taskFile); err != nil {
 				return err
@@ -106,7 +106,7 @@ func runContext(ctx context.Context, args []string, io Streams) error {
 	}
 }
 
-func showContext(ctx context.Context, op *runner.Operator, id string, io Streams) error {
+func showContext(ctx context.Context, op *operator.API, id string, io Streams) error {
 	c, err := op.Context(ctx, id)
 	if err != nil {
 		return err
@@ -155,12 +155,12 @@ func readTask(path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, runner.MaxTaskBytes+1))
+	b, err := io.ReadAll(io.LimitReader(f, operator.MaxTaskBytes+1))
 	if err != nil {
 		return "", fmt.Errorf("reading the task file: %w", err)
 	}
-	if len(b) > runner.MaxTaskBytes {
-		return "", fmt.Errorf("task file %s: over %d bytes: %w", path, runner.MaxTaskBytes, runner.ErrTaskInvalid)
+	if len(b) > operator.MaxTaskBytes {
+		return "", fmt.Errorf("task file %s: over %d bytes: %w", path, operator.MaxTaskBytes, operator.ErrTaskInvalid)
 	}
 	return string(b), nil
 }

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/execution/pipelinehost"
 	"github.com/airlock-dev/airlock/internal/execution/sandbox"
 )
 
 // runDoctor reports what `airlock serve` with the same --config and
-// --state will do with run_pipeline on this host. It asks the runner's own
-// decision (runner.CheckPipelines, the code serve runs at start: the
+// --state will do with run_pipeline on this host. It asks serve's own
+// decision (pipelinehost.Check, the code serve runs at start: the
 // sandbox's probe and its self-test through this very binary), so a binary
 // that serve would refuse — built with cgo, say — is never called ready
 // here. Exit status 1 means every run_pipeline call will be refused, and
@@ -27,7 +27,7 @@ func runDoctor(_ context.Context, args []string, io Streams) error {
 	if err != nil {
 		return err
 	}
-	rep, unavailable := runner.CheckPipelines(cfg, dir, nil)
+	rep, unavailable := pipelinehost.Check(cfg, dir, nil)
 	if len(rep.Mechanisms) == 0 {
 		// serve does not get as far as the sandbox for this configuration
 		// (no pipelines, an unreachable directory); show the host anyway.
@@ -35,7 +35,7 @@ func runDoctor(_ context.Context, args []string, io Streams) error {
 		rep = hostReport()
 	}
 	fmt.Fprint(io.Out, rep.String())
-	if errors.Is(unavailable, runner.ErrNoPipelines) {
+	if errors.Is(unavailable, pipelinehost.ErrNoPipelines) {
 		// Nothing configured can fail; the report above is what pipelines
 		// declared later would get.
 		fmt.Fprintf(io.Out, "\nrun_pipeline: no pipelines are configured in %s (declare them under pipelines:).\n", configName(*cfgPath))

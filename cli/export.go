@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/audit/exportcursor"
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // exportOptions are `audit export`'s flags.
@@ -33,7 +33,7 @@ const exportBatch = 1000
 // SIGINT/SIGTERM included — so a restart with the same cursor (or --from
 // last seq + 1) neither skips nor repeats a record (TestAuditExportResumes).
 // The chain has no gaps: seqs are assigned inside the write transaction.
-func auditExport(ctx context.Context, op *runner.Operator, io Streams, opts exportOptions) (err error) {
+func auditExport(ctx context.Context, op *operator.API, io Streams, opts exportOptions) (err error) {
 	if opts.format != "jsonl" {
 		return fmt.Errorf("--format %q (want jsonl): %w", opts.format, ErrUsage)
 	}
@@ -70,7 +70,7 @@ func auditExport(ctx context.Context, op *runner.Operator, io Streams, opts expo
 	}
 	defer func() { err = errors.Join(err, commit()) }()
 	var pending int
-	print := func(r *runner.AuditRecord) error {
+	print := func(r *operator.AuditRecord) error {
 		if r.Seq != next {
 			// Never print around a gap or a repeat: the resume point
 			// would be wrong from here on.

@@ -6,7 +6,7 @@ import (
 	"os/user"
 	"time"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // runKill engages or releases the kill switch of every server sharing the
@@ -36,17 +36,17 @@ func runKill(ctx context.Context, args []string, io Streams) error {
 	if err != nil {
 		return err
 	}
-	st, err := runner.TripKillSwitch(dir, operatorName(), *reason)
+	st, err := operator.TripKillSwitch(dir, operatorName(), *reason)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(io.Out, "kill switch ENGAGED: every tool call is refused until 'airlock kill --release'")
-	if err := runner.CheckpointNow(ctx, dir); err != nil {
+	if err := operator.CheckpointNow(ctx, dir); err != nil {
 		fmt.Fprintf(io.Err, "warning: witness checkpoint not written: %v\n", err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, *wait)
 	defer cancel()
-	rec, err := runner.RecordKillChange(wctx, dir, st)
+	rec, err := operator.RecordKillChange(wctx, dir, st)
 	if err != nil {
 		// The switch is engaged; only its record is late. Say so, and fail
 		// so that scripts notice, but the switch stays on.
@@ -57,7 +57,7 @@ func runKill(ctx context.Context, args []string, io Streams) error {
 		fmt.Fprintf(io.Out, "recorded as audit record %d\n", rec.Seq)
 	}
 	// A checkpoint after the record anchors it.
-	if err := runner.CheckpointNow(ctx, dir); err != nil {
+	if err := operator.CheckpointNow(ctx, dir); err != nil {
 		fmt.Fprintf(io.Err, "warning: witness checkpoint not written: %v\n", err)
 	}
 	return nil

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // runPhase lets an operator move a runtime context between planning and
@@ -32,7 +32,7 @@ func runPhase(ctx context.Context, args []string, io Streams) error {
 	}
 	defer op.Close()
 	cx, err := op.SetPhase(ctx, id, phase, operatorName(), *reason)
-	if errors.Is(err, runner.ErrNoSuchContext) || errors.Is(err, runner.ErrAmbiguousID) {
+	if errors.Is(err, operator.ErrNoSuchContext) || errors.Is(err, operator.ErrAmbiguousID) {
 		// The refusal is audited; the hint names the state in use.
 		return fmt.Errorf("%w; nothing changed (the contexts: airlock context list --state %s)", err, dir)
 	}

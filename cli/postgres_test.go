@@ -7,7 +7,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for the attacker's raw access
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	statedir "github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/store/pgtest"
 )
 
@@ -33,7 +33,7 @@ func TestAuditVerifyPostgres(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dsn := pgtest.DSN(t)
-			t.Setenv(runner.StoreEnv, dsn)
+			t.Setenv(statedir.StoreEnv, dsn)
 			state := t.TempDir()
 			drill(t, state, 2)
 			if out := mustRun(t, "audit", "verify", "--state", state); !strings.Contains(out, "OK: 4 records") {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/server"
 )
 
@@ -98,7 +99,7 @@ func (f *reloadFixture) rotated(t *testing.T, from, to string) {
 // want is in the audit trail.
 func (f *reloadFixture) refusalAudited(t *testing.T, want string) bool {
 	t.Helper()
-	op, err := runner.OpenOperator(filepath.Join(f.dir, "state"), true)
+	op, err := operator.Open(filepath.Join(f.dir, "state"), true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/edge/tracing"
+	"github.com/airlock-dev/airlock/internal/execution/pipelinehost"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/kit/metrics"
 	"github.com/airlock-dev/airlock/server"
@@ -87,7 +88,7 @@ func loadConfig(path, state string) (*config.Config, error) {
 	if path != "" {
 		return config.Load(path)
 	}
-	dir, err := runner.ReachableDir(state, "demo")
+	dir, err := pipelinehost.ReachableDir(state, "demo")
 	if err != nil {
 		return nil, fmt.Errorf("preparing the demo pools: %w", err)
 	}

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	statedir "github.com/airlock-dev/airlock/internal/execution/state"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // stateEnv clears every variable the state directory is resolved from and
@@ -56,7 +57,7 @@ func TestOperatorFindsServesState(t *testing.T) {
 			if res := callTool(t, c, "list_pools", nil); res.IsError {
 				t.Fatal(toolText(res))
 			}
-			if _, err := os.Stat(filepath.Join(want, runner.DBFile)); err != nil {
+			if _, err := os.Stat(filepath.Join(want, statedir.DBFile)); err != nil {
 				t.Fatalf("serve did not put its store in %s: %v", want, err)
 			}
 			out, err := run(t, append([]string{"context", "list"}, flags...)...)
@@ -144,11 +145,11 @@ func TestPhaseRefusesUnknownOrAmbiguousIDs(t *testing.T) {
 		name, id, phase string
 		want            error
 	}{
-		{"a prefix of a context id", parent[:12], "planning", runner.ErrNoSuchContext},
-		{"a context id with a suffix", parent + "0", "planning", runner.ErrNoSuchContext},
-		{"a principal name", "local", "planning", runner.ErrNoSuchContext},
-		{"a prefix of a session id", session[:len(session)/2], "planning", runner.ErrNoSuchContext},
-		{"a context and a session onto another", child, "planning", runner.ErrAmbiguousID},
+		{"a prefix of a context id", parent[:12], "planning", operator.ErrNoSuchContext},
+		{"a context id with a suffix", parent + "0", "planning", operator.ErrNoSuchContext},
+		{"a principal name", "local", "planning", operator.ErrNoSuchContext},
+		{"a prefix of a session id", session[:len(session)/2], "planning", operator.ErrNoSuchContext},
+		{"a context and a session onto another", child, "planning", operator.ErrAmbiguousID},
 		{"an unknown phase", parent, "production", nil},
 		{"the exact context id", parent, "planning", nil},
 		{"the exact session id", session, "execution", nil},
@@ -188,7 +189,7 @@ func TestPhaseRefusesUnknownOrAmbiguousIDs(t *testing.T) {
 func usedState(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	op, err := runner.OpenOperator(dir, false)
+	op, err := operator.Open(dir, false)
 	must(t, err)
 	must(t, op.Close())
 	return dir

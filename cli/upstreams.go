@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/pinning"
 )
 
@@ -54,7 +54,7 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	if err := os.MkdirAll(dir, 0o711); err != nil {
 		return fmt.Errorf("creating state dir: %w", err)
 	}
-	op, err := runner.OpenOperator(dir, false)
+	op, err := operator.Open(dir, false)
 	if err != nil {
 		return err
 	}

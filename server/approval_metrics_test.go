@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // TestApprovalLatencyScraped (issue 12, approval latency): needs that wait
@@ -26,7 +26,7 @@ func TestApprovalLatencyScraped(t *testing.T) {
 		}
 		ids = append(ids, structured(t, res)["declaration_id"].(string))
 	}
-	op, err := runner.OpenOperator(o.state, false)
+	op, err := operator.Open(o.state, false)
 	must(t, err)
 	defer op.Close()
 	ctx := context.Background()

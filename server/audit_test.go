@@ -8,7 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // TestEveryCallIsAudited: successes, violations, validation failures and
@@ -25,7 +25,7 @@ func TestEveryCallIsAudited(t *testing.T) {
 		t.Fatal("unknown tool accepted")
 	}
 	recs := f.auditRecords(t)
-	byOutcome := map[string]runner.AuditRecord{}
+	byOutcome := map[string]operator.AuditRecord{}
 	for _, r := range recs {
 		byOutcome[r.Tool+"/"+r.Violation] = r
 	}
@@ -48,7 +48,7 @@ func TestEveryCallIsAudited(t *testing.T) {
 	if r, found := byOutcome["delete_everything/UNKNOWN_TOOL"]; !found || r.Outcome != "violation" {
 		t.Errorf("unknown tool not recorded: %+v", recs)
 	}
-	op, err := runner.OpenOperator(f.state, true)
+	op, err := operator.Open(f.state, true)
 	must(t, err)
 	defer op.Close()
 	v, err := op.Verify(context.Background())
@@ -117,7 +117,7 @@ func TestKillSwitch(t *testing.T) {
 		t.Fatal(text(res))
 	}
 	// The operator trips the switch from "another process": a separate handle on the store.
-	op, err := runner.OpenOperator(f.state, false)
+	op, err := operator.Open(f.state, false)
 	must(t, err)
 	must(t, op.SetKillSwitch(context.Background(), true, "tester", "incident drill"))
 	// The server reads the switch from memory, kept current by a watcher

@@ -16,13 +16,14 @@ import (
 	"github.com/airlock-dev/airlock/internal/edge/edge"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/operator/console"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // handleConsole mounts the web console (package console) at /console. It
 // is always mounted and answers 404 while transports.http.console_role is
 // unset, so a reload can turn it on or off.
 func (s *Server) handleConsole(mux *http.ServeMux) error {
-	c, err := console.New(s.r.Operator(console.TransportName), consoleAdmin{s}, &console.Options{
+	c, err := console.New(operator.Attach(s.r.Lend(), console.TransportName), consoleAdmin{s}, &console.Options{
 		Logger: s.log,
 		SessionTTL: func() time.Duration {
 			return config.Seconds(s.r.Config().Transports.HTTP.ConsoleSessionSeconds)

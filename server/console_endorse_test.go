@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/audit/audit"
+	"github.com/airlock-dev/airlock/internal/execution/provtrace"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // TestConsoleApprovalProvenance: the console's Approvals page shows where
@@ -35,9 +37,9 @@ func TestConsoleApprovalProvenance(t *testing.T) {
 	if p := b.do(t, http.MethodPost, "/console/approvals/decide", form, nil); p.status != http.StatusSeeOther {
 		t.Fatalf("approve with endorse: %d %s", p.status, p.body)
 	}
-	var rec *runner.AuditRecord
+	var rec *audit.Record
 	for _, r := range w.auditRecords(t) {
-		if r.Capability == runner.EndorseCapability {
+		if r.Capability == provtrace.EndorseCapability {
 			rec = &r
 		}
 	}
@@ -45,7 +47,7 @@ func TestConsoleApprovalProvenance(t *testing.T) {
 		!strings.Contains(string(rec.Extra), id) || strings.Contains(string(rec.Extra), "/gated/endorse-me") {
 		t.Fatalf("endorsement record: %+v", rec)
 	}
-	op, err := runner.OpenOperator(w.state, true)
+	op, err := operator.Open(w.state, true)
 	must(t, err)
 	defer op.Close()
 	p, err := op.ContextProvenance(context.Background(), rec.ContextID)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
@@ -131,9 +131,9 @@ func (b *browser) admin(t *testing.T) string {
 
 // consoleRecords are the audit records of the console (its refusals and
 // the operator actions taken through it).
-func consoleRecords(t *testing.T, f *fixture, capability, code string) []runner.AuditRecord {
+func consoleRecords(t *testing.T, f *fixture, capability, code string) []operator.AuditRecord {
 	t.Helper()
-	var out []runner.AuditRecord
+	var out []operator.AuditRecord
 	for _, r := range f.auditRecords(t) {
 		if r.Transport == "console" && (capability == "" || r.Capability == capability) && (code == "" || r.Violation == code) {
 			out = append(out, r)
@@ -306,7 +306,7 @@ func TestConsoleCSRF(t *testing.T) {
 			t.Fatalf("foreign Origin: %d", p.status)
 		}
 	})
-	op, err := runner.OpenOperator(w.state, true)
+	op, err := operator.Open(w.state, true)
 	must(t, err)
 	defer op.Close()
 	if on, _ := op.KillSwitch(context.Background()); on {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/pinning"
 )
 
@@ -40,7 +40,7 @@ func shownDigest(t *testing.T, body, tool string) string {
 // upstreamPin reads one pin from the store.
 func upstreamPin(t *testing.T, w *web, tool string) *pinning.Pin {
 	t.Helper()
-	op, err := runner.OpenOperator(w.state, true)
+	op, err := operator.Open(w.state, true)
 	must(t, err)
 	defer op.Close()
 	pins, err := op.UpstreamPins(context.Background(), "up")

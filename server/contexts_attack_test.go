@@ -11,7 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
@@ -297,9 +297,9 @@ func TestContextHandles(t *testing.T) {
 	if res := call(t, w.legacyClient(t, "agent-b", nil), "list_pools", nil); !strings.Contains(text(res), "beta") {
 		t.Fatalf("the default context binds alpha and beta: %s", text(res))
 	}
-	op, err := runner.OpenOperator(w.state, false)
+	op, err := operator.Open(w.state, false)
 	must(t, err)
-	child, handle, err := op.CreateChild(context.Background(), w.cfg, runner.ChildSpec{Parent: contexts.DefaultID(owner), Pools: []string{"alpha"}}, "tester", "alpha only")
+	child, handle, err := op.CreateChild(context.Background(), w.cfg, operator.ChildSpec{Parent: contexts.DefaultID(owner), Pools: []string{"alpha"}}, "tester", "alpha only")
 	op.Close()
 	must(t, err)
 	hdr := map[string]string{HeaderContext: handle}

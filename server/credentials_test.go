@@ -24,6 +24,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
+	statedir "github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
@@ -301,7 +302,7 @@ func TestCredentialsNeverLeaveTheBoundary(t *testing.T) {
 		places[p] = string(b)
 		return nil
 	}))
-	if _, ok := places[filepath.Join(cf.state, runner.DBFile)]; !ok {
+	if _, ok := places[filepath.Join(cf.state, statedir.DBFile)]; !ok {
 		t.Fatalf("the store file was not searched: %v", len(places))
 	}
 	for where, content := range places {

@@ -14,7 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/attribution"
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // webOrigin is a real HTTP server on loopback standing in for the web.
@@ -189,7 +189,7 @@ func TestDeclareNeedOperatorApproval(t *testing.T) {
 	if again := call(t, c, "declare_need", map[string]any{"declaration_id": id}); again.IsError || o.hits.Load() != 0 {
 		t.Fatalf("collected before approval: %s", text(again))
 	}
-	op, err := runner.OpenOperator(f.state, false)
+	op, err := operator.Open(f.state, false)
 	must(t, err)
 	list, err := op.Approvals(context.Background(), false)
 	must(t, err)
@@ -276,7 +276,7 @@ func TestOperatorMovesThePhase(t *testing.T) {
 	id := structured(t, res)["declaration_id"].(string)
 	recs := f.auditRecords(t)
 	cxID := recs[len(recs)-1].ContextID
-	op, err := runner.OpenOperator(f.state, false)
+	op, err := operator.Open(f.state, false)
 	must(t, err)
 	_, err = op.SetPhase(context.Background(), cxID, "execution", "tester", "plan reviewed")
 	must(t, err)
@@ -306,7 +306,7 @@ func verifyAttribution(t *testing.T, f *fixture, res *mcp.CallToolResult) ([]byt
 	t.Helper()
 	saved, err := json.Marshal(res)
 	must(t, err)
-	op, err := runner.OpenOperator(f.state, true)
+	op, err := operator.Open(f.state, true)
 	must(t, err)
 	defer op.Close()
 	signer, err := op.AttributionSigner(context.Background())

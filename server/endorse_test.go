@@ -10,7 +10,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/audit/audit"
+	"github.com/airlock-dev/airlock/internal/execution/provtrace"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
@@ -58,29 +60,29 @@ func endorseFixture(t *testing.T, approver string) (*fixture, string, string, *a
 // its trusted input when set.
 func (f *fixture) newChild(t *testing.T, parent, task string) (string, string) {
 	t.Helper()
-	op, err := runner.OpenOperator(f.state, false)
+	op, err := operator.Open(f.state, false)
 	must(t, err)
 	defer op.Close()
-	cx, handle, err := op.CreateChild(context.Background(), f.cfg, runner.ChildSpec{Parent: parent, Phase: contexts.PhaseExecution, Task: task}, "tester", "endorse test")
+	cx, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: parent, Phase: contexts.PhaseExecution, Task: task}, "tester", "endorse test")
 	must(t, err)
 	return cx.ID, handle
 }
 
 // operator opens the state as the CLI does, for one step.
-func (f *fixture) operator(t *testing.T) *runner.Operator {
+func (f *fixture) operator(t *testing.T) *operator.API {
 	t.Helper()
-	op, err := runner.OpenOperator(f.state, false)
+	op, err := operator.Open(f.state, false)
 	must(t, err)
 	t.Cleanup(func() { op.Close() })
 	return op
 }
 
 // endorseRecords are the audit's context.endorse records.
-func endorseRecords(t *testing.T, f *fixture) []runner.AuditRecord {
+func endorseRecords(t *testing.T, f *fixture) []audit.Record {
 	t.Helper()
-	var out []runner.AuditRecord
+	var out []audit.Record
 	for _, r := range f.auditRecords(t) {
-		if r.Capability == runner.EndorseCapability {
+		if r.Capability == provtrace.EndorseCapability {
 			out = append(out, r)
 		}
 	}
@@ -147,7 +149,7 @@ func TestEndorsementAudited(t *testing.T) {
 		t.Fatalf("endorsement record: %+v %s", r, r.Extra)
 	}
 	for _, r := range f.auditRecords(t) {
-		if r.Capability == runner.EndorseCapability && strings.Contains(string(r.Extra), agentIBAN) {
+		if r.Capability == provtrace.EndorseCapability && strings.Contains(string(r.Extra), agentIBAN) {
 			t.Fatalf("the endorsed value in the clear: %s", r.Extra)
 		}
 	}
@@ -159,7 +161,7 @@ func TestEndorsementAudited(t *testing.T) {
 	if !used {
 		t.Fatal("no call record shows an endorsed argument")
 	}
-	ro, err := runner.OpenOperator(f.state, true)
+	ro, err := operator.Open(f.state, true)
 	must(t, err)
 	defer ro.Close()
 	if v, err := ro.Verify(context.Background()); err != nil || !v.OK {

@@ -21,6 +21,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // fixture is a real configuration on disk: pools with manifests, a state
@@ -464,13 +465,13 @@ func (f *fixture) edgeRefusals(t *testing.T, code violation.Code) (records, tota
 	return records, total
 }
 
-func (f *fixture) auditRecords(t *testing.T) []runner.AuditRecord {
+func (f *fixture) auditRecords(t *testing.T) []operator.AuditRecord {
 	t.Helper()
-	op, err := runner.OpenOperator(f.state, true)
+	op, err := operator.Open(f.state, true)
 	must(t, err)
 	defer op.Close()
-	var out []runner.AuditRecord
-	must(t, op.Scan(context.Background(), 0, func(r *runner.AuditRecord) error {
+	var out []operator.AuditRecord
+	must(t, op.Scan(context.Background(), 0, func(r *operator.AuditRecord) error {
 		out = append(out, *r)
 		return nil
 	}))

@@ -9,9 +9,9 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/edge/edge"
-	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/kit/strictjson"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
@@ -35,7 +35,7 @@ import (
 // The body is bounded as /mcp's (max_body_bytes, body_read_timeout) and
 // checked by strictjson (no duplicate or case-folded keys) before it is
 // decoded with unknown fields refused. The context's creation and its task
-// are audited by runner.Operator.CreateChild, under the admin's principal,
+// are audited by operator.API.CreateChild, under the admin's principal,
 // transport "operator-http".
 
 // PathOperatorContexts creates child contexts.
@@ -161,10 +161,10 @@ func decodeCreateContext(body []byte) (*createContextRequest, error) {
 	return &req, nil
 }
 
-func (s *Server) createContext(r *http.Request, req *createContextRequest, principal string) (*runner.Context, string, error) {
-	op := s.r.Operator(transportOperatorHTTP)
+func (s *Server) createContext(r *http.Request, req *createContextRequest, principal string) (*operator.Context, string, error) {
+	op := operator.Attach(s.r.Lend(), transportOperatorHTTP)
 	defer op.Close()
-	spec := runner.ChildSpec{Parent: req.Parent, Policy: req.Policy, Pools: req.Pools, Phase: req.Phase, Task: req.Task}
+	spec := operator.ChildSpec{Parent: req.Parent, Policy: req.Policy, Pools: req.Pools, Phase: req.Phase, Task: req.Task}
 	return op.CreateChild(r.Context(), s.r.Config(), spec, principal, req.Reason)
 }
 
@@ -172,9 +172,9 @@ func (s *Server) createContext(r *http.Request, req *createContextRequest, princ
 // the typed ones say what was wrong; anything else is internal.
 func operatorFailure(err error) (int, violation.Code, string) {
 	switch {
-	case errors.Is(err, runner.ErrNoSuchContext), errors.Is(err, runner.ErrAmbiguousID):
+	case errors.Is(err, operator.ErrNoSuchContext), errors.Is(err, operator.ErrAmbiguousID):
 		return http.StatusNotFound, violation.ContextInvalid, "no such parent context"
-	case errors.Is(err, runner.ErrTaskInvalid):
+	case errors.Is(err, operator.ErrTaskInvalid):
 		return http.StatusBadRequest, violation.InvalidArguments, err.Error()
 	case errors.Is(err, contexts.ErrWidens), errors.Is(err, config.ErrUnknownReference), errors.Is(err, contexts.ErrInvalid):
 		return http.StatusUnprocessableEntity, violation.ContextInvalid, err.Error()

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
@@ -32,7 +32,7 @@ func (w *web) postOperator(t *testing.T, method, token, body string) (int, map[s
 
 func (w *web) contextCount(t *testing.T) int {
 	t.Helper()
-	op, err := runner.OpenOperator(w.state, true)
+	op, err := operator.Open(w.state, true)
 	must(t, err)
 	defer op.Close()
 	cs, err := op.Contexts(context.Background(), "")
@@ -100,12 +100,12 @@ func TestOperatorContextsCreate(t *testing.T) {
 		t.Fatalf("create: %d %v", status, out)
 	}
 	cx := out["context"].(string)
-	op, err := runner.OpenOperator(w.state, true)
+	op, err := operator.Open(w.state, true)
 	must(t, err)
 	p, err := op.ContextProvenance(context.Background(), cx)
 	op.Close()
 	must(t, err)
-	if len(p.Inputs) != 1 || p.Inputs[0].ID != runner.TaskInputID || !strings.HasPrefix(p.Inputs[0].AddedBy, "operator:admin/") {
+	if len(p.Inputs) != 1 || p.Inputs[0].ID != operator.TaskInputID || !strings.HasPrefix(p.Inputs[0].AddedBy, "operator:admin/") {
 		t.Fatalf("trusted inputs: %+v", p.Inputs)
 	}
 	var created, tasked bool

@@ -23,6 +23,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/audit/witness"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
+	statedir "github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/internal/kit/metrics"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
@@ -288,7 +289,7 @@ func TestReadyzTurns503WhenTheStoreCannotWrite(t *testing.T) {
 	if status, body := get(t, o.url+PathReadyz, nil); status != http.StatusOK || body != "ready\n" {
 		t.Fatalf("healthy: %d %q", status, body)
 	}
-	lock, err := sql.Open("sqlite", "file:"+filepath.Join(o.state, runner.DBFile))
+	lock, err := sql.Open("sqlite", "file:"+filepath.Join(o.state, statedir.DBFile))
 	must(t, err)
 	defer lock.Close()
 	conn, err := lock.Conn(context.Background())

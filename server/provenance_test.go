@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
@@ -60,9 +61,9 @@ func provFixture(t *testing.T) (*fixture, *childClient, string, *atomic.Int64) {
 		must(t, f.approveTool(t, tool, pins[tool].SeenDigest))
 	}
 	call(t, f.connect(t), "list_pools", nil) // the default context exists
-	op, err := runner.OpenOperator(f.state, false)
+	op, err := operator.Open(f.state, false)
 	must(t, err)
-	_, handle, err := op.CreateChild(context.Background(), f.cfg, runner.ChildSpec{Parent: contexts.DefaultID("local"), Phase: contexts.PhaseExecution, Task: provTask}, "tester", "rent")
+	_, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: contexts.DefaultID("local"), Phase: contexts.PhaseExecution, Task: provTask}, "tester", "rent")
 	op.Close()
 	must(t, err)
 	return f, f.child(t, f.r, handle), handle, &sent
@@ -138,7 +139,7 @@ func TestProvenanceStopsInjectedRecipient(t *testing.T) {
 			case a.Arg == "recipient" && a.Origin == "untrusted" && r.Violation == "PROVENANCE_DENIED":
 				denied = len(a.Sources) > 0 && strings.HasPrefix(a.Sources[0], "att_") && a.ValueHMAC != "" && r.RuleID == "recipient-from-content"
 			case a.Arg == "recipient" && a.Origin == "trusted" && r.Outcome == "ok":
-				allowed = allowed || (len(a.Sources) > 0 && a.Sources[0] == runner.TaskInputID)
+				allowed = allowed || (len(a.Sources) > 0 && a.Sources[0] == operator.TaskInputID)
 			}
 		}
 		for _, l := range extra.Labels {
@@ -151,7 +152,7 @@ func TestProvenanceStopsInjectedRecipient(t *testing.T) {
 	if !denied || !allowed || !labelled {
 		t.Fatalf("audit: denial with its source %v, allowance from the task %v, label of the answer %v", denied, allowed, labelled)
 	}
-	op, err := runner.OpenOperator(f.state, true)
+	op, err := operator.Open(f.state, true)
 	must(t, err)
 	defer op.Close()
 	if v, err := op.Verify(context.Background()); err != nil || !v.OK {
@@ -220,9 +221,9 @@ func TestAgentCannotCreateTrustedInput(t *testing.T) {
 		must(t, f.approveTool(t, tool, pins[tool].SeenDigest))
 	}
 	call(t, f.connect(t), "list_pools", nil)
-	op, err := runner.OpenOperator(f.state, false)
+	op, err := operator.Open(f.state, false)
 	must(t, err)
-	cx, handle, err := op.CreateChild(context.Background(), f.cfg, runner.ChildSpec{Parent: contexts.DefaultID("local"), Phase: contexts.PhaseExecution, Task: provTask}, "tester", "rent")
+	cx, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: contexts.DefaultID("local"), Phase: contexts.PhaseExecution, Task: provTask}, "tester", "rent")
 	op.Close()
 	must(t, err)
 	cc := f.child(t, f.r, handle)
@@ -260,12 +261,12 @@ func TestAgentCannotCreateTrustedInput(t *testing.T) {
 		t.Fatalf("reading the run's output: %s", text(res))
 	}
 
-	op, err = runner.OpenOperator(f.state, true)
+	op, err = operator.Open(f.state, true)
 	must(t, err)
 	p, err := op.ContextProvenance(context.Background(), cx.ID)
 	op.Close()
 	must(t, err)
-	if len(p.Inputs) != 1 || p.Inputs[0].ID != runner.TaskInputID || p.Inputs[0].Text != provTask {
+	if len(p.Inputs) != 1 || p.Inputs[0].ID != operator.TaskInputID || p.Inputs[0].Text != provTask {
 		t.Fatalf("trusted inputs changed: %+v", p.Inputs)
 	}
 	var untrustedCopies int

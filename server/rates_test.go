@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/config"
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
@@ -30,9 +30,9 @@ func TestRateIsThePrincipalsAcrossContexts(t *testing.T) {
 	}
 	wantCode(t, call(t, c, "read_pool_file", read), "LIMIT_EXCEEDED")
 
-	op, err := runner.OpenOperator(f.state, false)
+	op, err := operator.Open(f.state, false)
 	must(t, err)
-	_, handle, err := op.CreateChild(context.Background(), f.cfg, runner.ChildSpec{Parent: contexts.DefaultID("local"), Pools: []string{"alpha"}}, "tester", "a child for the rate test")
+	_, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: contexts.DefaultID("local"), Pools: []string{"alpha"}}, "tester", "a child for the rate test")
 	op.Close()
 	must(t, err)
 	child, err := New(f.r, &Options{StdioContext: handle})
@@ -63,9 +63,9 @@ func TestContextWhosePolicyWasRemovedIsRefused(t *testing.T) {
 	cfg = strings.Replace(cfg, "policies:\n", "policies:\n  narrow:\n    extends: base\n    deny: [\"pool.list\"]\n", 1)
 	f := newFixtureConfig(t, cfg)
 	call(t, f.connect(t), "list_pools", nil) // the default context exists
-	op, err := runner.OpenOperator(f.state, false)
+	op, err := operator.Open(f.state, false)
 	must(t, err)
-	_, handle, err := op.CreateChild(context.Background(), f.cfg, runner.ChildSpec{Parent: contexts.DefaultID("local"), Policy: "narrow"}, "tester", "narrow policy")
+	_, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: contexts.DefaultID("local"), Policy: "narrow"}, "tester", "narrow policy")
 	op.Close()
 	must(t, err)
 	child, err := New(f.r, &Options{StdioContext: handle})

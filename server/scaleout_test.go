@@ -12,7 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	statedir "github.com/airlock-dev/airlock/internal/execution/state"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/store/pgtest"
 )
 
@@ -28,7 +29,7 @@ import (
 func pgFixtures(t *testing.T, n int, role string) []*fixture {
 	t.Helper()
 	dsn := pgtest.DSN(t)
-	t.Setenv(runner.StoreEnv, dsn)
+	t.Setenv(statedir.StoreEnv, dsn)
 	var fs []*fixture
 	for range n {
 		fs = append(fs, newFixtureConfig(t, fmt.Sprintf(testConfig, role)+"store: "+dsn+"\n"))
@@ -48,7 +49,7 @@ func TestScaleOutApprovalAcrossInstances(t *testing.T) {
 		t.Fatalf("pending: %s", text(res))
 	}
 	id := structured(t, res)["declaration_id"].(string)
-	op, err := runner.OpenOperator(fs[1].state, false)
+	op, err := operator.Open(fs[1].state, false)
 	must(t, err)
 	list, err := op.Approvals(context.Background(), false)
 	must(t, err)
@@ -77,14 +78,14 @@ func verifyShared(t *testing.T, fs []*fixture) {
 	t.Helper()
 	instances := map[string]bool{}
 	for i, f := range fs {
-		op, err := runner.OpenOperator(f.state, true)
+		op, err := operator.Open(f.state, true)
 		must(t, err)
 		v, err := op.Verify(context.Background())
 		must(t, err)
 		if !v.OK {
 			t.Fatalf("instance %d: chain does not verify: %+v", i, v)
 		}
-		must(t, op.Scan(context.Background(), 0, func(r *runner.AuditRecord) error {
+		must(t, op.Scan(context.Background(), 0, func(r *operator.AuditRecord) error {
 			instances[r.Instance] = true
 			return nil
 		}))
@@ -127,7 +128,7 @@ func TestScaleOutKillSwitch(t *testing.T) {
 		t.Fatalf("before: %s", text(res))
 	}
 	ctx := context.Background()
-	st, err := runner.TripKillSwitch(fs[0].state, "tester", "incident")
+	st, err := operator.TripKillSwitch(fs[0].state, "tester", "incident")
 	must(t, err)
 	if res := callUntil(t, a, "read_pool_file", read, func(res *mcp.CallToolResult) bool { return code(res) == "KILL_SWITCH_ENGAGED" }); code(res) != "KILL_SWITCH_ENGAGED" {
 		t.Fatalf("A right after the trip: %q %s", code(res), text(res))
@@ -136,7 +137,7 @@ func TestScaleOutKillSwitch(t *testing.T) {
 	// returned). Measured from before the call instead, the first refused
 	// call started 19–42 ms in under load, right after it returned: B had
 	// already seen the NOTIFY by then.
-	_, err = runner.RecordKillChange(ctx, fs[0].state, st)
+	_, err = operator.RecordKillChange(ctx, fs[0].state, st)
 	must(t, err)
 	recorded := time.Now()
 	// Issue 11's bound: every call on B that starts more than 50 ms after
@@ -157,7 +158,7 @@ func TestScaleOutKillSwitch(t *testing.T) {
 	// `airlock kill --release` beside instance B: audited first, then the
 	// row and B's file; A's file still says engaged, so A stays stopped
 	// until the release reaches its machine too (the file is per machine).
-	op, err := runner.OpenOperator(fs[1].state, false)
+	op, err := operator.Open(fs[1].state, false)
 	must(t, err)
 	must(t, op.SetKillSwitch(ctx, false, "tester", "over"))
 	op.Close()
@@ -175,7 +176,7 @@ func TestScaleOutKillSwitch(t *testing.T) {
 	if res := call(t, a, "read_pool_file", read); code(res) != "KILL_SWITCH_ENGAGED" {
 		t.Fatalf("A, whose own file is still engaged: %q %s", code(res), text(res))
 	}
-	op, err = runner.OpenOperator(fs[0].state, false)
+	op, err = operator.Open(fs[0].state, false)
 	must(t, err)
 	must(t, op.SetKillSwitch(ctx, false, "tester", "over here too"))
 	op.Close()
@@ -197,7 +198,7 @@ func TestScaleOutCollectOnce(t *testing.T) {
 	for round := range 4 {
 		res := call(t, a, "declare_need", need(fmt.Sprintf("%s/gated/r%d", o.URL, round)))
 		id := structured(t, res)["declaration_id"].(string)
-		op, err := runner.OpenOperator(fs[1].state, false)
+		op, err := operator.Open(fs[1].state, false)
 		must(t, err)
 		_, err = op.Approve(context.Background(), id, "tester", "ok")
 		must(t, err)

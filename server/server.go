@@ -25,10 +25,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"github.com/airlock-dev/airlock/internal/kit/origin"
 	"log/slog"
 	"sync"
 	"sync/atomic"
+
+	"github.com/airlock-dev/airlock/internal/kit/origin"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -36,6 +37,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/edge/edge"
 	"github.com/airlock-dev/airlock/internal/edge/tracing"
+	"github.com/airlock-dev/airlock/internal/execution/catalog"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 	"github.com/airlock-dev/airlock/internal/kit/metrics"
@@ -69,8 +71,8 @@ type Server struct {
 	stdioContext string
 
 	mu       sync.Mutex
-	local    map[string]*runner.Session // stdio/SSE/in-process session id → handle
-	declared map[string]runner.ToolInfo // what mcp-go was last given, per tool
+	local    map[string]*runner.Session  // stdio/SSE/in-process session id → handle
+	declared map[string]catalog.ToolInfo // what mcp-go was last given, per tool
 
 	// The edge (package edge): the browser-origin allow-list, reloaded
 	// with the tokens, and the aggregator that audits refusals.
@@ -143,7 +145,7 @@ func (s *Server) registerTools() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.declared == nil {
-		s.declared = map[string]runner.ToolInfo{}
+		s.declared = map[string]catalog.ToolInfo{}
 	}
 	for _, t := range s.r.Tools() {
 		if old, ok := s.declared[t.Name]; ok && old.Description == t.Description && bytes.Equal(old.InputSchema, t.InputSchema) && bytes.Equal(old.OutputSchema, t.OutputSchema) {

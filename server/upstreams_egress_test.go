@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // egressNameMap is the fixture's EgressResolver: the test names map to
@@ -74,7 +74,7 @@ func TestUpstreamStdioEgress(t *testing.T) {
     timeout_ms: 20000
 `, bin, filepath.Dir(bin), tlsPort, httpPort, tlsPort)
 	f := newFixtureConfig(t, cfg)
-	op, err := runner.OpenOperator(f.state, false)
+	op, err := operator.Open(f.state, false)
 	must(t, err)
 	op.UseSandboxTrampoline(trampoline)
 	if errs := op.RefreshUpstreams(context.Background(), f.cfg, "net", "tester"); len(errs) > 0 {
@@ -138,7 +138,7 @@ func TestUpstreamStdioEgress(t *testing.T) {
 }
 
 // lastEgressRecord is the newest upstream.egress record for host.
-func lastEgressRecord(t *testing.T, f *fixture, host string) runner.AuditRecord {
+func lastEgressRecord(t *testing.T, f *fixture, host string) operator.AuditRecord {
 	t.Helper()
 	recs := f.auditRecords(t)
 	for i := len(recs) - 1; i >= 0; i-- {
@@ -155,5 +155,5 @@ func lastEgressRecord(t *testing.T, f *fixture, host string) runner.AuditRecord 
 		}
 	}
 	t.Fatalf("no upstream.egress record for %s", host)
-	return runner.AuditRecord{}
+	return operator.AuditRecord{}
 }

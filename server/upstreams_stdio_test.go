@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // buildProbe builds testdata/mcpprobe (a stdio MCP server that tries the
@@ -55,7 +55,7 @@ func TestUpstreamStdioSandboxed(t *testing.T) {
     command: [/bin/false]
     timeout_ms: 20000
 `, bin, filepath.Dir(bin)))
-	op, err := runner.OpenOperator(f.state, false)
+	op, err := operator.Open(f.state, false)
 	must(t, err)
 	op.UseSandboxTrampoline(trampoline)
 	// An upstream that dies at once is UPSTREAM_UNAVAILABLE, promptly

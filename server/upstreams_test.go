@@ -18,6 +18,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/pinning"
 )
 
@@ -180,7 +181,7 @@ func mcpNeed(tool string, args map[string]any) map[string]any {
 // them by tool.
 func (f *fixture) review(t testing.TB) map[string]*pinning.Pin {
 	t.Helper()
-	op, err := runner.OpenOperator(f.state, false)
+	op, err := operator.Open(f.state, false)
 	must(t, err)
 	defer op.Close()
 	if errs := op.RefreshUpstreams(context.Background(), f.cfg, "", "tester"); len(errs) > 0 {
@@ -197,7 +198,7 @@ func (f *fixture) review(t testing.TB) map[string]*pinning.Pin {
 
 func (f *fixture) approveTool(t testing.TB, tool, digest string) error {
 	t.Helper()
-	op, err := runner.OpenOperator(f.state, false)
+	op, err := operator.Open(f.state, false)
 	must(t, err)
 	defer op.Close()
 	_, err = op.ApproveUpstreamTool(context.Background(), "up", tool, digest, "tester")
@@ -292,7 +293,7 @@ func TestUpstreamApprovedCallFencedAndAttributed(t *testing.T) {
 // operator does.
 func setPhaseOf(t *testing.T, f *fixture, declID, phase string) {
 	t.Helper()
-	op, err := runner.OpenOperator(f.state, false)
+	op, err := operator.Open(f.state, false)
 	must(t, err)
 	defer op.Close()
 	ds, err := op.Approvals(context.Background(), true)
@@ -518,7 +519,7 @@ func TestUpstreamDuplicateNameBlocked(t *testing.T) {
 		return `{"tools":[` + one + `]}`
 	}, &calls)
 	f, _ := upstreamFixtureWith(t, "mcper", fmt.Sprintf("  - {id: dup, url: %s/mcp}\n", raw.URL))
-	op, err := runner.OpenOperator(f.state, false)
+	op, err := operator.Open(f.state, false)
 	must(t, err)
 	defer op.Close()
 	ctx := context.Background()

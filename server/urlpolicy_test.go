@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // TestDeclareNeedNormalisedURL: through the whole stack, a path rule
@@ -37,7 +37,7 @@ func TestDeclareNeedNormalisedURL(t *testing.T) {
 			}
 		})
 	}
-	op, err := runner.OpenOperator(f.state, true)
+	op, err := operator.Open(f.state, true)
 	must(t, err)
 	defer op.Close()
 	list, err := op.Approvals(context.Background(), false)
@@ -196,7 +196,7 @@ func TestQueryCredentialsNeverStored(t *testing.T) {
 	if o.served("/download") != 1 {
 		t.Fatalf("the redirect was not followed: %v", o.hits)
 	}
-	op, err := runner.OpenOperator(f.state, true)
+	op, err := operator.Open(f.state, true)
 	must(t, err)
 	list, err := op.Approvals(context.Background(), true)
 	op.Close()

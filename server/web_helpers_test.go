@@ -17,6 +17,7 @@ import (
 
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // Helpers for the HTTP context, session and approval tests: every HTTP role
@@ -303,9 +304,9 @@ func (w *web) modernCall(t *testing.T, role string, headers map[string]string, e
 }
 
 // sessionRefusals are the audited session refusals with code.
-func (f *fixture) sessionRefusals(t *testing.T, code string) []runner.AuditRecord {
+func (f *fixture) sessionRefusals(t *testing.T, code string) []operator.AuditRecord {
 	t.Helper()
-	var out []runner.AuditRecord
+	var out []operator.AuditRecord
 	for _, r := range f.auditRecords(t) {
 		if r.Capability == "transport.session" && r.Violation == code {
 			out = append(out, r)
@@ -317,9 +318,9 @@ func (f *fixture) sessionRefusals(t *testing.T, code string) []runner.AuditRecor
 // toolRecords are the final audit records of tool calls (not the
 // "started" records of consequential ones) with the given violation code
 // ("" = successful calls).
-func (f *fixture) toolRecords(t *testing.T, tool, code string) []runner.AuditRecord {
+func (f *fixture) toolRecords(t *testing.T, tool, code string) []operator.AuditRecord {
 	t.Helper()
-	var out []runner.AuditRecord
+	var out []operator.AuditRecord
 	for _, r := range f.auditRecords(t) {
 		if r.Tool == tool && r.Outcome != "started" && r.Violation == code {
 			out = append(out, r)
@@ -329,14 +330,14 @@ func (f *fixture) toolRecords(t *testing.T, tool, code string) []runner.AuditRec
 }
 
 // approved lists the declarations in the store that were ever approved.
-func (f *fixture) approved(t *testing.T) []*runner.Declaration {
+func (f *fixture) approved(t *testing.T) []*operator.Declaration {
 	t.Helper()
-	op, err := runner.OpenOperator(f.state, true)
+	op, err := operator.Open(f.state, true)
 	must(t, err)
 	defer op.Close()
 	all, err := op.Approvals(context.Background(), true)
 	must(t, err)
-	var out []*runner.Declaration
+	var out []*operator.Declaration
 	for _, d := range all {
 		for _, h := range d.History {
 			if h.To == declarations.StateApproved {
@@ -351,7 +352,7 @@ func (f *fixture) approved(t *testing.T) []*runner.Declaration {
 // operatorApprove approves a declaration as an operator would.
 func (f *fixture) operatorApprove(t *testing.T, id string) {
 	t.Helper()
-	op, err := runner.OpenOperator(f.state, false)
+	op, err := operator.Open(f.state, false)
 	must(t, err)
 	defer op.Close()
 	_, err = op.Approve(context.Background(), id, "tester", "reviewed")

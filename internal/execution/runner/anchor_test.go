@@ -11,22 +11,24 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/audit/witness"
 	"github.com/airlock-dev/airlock/internal/config"
+	statedir "github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // TestKillFileTripsRunnerWhileStoreLocked: with another connection holding
-// BEGIN IMMEDIATE on the store, TripKillSwitch returns at once and the
+// BEGIN IMMEDIATE on the store, operator.TripKillSwitch returns at once and the
 // runner's kill-switch step refuses the next call; once the lock is gone
 // the runner itself audits the change (issue 10 item 13).
 func TestKillFileTripsRunnerWhileStoreLocked(t *testing.T) {
 	r, state := newRunner(t, nil)
 	ctx := context.Background()
-	raw, err := (&rawLock{}).open(filepath.Join(state, DBFile))
+	raw, err := (&rawLock{}).open(filepath.Join(state, statedir.DBFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if _, err := TripKillSwitch(state, "op", "locked drill"); err != nil {
+	if _, err := operator.TripKillSwitch(state, "op", "locked drill"); err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d > time.Second {
@@ -76,7 +78,7 @@ func TestRunnerRefusesRolledBackStore(t *testing.T) {
 	ctx := context.Background()
 	s.Run(ctx, Call{Tool: "list_pools"})
 	older := filepath.Join(t.TempDir(), "older.db")
-	if _, err := (&rawLock{}).exec(filepath.Join(state, DBFile), fmt.Sprintf("VACUUM INTO '%s'", older)); err != nil {
+	if _, err := (&rawLock{}).exec(filepath.Join(state, statedir.DBFile), fmt.Sprintf("VACUUM INTO '%s'", older)); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
@@ -87,15 +89,15 @@ func TestRunnerRefusesRolledBackStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The final checkpoint at Close names the last record.
-	key, _ := witness.LoadKey(filepath.Join(state, WitnessKeyFile))
-	cps, err := witness.ReadFile(filepath.Join(state, WitnessFile), key)
+	key, _ := witness.LoadKey(filepath.Join(state, statedir.WitnessKeyFile))
+	cps, err := witness.ReadFile(filepath.Join(state, statedir.WitnessFile), key)
 	if err != nil || len(cps) == 0 {
 		t.Fatalf("witness: %v", err)
 	}
 	b, _ := os.ReadFile(older)
-	os.Remove(filepath.Join(state, DBFile+"-wal"))
-	os.Remove(filepath.Join(state, DBFile+"-shm"))
-	if err := os.WriteFile(filepath.Join(state, DBFile), b, 0o600); err != nil {
+	os.Remove(filepath.Join(state, statedir.DBFile+"-wal"))
+	os.Remove(filepath.Join(state, statedir.DBFile+"-shm"))
+	if err := os.WriteFile(filepath.Join(state, statedir.DBFile), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	r2, err := New(cfg, state, nil)
@@ -126,11 +128,11 @@ func TestCheckpointCadenceFromConfig(t *testing.T) {
 	for range 6 {
 		s.Run(context.Background(), Call{Tool: "list_pools"})
 	}
-	key, _ := witness.LoadKey(filepath.Join(state, WitnessKeyFile))
+	key, _ := witness.LoadKey(filepath.Join(state, statedir.WitnessKeyFile))
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		head, _, _ := r.db.Head(context.Background())
-		cps, err := witness.ReadFile(filepath.Join(state, WitnessFile), key)
+		cps, err := witness.ReadFile(filepath.Join(state, statedir.WitnessFile), key)
 		if err != nil {
 			t.Fatal(err)
 		}

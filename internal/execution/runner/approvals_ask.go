@@ -12,9 +12,6 @@ import (
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
-// ChallengeKeyName is the store key that signs approval questions.
-const ChallengeKeyName = "approval-challenge"
-
 // questionTTL bounds how long a person has to answer one question; a later
 // answer is refused and the agent asks again.
 const questionTTL = 10 * time.Minute

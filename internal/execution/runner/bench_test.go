@@ -28,7 +28,7 @@ func BenchmarkReadDirectHandler(b *testing.B) {
 	r, _ := newRunnerWith(b, benchCfgYAML, nil)
 	s := openSession(b, r)
 	tool := r.tools["read_pool_file"]
-	args, _, err := decode(tool, r.gen.Load().tools[tool.Name].validator, readArgs)
+	args, _, err := decode(tool, r.gen.Load().tools[tool.Name].Validator, readArgs)
 	if err != nil {
 		b.Fatal(err)
 	}

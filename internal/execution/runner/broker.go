@@ -12,6 +12,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/execution/comm"
 	"github.com/airlock-dev/airlock/internal/execution/credentials"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/execution/upstream"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/limits"
 	"github.com/airlock-dev/airlock/internal/policy/policy"
@@ -170,8 +171,8 @@ func (b *sessionBroker) Execute(ctx context.Context, need declarations.Need) (*t
 			RetrievedAt: b.s.r.now().UTC(), Truncated: t.Truncated, Details: map[string]any{"rows": len(t.Rows), "columns": t.Columns}}, nil
 	case declarations.OpMCP:
 		// The policy rides in ctx to a stdio upstream's egress proxy
-		// (upstream_egress.go): its network section judges every host.
-		return b.s.r.callUpstream(withEgressCaller(ctx, b.s.principal, b.policy), b.s.principal, b.policy, need)
+		// (package upstream): its network section judges every host.
+		return b.s.r.callUpstream(upstream.WithCaller(ctx, b.s.principal, b.policy), b.s.principal, b.policy, need)
 	default:
 		return nil, violation.New(violation.InvalidArguments, "unknown operation %q", need.Operation)
 	}

@@ -2,15 +2,15 @@ package runner
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/execution/derived"
+	"github.com/airlock-dev/airlock/internal/execution/state"
+	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 	"github.com/airlock-dev/airlock/internal/policy/policy"
@@ -28,7 +28,7 @@ const maxChain = 8
 // the principal's and must still restrict its parent.
 func (r *Runner) resolveContext(ctx context.Context, principal, role, handle string) (*contexts.Context, error) {
 	if handle != "" {
-		id, ok := r.contextIDFromHandle(handle)
+		id, ok := state.ContextOfHandle(r.handleKey, handle)
 		if !ok {
 			return nil, violation.Wrap(violation.ContextInvalid, ErrContextHandle, "the context handle is not one this server issued")
 		}
@@ -128,11 +128,11 @@ type binding struct {
 // context and pool set (the binding itself is frozen in the store; a
 // rebound default context gets a new one).
 func (r *Runner) bound(ctx context.Context, cx *contexts.Context) (*sources.Context, error) {
-	key := strings.Join(cx.Pools, "\x00") + "\x01" + cx.Env[envDerivedPools]
+	key := strings.Join(cx.Pools, "\x00") + "\x01" + cx.Env[derived.EnvKey]
 	if v, ok := r.bindings.Load(cx.ID); ok && v.(*binding).pools == key {
 		return v.(*binding).sc, nil
 	}
-	sc, err := r.pools.Bind(cx.ID, r.boundPoolIDs(ctx, cx))
+	sc, err := r.pools.Bind(cx.ID, r.derived.BoundIDs(ctx, cx))
 	if err != nil {
 		return nil, fmt.Errorf("binding pools of context %s: %w", cx.ID, err)
 	}
@@ -152,7 +152,7 @@ func (r *Runner) boundUsage(contextID string) (sources.UsageSummary, bool) {
 func (r *Runner) auditContext(ctx context.Context, cx *contexts.Context, capability, reason string) {
 	rec := &store.Record{Time: r.now().UTC(), ContextID: cx.ID, Principal: cx.Principal, Role: cx.Role, Transport: "internal",
 		Capability: capability, Phase: cx.Phase, Decision: "allow", Outcome: "ok", Reason: reason,
-		Extra: mustJSON(map[string]any{"parent": cx.Parent, "policy": cx.Policy, "policy_version": cx.PolicyVersion, "pools": cx.Pools})}
+		Extra: rawjson.Marshal(map[string]any{"parent": cx.Parent, "policy": cx.Policy, "policy_version": cx.PolicyVersion, "pools": cx.Pools})}
 	if err := r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
 		r.log.Error("auditing a context change", "context", cx.ID, "err", err)
 	}
@@ -166,32 +166,4 @@ func (r *Runner) policyOf(cx *contexts.Context) (*policy.Policy, error) {
 		return nil, violation.New(violation.Unavailable, "the policy %q of this context no longer exists; an operator must rebind it", cx.Policy)
 	}
 	return pol, nil
-}
-
-// ContextHandleKeyName is the store key that signs context handles.
-const ContextHandleKeyName = "context-handle"
-
-// A context handle is "ctxh_<id>.<mac>": a client presents it (the
-// Airlock-Context header, or --context on stdio) to run in a child context.
-// The MAC means a client cannot name a context it was not given; the
-// principal check means a handle given to one principal is useless to
-// another.
-const handlePrefix = "ctxh_"
-
-func contextHandle(key []byte, id string) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("airlock context handle\x00" + id))
-	return handlePrefix + id + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:18])
-}
-
-func (r *Runner) contextIDFromHandle(h string) (string, bool) {
-	rest, ok := strings.CutPrefix(h, handlePrefix)
-	if !ok || len(h) > 256 {
-		return "", false
-	}
-	id, _, ok := strings.Cut(rest, ".")
-	if !ok || !hmac.Equal([]byte(contextHandle(r.handleKey, id)), []byte(h)) {
-		return "", false
-	}
-	return id, true
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/airlock-dev/airlock/attribution"
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/approvallatency"
+	"github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/internal/policy/challenge"
 	"github.com/airlock-dev/airlock/store"
 )
@@ -17,7 +19,7 @@ const sweepInterval = 30 * time.Second
 
 func (r *Runner) initDeclarations(cfg *config.Config) error {
 	ctx := context.Background()
-	key, err := r.db.Key(ctx, AttributionKeyName)
+	key, err := r.db.Key(ctx, state.AttributionKey)
 	if err != nil {
 		return fmt.Errorf("loading the attribution key: %w", err)
 	}
@@ -27,22 +29,25 @@ func (r *Runner) initDeclarations(cfg *config.Config) error {
 	if r.broker, err = newBrokerConfig(cfg); err != nil {
 		return err
 	}
-	if r.handleKey, err = r.db.Key(ctx, ContextHandleKeyName); err != nil {
+	if r.handleKey, err = r.db.Key(ctx, state.ContextHandleKey); err != nil {
 		return fmt.Errorf("loading the context handle key: %w", err)
 	}
-	ckey, err := r.db.Key(ctx, ChallengeKeyName)
+	ckey, err := r.db.Key(ctx, state.ChallengeKey)
 	if err != nil {
 		return fmt.Errorf("loading the approval challenge key: %w", err)
 	}
 	if r.challenges, err = challenge.New(ckey); err != nil {
 		return err
 	}
-	r.approvals = approvalWatch{here: map[string]bool{}}
-	r.decls = newManager(r.db, cfg, r.now, approvalObserver(r.metrics, &r.approvals))
+	r.approvals = approvallatency.New(r.metrics, r.db.Declarations(), r.now, r.log)
+	r.decls = newManager(r.db, cfg, r.now, r.approvals.Observer())
 	r.stop = make(chan struct{})
 	go r.every(sweepInterval, r.Sweep)
 	return nil
 }
+
+// The approval latency sweep reads the store's declarations.
+var _ approvallatency.Store = (*store.DeclarationStore)(nil)
 
 // newManager is the declarations' lifecycle under cfg; onDecided (may
 // be nil) times every need that waited for a person (approval latency).
@@ -63,7 +68,7 @@ func (r *Runner) Sweep(ctx context.Context) {
 	r.ExpireDeclarations(ctx)
 	r.closeIdleSessions(ctx)
 	r.creds.Check() // a secret file removed while unused: audit its revocation
-	r.observeDecisionsElsewhere(ctx)
+	r.approvals.Sweep(ctx)
 }
 
 // every runs f each interval until the runner closes: the expiry sweep of

@@ -14,37 +14,50 @@ import (
 	"github.com/airlock-dev/airlock/fence"
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/limits"
 	"github.com/airlock-dev/airlock/internal/policy/redact"
 )
 
-// finish runs steps 10-13: bound the error, truncate, fence, audit.
+// finish runs what follows the handler: steps 10-13 (bound the error,
+// truncate, fence, audit) and the call's close.
 func (c *call) finish(ctx context.Context, res *toolkit.Result, err error) *Response {
 	c.rec.DurationMicros = c.s.r.now().Sub(c.start).Microseconds()
+	// step: after the handler
 	if err == nil && res != nil && res.Pending != nil {
 		c.s.r.notifyPending(c.s, res.Pending)
 	}
 	if err == nil && res != nil && res.Derived != nil {
 		// The outputs exist whatever happens here; if the pool cannot be
 		// registered the agent is told so and the audit keeps the cause.
-		if derr := c.s.r.addDerived(ctx, c.s.contextID, res.Derived); derr != nil {
+		if derr := c.s.r.derived.Add(ctx, c.s.contextID, res.Derived); derr != nil {
 			c.log.Error("registering a run's output pool", "context", c.s.contextID, "pool", res.Derived.ID, "err", derr)
 			c.rec.Error = truncateString(derr.Error(), 4096)
 			res.Text += "(The output pool could not be registered; the outputs are kept on the server.)\n"
 		}
 	}
+	// step: 10. bound the error — an error ends here (boundError); a
+	// result goes on to 11 and 12 (render).
+	// step: 11. truncate
+	// step: 12. fence
 	var resp *Response
 	if err != nil {
 		resp = c.boundError(err)
 	} else {
 		resp = c.render(res)
 	}
-	resp = c.recordSeen(ctx, resp) // provenance.go: labels before the audit
-	c.auditProvenance()            // 13. audit — durable before the response leaves. Use a context that
-	// outlives a cancelled call: a call the client abandoned is still recorded.
+	// step: labels — what the agent is handed is recorded in its context,
+	// with its source and integrity (provenance.go), and each traced
+	// argument's provenance joins the record.
+	resp = c.recordSeen(ctx, resp)
+	c.auditProvenance()
+	// step: 13. audit — durable before the response leaves. Use a context
+	// that outlives a cancelled call: a call the client abandoned is still
+	// recorded.
 	c.auditStart = time.Now()
 	aerr := c.s.r.db.Append(context.WithoutCancel(ctx), c.rec)
+	// step: close — the log line, then (deferred) the metrics and the span.
 	defer c.observe(time.Now())
 	if aerr != nil {
 		c.log.Error("audit append failed; refusing call", "session", c.s.id, "tool", c.rec.Tool, "err", aerr)
@@ -181,7 +194,7 @@ func (c *call) render(res *toolkit.Result) *Response {
 	if len(res.Audit) > 0 {
 		// A fetch's final URL may come from a redirect to a presigned or
 		// token-bearing URL: its query credentials are hashed.
-		c.rec.Extra = audit.WithClient(mustJSON(c.s.r.redactor.Strings(res.Audit)), c.s.clientID)
+		c.rec.Extra = audit.WithClient(rawjson.Marshal(c.s.r.redactor.Strings(res.Audit)), c.s.clientID)
 	}
 	return resp
 }
@@ -239,12 +252,4 @@ func truncate(s string, max int) (string, bool) {
 func truncateString(s string, max int) string {
 	out, _ := truncate(s, max)
 	return out
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		b, _ = json.Marshal(map[string]string{"marshal_error": err.Error()})
-	}
-	return b
 }

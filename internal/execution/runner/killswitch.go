@@ -17,17 +17,13 @@ import (
 // TestKillFromAnotherProcessWithin50ms) and a call costs an atomic load
 // instead of a stat and a database probe (issue 11). If either state
 // cannot be read, the call is refused: fail closed.
+//
+// A change this process has not seen recorded is audited in the background
+// as soon as the store can take it (state.Anchor.Kill).
 func (r *Runner) killSwitch(ctx context.Context) error {
-	v := r.anchor.watch.View()
+	v := r.anchor.Kill()
 	if v.Err != nil {
 		return violation.Wrap(violation.KillSwitchEngaged, v.Err, "kill switch state unavailable; refusing all calls")
-	}
-	// A change this process has not seen recorded is audited in the
-	// background as soon as the store can take it.
-	if st := v.File; st.ID != "" {
-		if p := r.anchor.recorded.Load(); p == nil || *p != st.ID {
-			r.recordKillAsync(st)
-		}
 	}
 	if v.File.Engaged || v.Store {
 		return violation.New(violation.KillSwitchEngaged, "the operator has stopped all tool execution")

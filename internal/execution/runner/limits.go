@@ -2,22 +2,15 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"sync"
 
+	"github.com/airlock-dev/airlock/internal/execution/state"
+	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 	"github.com/airlock-dev/airlock/internal/policy/limits"
 	"github.com/airlock-dev/airlock/internal/policy/policy"
 )
-
-// Usage keys in the store: a context's counters (max_actions,
-// max_total_cost) and a principal's rate buckets. Rates follow the
-// principal rather than the context so that a fresh child context does not
-// come with a fresh rate.
-func counterKey(contextID string) string { return "context:" + contextID }
-func rateKey(principal string) string    { return "rate:" + principal }
 
 // trackers caches one limits.Tracker per policy version (a tracker holds
 // only the compiled spec; the usage is in the store).
@@ -51,12 +44,12 @@ func (r *Runner) admit(ctx context.Context, chain []*contexts.Context, principal
 		}
 		tr := r.trackers.get(pol)
 		counts = counts || tr.Counts()
-		levels = append(levels, level{counterKey(cx.ID), tr})
+		levels = append(levels, level{state.CounterKey(cx.ID), tr})
 	}
 	if !counts {
 		return nil
 	}
-	keys := []string{rateKey(principal)}
+	keys := []string{state.RateKey(principal)}
 	for _, l := range levels {
 		keys = append(keys, l.key)
 	}
@@ -67,7 +60,7 @@ func (r *Runner) admit(ctx context.Context, chain []*contexts.Context, principal
 			// are at least as wide (its policy is extended, never widened).
 			rates := &limits.State{}
 			if i == 0 {
-				rates = st[rateKey(principal)]
+				rates = st[state.RateKey(principal)]
 			}
 			if err := l.tr.AdmitState(st[l.key], rates, capability, now); err != nil {
 				return err
@@ -95,7 +88,7 @@ func (r *Runner) updateUsage(ctx context.Context, keys []string, admit func(map[
 	err := r.db.UpdateUsage(ctx, keys, func(vals map[string][]byte) (map[string][]byte, error) {
 		st := make(map[string]*limits.State, len(keys))
 		for _, k := range keys {
-			s, err := decodeState(vals[k])
+			s, err := state.DecodeUsage(vals[k])
 			if err != nil {
 				return nil, err
 			}
@@ -106,7 +99,7 @@ func (r *Runner) updateUsage(ctx context.Context, keys []string, admit func(map[
 		}
 		out := make(map[string][]byte, len(keys))
 		for _, k := range keys {
-			out[k] = mustJSON(st[k])
+			out[k] = rawjson.Marshal(st[k])
 		}
 		return out, nil
 	})
@@ -117,28 +110,4 @@ func (r *Runner) updateUsage(ctx context.Context, keys []string, admit func(map[
 		return violation.Wrap(violation.Unavailable, err, "limit usage cannot be recorded; call refused")
 	}
 	return nil
-}
-
-// ContextUsage is what a context has consumed, as the store holds it.
-func (o *Operator) ContextUsage(ctx context.Context, contextID string) (limits.Usage, error) {
-	b, err := o.db.Usage(ctx, counterKey(contextID))
-	if err != nil {
-		return limits.Usage{}, err
-	}
-	st, err := decodeState(b)
-	if err != nil {
-		return limits.Usage{}, err
-	}
-	return st.Usage(), nil
-}
-
-func decodeState(b []byte) (*limits.State, error) {
-	st := &limits.State{}
-	if len(b) == 0 {
-		return st, nil
-	}
-	if err := json.Unmarshal(b, st); err != nil {
-		return nil, fmt.Errorf("stored limit usage is unreadable: %w", err)
-	}
-	return st, nil
 }

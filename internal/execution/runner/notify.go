@@ -2,44 +2,26 @@ package runner
 
 import (
 	"context"
-	"os"
 	"reflect"
 
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/hooks"
 	"github.com/airlock-dev/airlock/internal/execution/notify"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/store"
 )
 
 // The notifier tells the configured webhooks and command hooks (run in the
-// sandbox: notifyhook.go) when a declared need waits for an operator and
+// sandbox: package hooks) when a declared need waits for an operator and
 // when one expires undecided (package notify). It is a process's delivery
 // queues, rebuilt when a reload changes the notifications section.
 
-func newNotifier(cfg *config.Config, r *Runner) *notify.Notifier {
-	if len(cfg.Notify.Webhooks) == 0 && len(cfg.Notify.Commands) == 0 {
-		return nil
-	}
-	sinks := make([]notify.Sink, 0, len(cfg.Notify.Webhooks)+len(cfg.Notify.Commands))
-	for _, w := range cfg.Notify.Webhooks {
-		h := &notify.Webhook{URL: w.URL, Events: w.Events}
-		if w.SecretEnv != "" {
-			if v := os.Getenv(w.SecretEnv); v != "" {
-				h.Secret = []byte(v)
-			} else {
-				r.log.Warn("webhook secret variable is unset: its notifications go unsigned", "variable", w.SecretEnv)
-			}
-		}
-		sinks = append(sinks, h)
-	}
-	if len(cfg.Notify.Commands) > 0 {
-		sb := &hookSandbox{trampoline: r.trampoline, log: r.log}
-		for _, c := range cfg.Notify.Commands {
-			sinks = append(sinks, &commandSink{cfg: c, sb: sb, log: r.log})
-		}
-	}
-	return notify.NewSinks(sinks, &notify.Options{Logger: r.log, OnOutcome: r.metrics.Notification})
+// newNotifier is cfg's notifier (package hooks): nil with no webhook and no
+// command hook.
+func (r *Runner) newNotifier(cfg *config.Config) *notify.Notifier {
+	return hooks.Notifier(cfg, &hooks.Options{Logger: r.log, SandboxTrampoline: r.trampoline, OnOutcome: r.metrics.Notification})
 }
 
 // reloadNotifier swaps the notifier when the webhooks changed.
@@ -47,13 +29,13 @@ func (r *Runner) reloadNotifier(old, cfg *config.Config) {
 	if reflect.DeepEqual(old.Notify, cfg.Notify) {
 		return
 	}
-	prev := r.notifier.Swap(newNotifier(cfg, r))
+	prev := r.notifier.Swap(r.newNotifier(cfg))
 	go prev.Close() // delivers what it had queued
 }
 
 // notifyPending tells the operators a declaration waits for them.
 func (r *Runner) notifyPending(s *Session, p *toolkit.PendingApproval) {
-	r.approvals.watch(p.DeclarationID, r.now().UTC())
+	r.approvals.Waiting(p.DeclarationID, r.now().UTC())
 	r.notifier.Load().Send(notify.Event{Event: notify.ApprovalPending, Time: r.now().UTC(), DeclarationID: p.DeclarationID,
 		ContextID: s.contextID, Principal: s.principal, Operation: p.Operation, Target: p.Target, RuleID: p.RuleID,
 		ExpiresAt: p.ExpiresAt, Hint: "airlock approvals approve " + p.DeclarationID + " --state DIR (or deny it with --reason)"})
@@ -76,7 +58,7 @@ func (r *Runner) ExpireDeclarations(ctx context.Context) int {
 		}
 		rec := &store.Record{Time: r.now().UTC(), Principal: "airlock", Transport: "internal", Capability: "declaration.expire",
 			ContextID: d.ContextID, Decision: "deny", Outcome: "denied", Reason: what + " expired",
-			Extra: mustJSON(map[string]any{"declaration_id": d.ID, "was": d.State, "owner": d.Principal, "expires_at": d.ExpiresAt})}
+			Extra: rawjson.Marshal(map[string]any{"declaration_id": d.ID, "was": d.State, "owner": d.Principal, "expires_at": d.ExpiresAt})}
 		if err := r.db.Append(ctx, rec); err != nil {
 			r.log.Error("auditing expiry", "declaration", d.ID, "err", err)
 		}

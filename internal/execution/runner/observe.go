@@ -8,7 +8,6 @@ import (
 
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/internal/edge/tracing"
-	"github.com/airlock-dev/airlock/internal/execution/sandbox"
 	"github.com/airlock-dev/airlock/internal/kit/metrics"
 )
 
@@ -75,27 +74,6 @@ func (c *call) trace(end time.Time) {
 		Outcome: string(c.rec.Outcome), Violation: c.rec.Violation, AuditSeq: c.rec.Seq}, end)
 }
 
-// sandboxObserver counts pipeline runs, kills and limit hits.
-func sandboxObserver(m *metrics.Metrics) func(*sandbox.Result, error) {
-	if m == nil {
-		return nil
-	}
-	return func(res *sandbox.Result, err error) {
-		switch {
-		case res == nil:
-			m.SandboxRun(metrics.RunError, nil)
-		case res.Killed:
-			m.SandboxRun(metrics.RunKilled, res.LimitsHit)
-		case err != nil:
-			m.SandboxRun(metrics.RunError, res.LimitsHit)
-		case res.ExitCode != 0:
-			m.SandboxRun(metrics.RunFailed, res.LimitsHit)
-		default:
-			m.SandboxRun(metrics.RunOK, res.LimitsHit)
-		}
-	}
-}
-
 // scrapeTimeout bounds the store queries behind the scrape-time gauges.
 const scrapeTimeout = 2 * time.Second
 
@@ -141,7 +119,7 @@ func (r *Runner) Ready(ctx context.Context) error {
 	if err := r.db.Writable(ctx); err != nil {
 		return fmt.Errorf("%w: store: %w", ErrNotReady, err)
 	}
-	if err := r.anchor.log.Reachable(); err != nil {
+	if err := r.anchor.Reachable(); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotReady, err)
 	}
 	return nil

@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"strings"
 
-	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/internal/execution/provtrace"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/policy"
-	"github.com/airlock-dev/airlock/internal/provenance"
 	"github.com/airlock-dev/airlock/sources"
 	"github.com/airlock-dev/airlock/store"
 	"github.com/airlock-dev/airlock/tools"
@@ -34,7 +33,7 @@ import (
 //     record ([call.auditProvenance]).
 //
 // Trusted is narrow on purpose. Only the operator's side adds a trusted
-// input ([Operator.AddTrustedInput]); a page read from a configured pool
+// input (operator.API.AddTask); a page read from a configured pool
 // whose trust is trusted is a trusted label; everything else the agent is
 // handed is untrusted, including the outputs of a pipeline run over
 // trusted pools: its parameters are the agent's, so a trusted output pool
@@ -45,12 +44,9 @@ import (
 // text when the configuration sets none.
 const DefaultMaxProvenanceBytes = 4 << 20
 
-// maxAuditSources bounds the sources named per argument in a record, and
-// maxAuditArgs the arguments.
-const (
-	maxAuditSources = 8
-	maxAuditArgs    = 64
-)
+// maxAuditArgs bounds the arguments named in a record (the sources per
+// argument are bounded by provtrace.MaxSources).
+const maxAuditArgs = 64
 
 // seen is what a call handed the agent that needs a label.
 type seen struct {
@@ -114,99 +110,16 @@ func (c *call) traceNeed(ctx context.Context, args toolkit.Args, in *policy.Inpu
 	if !ok || a.Parameters == nil {
 		return nil
 	}
-	if _, ok := tracedValues(a); !ok {
+	if _, ok := provtrace.Values(a.Operation, a.Parameters); !ok {
 		return nil
 	}
-	// The context and its ancestors (provenance_chain.go).
-	p, err := chainProvenance(ctx, c.s.r.db, chainIDs(c.chain))
+	// The context and its ancestors.
+	p, err := provtrace.Chain(ctx, c.s.r.db, chainIDs(c.chain))
 	if err != nil {
 		return violation.Wrap(violation.Unavailable, err, "the provenance of this context cannot be read")
 	}
-	c.traced, in.Provenance = traceArgs(p, a)
+	c.traced, in.Provenance = provtrace.Trace(p, a.Operation, a.Parameters)
 	return nil
-}
-
-// tracedValues are the values of a need that the agent chose and that
-// leave Airlock: the upstream tool's arguments, the URL, the query.
-func tracedValues(a *tools.DeclareNeedArgs) (any, bool) {
-	p := a.Parameters
-	switch a.Operation {
-	case declarations.OpMCP:
-		var v any
-		if len(p.Arguments) == 0 || json.Unmarshal(p.Arguments, &v) != nil {
-			return nil, false
-		}
-		return v, true
-	case declarations.OpFetch:
-		return map[string]any{"url": p.URL}, true
-	case declarations.OpSearch, declarations.OpQuery:
-		return map[string]any{"query": p.Query}, true
-	}
-	return nil, false
-}
-
-// indexSources turns a context's provenance into the matcher's sources:
-// trusted inputs and endorsements are trusted, content as labelled.
-func indexSources(p *store.Provenance) []provenance.Source {
-	var out []provenance.Source
-	for _, in := range p.Inputs {
-		out = append(out, provenance.Source{ID: in.ID, Integrity: provenance.Trusted, Readers: in.Readers, Text: in.Text})
-	}
-	for _, e := range p.Endorsements {
-		out = append(out, provenance.Source{ID: endorsementPrefix + e.ID, Integrity: provenance.Trusted, Text: e.Value})
-	}
-	for _, l := range p.Content {
-		if l.Evicted {
-			continue
-		}
-		integrity := provenance.Untrusted
-		if l.Integrity == store.IntegrityTrusted {
-			integrity = provenance.Trusted
-		}
-		out = append(out, provenance.Source{ID: l.Source, Integrity: integrity, Readers: l.Readers, Text: l.Text})
-	}
-	return out
-}
-
-const endorsementPrefix = "endorsement:"
-
-// argProvenance is the policy's view of one traced argument: endorsed
-// when only endorsements explain a trusted value; untrusted, not agent,
-// when the context evicted untrusted text (it might have come from it).
-func argProvenance(t provenance.Argument, evictedUntrusted bool) policy.ArgProvenance {
-	a := policy.ArgProvenance{Origin: string(t.Origin), Kind: string(t.Kind), Readers: t.Readers}
-	endorsed, principal := false, false
-	for _, m := range t.Matches {
-		if len(a.Sources) < maxAuditSources && !slices.Contains(a.Sources, m.Source) {
-			a.Sources = append(a.Sources, m.Source)
-		}
-		if m.How == provenance.HowExact && m.Integrity == provenance.Trusted {
-			if strings.HasPrefix(m.Source, endorsementPrefix) {
-				endorsed = true
-			} else {
-				principal = true
-			}
-		}
-	}
-	endorsedOnly := endorsed && !principal
-	switch {
-	case t.Origin == provenance.OriginTrusted && endorsedOnly:
-		a.Origin = policy.OriginEndorsed
-	case t.Origin == provenance.OriginAgent && evictedUntrusted:
-		a.Origin = policy.OriginUntrusted
-		a.Sources = append(a.Sources, "evicted")
-	}
-	return a
-}
-
-// argName is a JSON pointer as a policy names it: "/recipient" is
-// "recipient", "/items/0/iban" is "items.0.iban".
-func argName(pointer string) string {
-	parts := strings.Split(strings.TrimPrefix(pointer, "/"), "/")
-	for i, p := range parts {
-		parts[i] = strings.NewReplacer("~1", "/", "~0", "~").Replace(p)
-	}
-	return strings.Join(parts, ".")
 }
 
 // auditProvenance puts the traced arguments' labels into the call's
@@ -222,7 +135,7 @@ func (c *call) auditProvenance() {
 		if len(out) == maxAuditArgs {
 			break
 		}
-		name := argName(t.Path)
+		name := provtrace.ArgName(t.Path)
 		a := c.input.Provenance[name]
 		e := map[string]any{"arg": name, "origin": a.Origin, "kind": a.Kind, "sources": a.Sources,
 			"value_hmac": c.s.r.redactor.Hash(t.Value)}
@@ -252,6 +165,6 @@ func mergeExtra(extra json.RawMessage, key string, v any) json.RawMessage {
 	if len(extra) > 0 && json.Unmarshal(extra, &m) != nil {
 		m = map[string]json.RawMessage{"extra": extra}
 	}
-	m[key] = mustJSON(v)
-	return mustJSON(m)
+	m[key] = rawjson.Marshal(v)
+	return rawjson.Marshal(m)
 }

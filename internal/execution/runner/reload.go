@@ -7,6 +7,7 @@ import (
 	"reflect"
 
 	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/catalog"
 	"github.com/airlock-dev/airlock/internal/policy/policy"
 	"github.com/airlock-dev/airlock/store"
 )
@@ -16,9 +17,9 @@ import (
 type generation struct {
 	cfg      *config.Config
 	policies *policy.Set
-	tools    map[string]toolView
+	tools    map[string]catalog.Tool
 	// catalogs are the per-caller declarations (Session.Tools).
-	catalogs *catalogCache
+	catalogs *catalog.Cache
 }
 
 // ErrReloadPools reports a reload that changes the pools, which are bound
@@ -67,7 +68,7 @@ func (r *Runner) newGeneration(cfg *config.Config) (*generation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compiling policies: %w", err)
 	}
-	gen := &generation{cfg: cfg, policies: policies, tools: map[string]toolView{}, catalogs: &catalogCache{}}
+	gen := &generation{cfg: cfg, policies: policies, tools: map[string]catalog.Tool{}, catalogs: &catalog.Cache{}}
 	// The generation's declarations carry no comm.mcp catalog: what a
 	// caller is shown depends on its context's policy and on the pins as
 	// they are when it lists (Session.Tools). The arguments are validated
@@ -75,7 +76,7 @@ func (r *Runner) newGeneration(cfg *config.Config) (*generation, error) {
 	// as the store holds it (upstreams.check), so an approval or a change
 	// made since this generation began never meets a stale schema.
 	for _, name := range r.order {
-		v, err := declare(r.tools[name], cfg, nil)
+		v, err := catalog.Declare(r.tools[name], cfg, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/audit/witness"
 	"github.com/airlock-dev/airlock/internal/config"
+	statedir "github.com/airlock-dev/airlock/internal/execution/state"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // TestRunnerRefusesForgedAnchor: a server does not start on a store whose
@@ -38,7 +40,7 @@ func TestRunnerRefusesForgedAnchor(t *testing.T) {
 	}
 	t.Run("forged", func(t *testing.T) {
 		cfg, state := setup(t)
-		if _, err := (&rawLock{}).exec(filepath.Join(state, DBFile), `INSERT INTO audit_anchor (id, first_seq, prev_hash, mac)
+		if _, err := (&rawLock{}).exec(filepath.Join(state, statedir.DBFile), `INSERT INTO audit_anchor (id, first_seq, prev_hash, mac)
 			SELECT 1, 6, lower(hex(prev_hash)), 'forged' FROM audit_records WHERE seq = 6;
 			DELETE FROM audit_records WHERE seq < 6`); err != nil {
 			t.Fatal(err)
@@ -54,7 +56,7 @@ func TestRunnerRefusesForgedAnchor(t *testing.T) {
 	})
 	t.Run("rotated", func(t *testing.T) {
 		cfg, state := setup(t)
-		op, err := OpenOperator(state, false)
+		op, err := operator.Open(state, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/edge/tracing"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/kit/argschema"
 	"github.com/airlock-dev/airlock/internal/kit/calllog"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
@@ -88,13 +89,16 @@ type call struct {
 	seen   []*seen               // content the response hands the agent, to label
 }
 
-// Run executes one tool call through the fixed steps and returns what the
-// agent may see. It never panics and always writes an audit record.
+// Run executes one tool call through the fixed steps (the package doc
+// lists them; each is marked "step:" below and in finish.go) and returns
+// what the agent may see. It never panics and always writes an audit
+// record.
 func (s *Session) Run(ctx context.Context, in Call) *Response {
+	// step: open
 	id := calllog.NewID()
 	ctx = calllog.WithID(ctx, id)
-	// Step 7 runs first in time so that whatever step ends the call, the
-	// record already holds only redacted arguments.
+	// step: 7. redact — first in time, so that whatever step ends the call,
+	// the record already holds only redacted arguments.
 	rec := audit.Call(s.r.now().UTC(), s.actor(), boundedName(in.Tool), s.r.redactArgs(in.Args))
 	c := &call{s: s, in: in, id: id, log: s.r.log.With(calllog.Key, id), rec: rec, start: s.r.now()}
 	if s.r.tracer != nil {
@@ -105,36 +109,39 @@ func (s *Session) Run(ctx context.Context, in Call) *Response {
 }
 
 func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
-	// 1. decode + validate.
+	// step: look up the tool
 	tool, ok := c.s.r.tools[c.in.Tool]
 	if !ok {
 		return nil, violation.New(violation.UnknownTool, "no tool named %q", boundedName(c.in.Tool))
 	}
 	c.tool = tool
+	// step: load the context
 	if err := c.load(ctx); err != nil {
 		return nil, err
 	}
-	args, argMap, err := decode(tool, c.s.r.gen.Load().tools[tool.Name].validator, c.in.Args)
+	// step: 1. decode + validate
+	args, argMap, err := decode(tool, c.s.r.gen.Load().tools[tool.Name].Validator, c.in.Args)
 	if err != nil {
 		return nil, err
 	}
+	// step: expand
 	if tool.Expand != nil {
 		if args, argMap, err = c.expand(ctx, tool, args); err != nil {
 			return nil, err
 		}
 	}
-	// 2. classify tier — from the declaration, never from the agent.
+	// step: 2. classify — from the declaration, never from the agent.
 	c.rec.Tier = string(tool.Tier)
 	c.rec.Capability = tool.Capability(args)
-	// 3. kill switch.
+	// step: 3. kill switch
 	if err := c.s.r.killSwitch(ctx); err != nil {
 		return nil, err
 	}
-	// 4. phase gate.
+	// step: 4. phase gate
 	if c.mode, err = phasegate.Check(c.phase, string(tool.Tier)); err != nil {
 		return nil, violation.Wrap(violation.PhaseBlocked, err, "%s is not allowed in phase %q", tool.Name, c.phase)
 	}
-	// 5. policy.
+	// step: 5. policy
 	in := &policy.Input{
 		Tool: tool.Name, Capability: c.rec.Capability, Tier: string(tool.Tier), Session: c.s.id,
 		Principal: c.s.principal, Role: c.s.role, Phase: c.phase, Args: argMap, Now: c.start,
@@ -146,6 +153,7 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 		in.URL = u // an HTTP upstream is judged by the network section (upstreamURL)
 	}
 	c.input = in
+	// step: trace — before the policy decides, so it can judge where values came from.
 	if err := c.traceNeed(ctx, args, in); err != nil {
 		return nil, err
 	}
@@ -160,7 +168,7 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 	default:
 		return nil, violation.New(c.denyCode(dec), "%s is denied by policy (rule %s)", c.rec.Capability, dec.RuleID)
 	}
-	// 6. limits.
+	// step: 6. limits
 	if err := c.s.r.admit(ctx, c.chain, c.s.principal, c.rec.Capability); err != nil {
 		return nil, err
 	}
@@ -169,19 +177,20 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 		ctx, cancel = context.WithTimeoutCause(ctx, d, errMaxExecutionTime)
 		defer cancel()
 	}
+	// step: 8. preconditions — given the capabilities the handler will get.
 	env := c.env(dec)
-	// 8. preconditions.
 	if tool.Precheck != nil {
 		if err := guard(func() error { return tool.Precheck(env, args) }); err != nil {
 			return nil, err
 		}
 	}
+	// step: started record
 	if tool.Tier != toolkit.TierRead {
 		if err := c.recordStart(ctx); err != nil {
 			return nil, err
 		}
 	}
-	// 9. execute.
+	// step: 9. execute
 	var res *toolkit.Result
 	c.execStart = time.Now()
 	err = guard(func() error {
@@ -292,11 +301,11 @@ func (c *call) recordStart(ctx context.Context) error {
 // into the tool's argument type (unknown fields, trailing data and wrong
 // types refused) and runs the type's own Validate for what a schema cannot say.
 // It also returns the arguments as a generic map for policy conditions.
-func decode(tool toolkit.Tool, schema *schemaValidator, raw json.RawMessage) (toolkit.Args, map[string]any, error) {
+func decode(tool toolkit.Tool, schema *argschema.Validator, raw json.RawMessage) (toolkit.Args, map[string]any, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		raw = json.RawMessage("{}")
 	}
-	if err := schema.validate(raw); err != nil {
+	if err := schema.Validate(raw); err != nil {
 		return nil, nil, err
 	}
 	args := tool.NewArgs()

@@ -15,10 +15,16 @@ import (
 	"github.com/airlock-dev/airlock/internal/audit/witness"
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/edge/tracing"
+	"github.com/airlock-dev/airlock/internal/execution/approvallatency"
+	"github.com/airlock-dev/airlock/internal/execution/catalog"
 	"github.com/airlock-dev/airlock/internal/execution/comm"
 	"github.com/airlock-dev/airlock/internal/execution/credentials"
+	"github.com/airlock-dev/airlock/internal/execution/derived"
 	"github.com/airlock-dev/airlock/internal/execution/notify"
+	"github.com/airlock-dev/airlock/internal/execution/pipelinehost"
+	"github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/execution/upstream"
 	"github.com/airlock-dev/airlock/internal/kit/calllog"
 	"github.com/airlock-dev/airlock/internal/kit/metrics"
 	"github.com/airlock-dev/airlock/internal/policy/challenge"
@@ -27,9 +33,6 @@ import (
 	"github.com/airlock-dev/airlock/store"
 	"github.com/airlock-dev/airlock/tools"
 )
-
-// DBFile is the store's file name inside the state directory.
-const DBFile = "airlock.db"
 
 // Options configure a Runner; nil means defaults.
 type Options struct {
@@ -64,6 +67,7 @@ type Runner struct {
 	now      func() time.Time
 	db       *store.DB
 	pools    *sources.Registry
+	derived  *derived.Pools // pools calls made (pipeline outputs)
 	redactor *redact.Redactor
 	tools    map[string]toolkit.Tool
 	order    []string
@@ -77,24 +81,27 @@ type Runner struct {
 	challenges *challenge.Keyed // signs approval questions
 
 	pipelines toolkit.PipelineHost
-	upstreams *upstreams
+	upstreams *upstream.Connector
 	decls     *declarations.Manager
 	signer    *attribution.Signer
 	broker    *brokerConfig
 	notifier  atomic.Pointer[notify.Notifier]
-	approvals approvalWatch    // approval latency of decisions made elsewhere
-	creds     *credentials.Set // scoped credentials, read at each use
+	approvals *approvallatency.Watch // approval latency of decisions made elsewhere
+	creds     *credentials.Set       // scoped credentials, read at each use
 	stop      chan struct{}
 
-	anchor anchor // kill switch file and witness checkpoints
+	anchor *state.Anchor // kill switch file and witness checkpoints
 
 	// trampoline is Options.SandboxTrampoline, for the command hooks'
-	// sandbox (notifyhook.go).
+	// sandbox (package hooks).
 	trampoline string
 
 	closeOnce sync.Once
 	closeErr  error
 }
+
+// The store keeps the derived pools.
+var _ derived.Store = (*store.DB)(nil)
 
 // Errors returned by New and OpenSession.
 var (
@@ -120,7 +127,7 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.gen.Store(&generation{cfg: cfg, policies: policies, catalogs: &catalogCache{}})
+	r.gen.Store(&generation{cfg: cfg, policies: policies, catalogs: &catalog.Cache{}})
 	// 0711: the sandbox user must traverse to the run workspaces and the
 	// demo pools beneath; nobody else may list it, and the store is 0600.
 	if err := os.MkdirAll(stateDir, 0o711); err != nil {
@@ -130,29 +137,27 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	// in every audit record it appends, so a chain several instances share
 	// (PostgreSQL) says which one wrote what.
 	instance := witness.NewInstance("serve")
-	if r.anchor.log, r.anchor.key, err = openWitness(stateDir, instance, cfg.Audit.WitnessMirrors); err != nil {
+	if r.anchor, err = state.OpenAnchor(stateDir, instance, cfg.Audit.WitnessMirrors, r.log); err != nil {
 		return nil, fmt.Errorf("opening the audit witness: %w", err)
 	}
 	var sopts store.Options
 	if opts.storeOpts != nil {
 		sopts = *opts.storeOpts
 	}
-	sopts.OnCommit = r.anchor.notify
+	sopts.OnCommit = r.anchor.Notify
 	sopts.OnBatch = r.metrics.AuditCommit
 	sopts.Instance = instance
-	if r.db, err = openStore(storeLocation(cfg.Store, stateDir), &sopts); err != nil {
-		r.anchor.log.Close()
+	if r.db, err = state.OpenStore(state.StoreLocation(cfg.Store, stateDir), &sopts); err != nil {
+		r.anchor.Close()
 		return nil, fmt.Errorf("opening store: %w", err)
 	}
-	if err := r.openAnchor(context.Background(), stateDir); err != nil {
-		r.anchor.log.Close()
+	// The store is checked against its witness, and a kill switch tripped
+	// while no runner could write the store is audited now (and by the
+	// per-call check when it changes).
+	if err := r.anchor.Start(context.Background(), r.db, cfg.Audit.CheckpointEveryRecords, cfg.Audit.CheckpointInterval()); err != nil {
+		r.anchor.Close()
 		r.db.Close()
 		return nil, err
-	}
-	// A kill switch tripped while no runner could write the store is
-	// audited now (and by the per-call check when it changes).
-	if st, err := r.anchor.kill.State(); err == nil && st.ID != "" {
-		r.recordKillAsync(st)
 	}
 	key, err := r.db.Key(context.Background(), "redaction")
 	if err != nil {
@@ -169,8 +174,9 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		r.closeStore()
 		return nil, fmt.Errorf("opening pools: %w", err)
 	}
-	r.pipelines = newPipelineHost(cfg, stateDir, opts, r.log)
-	r.upstreams = &upstreams{db: r.db, log: r.log, now: r.now, trampoline: opts.SandboxTrampoline, resolver: opts.EgressResolver}
+	r.derived = derived.New(r.db, r.pools, r.log)
+	r.pipelines = pipelinehost.New(cfg, stateDir, &pipelinehost.Options{SandboxTrampoline: opts.SandboxTrampoline, Metrics: opts.Metrics}, r.log)
+	r.upstreams = upstream.New(r.db, &upstream.Options{Logger: r.log, Now: r.now, SandboxTrampoline: opts.SandboxTrampoline, EgressResolver: opts.EgressResolver})
 	for _, t := range tools.All() {
 		r.tools[t.Name] = t
 		r.order = append(r.order, t.Name)
@@ -182,7 +188,7 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	}
 	r.gen.Store(gen)
 	r.registerGauges()
-	r.notifier.Store(newNotifier(cfg, r))
+	r.notifier.Store(r.newNotifier(cfg))
 	r.creds = r.newCredentials()
 	r.creds.Check() // a credential already unusable at start is audited now
 	return r, nil
@@ -205,54 +211,16 @@ func (r *Runner) Close() error {
 // closeStore writes the final witness checkpoint and closes the witness
 // and the store, in that order (the checkpoint reads the store).
 func (r *Runner) closeStore() error {
-	return errors.Join(r.closeAnchor(), r.db.Close())
-}
-
-// ToolInfo is a tool's public declaration, for registering it with a transport.
-type ToolInfo struct {
-	Name, Title, Description         string
-	Tier                             toolkit.Tier
-	ReadOnly, Destructive, OpenWorld bool
-	InputSchema, OutputSchema        []byte
-}
-
-// Tools lists the tools' declarations for the configuration in force
-// (run_pipeline's schema names its pipelines). It exposes no way to
-// execute them.
-func (r *Runner) Tools() []ToolInfo {
-	gen := r.gen.Load()
-	out := make([]ToolInfo, 0, len(r.order))
-	for _, name := range r.order {
-		out = append(out, gen.tools[name].info)
-	}
-	return out
-}
-
-// toolView is a tool as declared under one configuration: what clients
-// are shown, and the validator compiled from exactly that schema.
-type toolView struct {
-	info      ToolInfo
-	validator *schemaValidator
-}
-
-func declare(t toolkit.Tool, cfg *config.Config, upstreams []toolkit.UpstreamTool) (toolView, error) {
-	schema, desc := t.InputSchema, t.Description
-	if t.Catalog != nil {
-		var err error
-		if schema, desc, err = t.Catalog(cfg, upstreams); err != nil {
-			return toolView{}, fmt.Errorf("tool %s: %w", t.Name, err)
-		}
-	}
-	v, err := compileSchema(t.Name, schema)
-	if err != nil {
-		return toolView{}, err
-	}
-	return toolView{validator: v, info: ToolInfo{
-		Name: t.Name, Title: t.Title, Description: desc, Tier: t.Tier,
-		ReadOnly: t.ReadOnly, Destructive: t.Destructive, OpenWorld: t.OpenWorld,
-		InputSchema: schema, OutputSchema: t.OutputSchema,
-	}}, nil
+	return errors.Join(r.anchor.Close(), r.db.Close())
 }
 
 // Config returns the configuration in force.
 func (r *Runner) Config() *config.Config { return r.gen.Load().cfg }
+
+// Lend lends the runner's store, state directory, clock and upstream
+// connector to the operator's API (operator.Attach), for the orders that
+// arrive through the server (the web console). What it lends can be read
+// only by a package that imports package state (see state.Lent).
+func (r *Runner) Lend() *state.Lent {
+	return state.Lend(r.db, r.anchor.Dir(), r.now, r.upstreams)
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 	"github.com/airlock-dev/airlock/store"
@@ -90,7 +91,7 @@ func (r *Runner) OpenSession(ctx context.Context, p SessionParams) (*Session, er
 	rec := s.record("session.open")
 	rec.Phase = cx.Phase
 	rec.Decision, rec.Outcome, rec.Reason = "allow", "ok", fmt.Sprintf("context %s, pools bound: %v", cx.ID, cx.Pools)
-	rec.Extra = s.withClient(mustJSON(map[string]any{"pools_bound": cx.Pools, "context_id": cx.ID, "policy": cx.Policy}))
+	rec.Extra = s.withClient(rawjson.Marshal(map[string]any{"pools_bound": cx.Pools, "context_id": cx.ID, "policy": cx.Policy}))
 	if err := r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
 		return nil, fmt.Errorf("auditing session open: %w", err)
 	}
@@ -172,7 +173,7 @@ func (r *Runner) auditSessionEnd(ctx context.Context, row *contexts.Session, cap
 	rec := &store.Record{Time: r.now().UTC(), SessionID: row.ID, ContextID: row.ContextID, Principal: row.Principal,
 		Transport: row.Transport, Capability: capability, Decision: "allow", Outcome: "ok", Reason: reason}
 	if u, ok := r.boundUsage(row.ContextID); ok {
-		rec.Extra = mustJSON(u)
+		rec.Extra = rawjson.Marshal(u)
 	}
 	if err := r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
 		r.log.Error("auditing session end", "session", row.ID, "err", err)
@@ -204,7 +205,7 @@ func (r *Runner) RecordSessionRefusal(ctx context.Context, transport, principal,
 	rec := &store.Record{Time: r.now().UTC(), Principal: principal, Role: role, Transport: transport,
 		Capability: "transport.session", Decision: "deny", Outcome: "denied", Violation: string(code), Reason: reason}
 	if presented != "" {
-		rec.Extra = mustJSON(map[string]string{"presented_session": r.redactor.Hash(presented)})
+		rec.Extra = rawjson.Marshal(map[string]string{"presented_session": r.redactor.Hash(presented)})
 	}
 	if err := r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
 		r.log.Error("auditing a session refusal", "err", err)
@@ -258,6 +259,6 @@ func (s *Session) withClient(extra json.RawMessage) json.RawMessage {
 	if len(extra) > 0 && json.Unmarshal(extra, &m) != nil {
 		return extra // not an object: leave it as it is
 	}
-	m["client_id"] = mustJSON(s.clientID)
-	return mustJSON(m)
+	m["client_id"] = rawjson.Marshal(s.clientID)
+	return rawjson.Marshal(m)
 }

@@ -8,19 +8,20 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/declarations"
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/redact"
 )
 
 // approvalRow is a declaration as the approvals page shows it. Every
 // string in it may come from the agent: the template escapes it.
 type approvalRow struct {
-	*runner.Declaration
+	*operator.Declaration
 	Where string
 	// Upstream, Tool and Arguments show a comm.mcp need (issue 24 item 1);
 	// Args is where each argument came from (issue 22 item 5).
 	Upstream, Tool, Arguments string
-	Args                      []runner.NeedArgument
+	Args                      []toolkit.ArgOrigin
 }
 
 type approvalsData struct {
@@ -31,7 +32,7 @@ type approvalsData struct {
 // maxRecent is how many decided declarations the page lists.
 const maxRecent = 20
 
-func row(d *runner.Declaration) approvalRow {
+func row(d *operator.Declaration) approvalRow {
 	where := d.Need.Parameters.URL
 	if where == "" {
 		where = strings.TrimSpace(d.Need.Parameters.Source + " " + d.Need.Parameters.Query)
@@ -102,7 +103,7 @@ func (c *Console) approvalsJSON(w http.ResponseWriter, r *http.Request, _ *sessi
 	_ = json.NewEncoder(w).Encode(map[string]any{"pending": ids})
 }
 
-// decide approves or denies through runner.Operator.Approve / Deny, the
+// decide approves or denies through operator.API.Approve / Deny, the
 // methods `airlock approvals approve|deny` call; they audit the decision.
 func (c *Console) decide(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PostForm.Get("id")
@@ -111,7 +112,7 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, s *session) {
 		switch decision := r.PostForm.Get("decision"); {
 		case decision == "approve" && r.PostForm.Get("endorse") == "on":
 			_, _, err = c.op.ApproveAndEndorse(r.Context(), id, s.principal, why)
-			if errors.Is(err, runner.ErrNothingToEndorse) {
+			if errors.Is(err, operator.ErrNothingToEndorse) {
 				err = nil // approved; every value was trusted already
 			}
 		case decision == "approve":

@@ -3,7 +3,7 @@ package console
 import (
 	"net/http"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // pendingRow is a waiting declaration with what the approver needs to judge
@@ -13,7 +13,7 @@ import (
 // visible (hidden characters as ⟦U+XXXX⟧) and escaped by the template. A
 // provenance that cannot be read shows none, not a guess; the approver
 // still sees the arguments.
-func (c *Console) pendingRow(r *http.Request, d *runner.Declaration) approvalRow {
+func (c *Console) pendingRow(r *http.Request, d *operator.Declaration) approvalRow {
 	out := row(d)
 	if p := d.Need.Parameters; p.Upstream != "" {
 		out.Upstream, out.Tool, out.Arguments = visible(p.Upstream), visible(p.Tool), visible(cut(string(p.Arguments), 2000))

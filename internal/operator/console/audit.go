@@ -10,7 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // Filter selects audit records for the audit browser. Its fields come
@@ -125,7 +125,7 @@ func parseTime(v string) (time.Time, error) {
 }
 
 // Match reports whether rec passes every set field.
-func (f Filter) Match(rec *runner.AuditRecord) bool {
+func (f Filter) Match(rec *operator.AuditRecord) bool {
 	switch {
 	case f.Before > 0 && rec.Seq >= f.Before,
 		f.Context != "" && !strings.HasPrefix(rec.ContextID, f.Context),
@@ -165,15 +165,15 @@ type auditData struct {
 	Filter       Filter
 	FromText     string
 	ToText       string
-	Records      []*runner.AuditRecord
+	Records      []*operator.AuditRecord
 	Older        string // query of the next (older) page; "" at the end
-	Verification runner.AuditVerification
+	Verification operator.AuditVerification
 	Full         bool
 }
 
 // auditPage is the audit browser: the newest records passing the filter,
 // a page at a time, under the chain's and the witness's verification
-// state — computed by runner.Operator.VerifyIncremental (or Verify with
+// state — computed by operator.API.VerifyIncremental (or Verify with
 // ?verify=full), the code `airlock audit verify` runs.
 func (c *Console) auditPage(w http.ResponseWriter, r *http.Request, s *session) {
 	p := newPage(s, "audit", "Audit trail", r)
@@ -200,8 +200,8 @@ func (c *Console) auditPage(w http.ResponseWriter, r *http.Request, s *session) 
 	if err == nil {
 		// The last auditPageSize+1 matches: one more than shown says
 		// whether there is an older page.
-		var ring []*runner.AuditRecord
-		err = c.op.Scan(ctx, 0, func(rec *runner.AuditRecord) error {
+		var ring []*operator.AuditRecord
+		err = c.op.Scan(ctx, 0, func(rec *operator.AuditRecord) error {
 			if f.Match(rec) {
 				cp := *rec
 				ring = append(ring, &cp)

@@ -15,8 +15,8 @@ import (
 
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/internal/config"
-	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 	"github.com/airlock-dev/airlock/internal/policy/pinning"
 	"github.com/airlock-dev/airlock/phasegate"
@@ -78,7 +78,7 @@ type Options struct {
 
 // Console serves the operator's pages. Create it with New.
 type Console struct {
-	op       *runner.Operator
+	op       *operator.API
 	admin    Admin
 	opts     Options
 	log      *slog.Logger
@@ -94,9 +94,10 @@ var templateFS embed.FS
 //go:embed assets
 var assetFS embed.FS
 
-// New builds the console over op (a runner.Runner.Operator("console"):
-// the CLI's own operator code) and admin.
-func New(op *runner.Operator, admin Admin, opts *Options) (*Console, error) {
+// New builds the console over op (operator.Attach of the running
+// runner's Lend, transport "console": the CLI's own operator code) and
+// admin.
+func New(op *operator.API, admin Admin, opts *Options) (*Console, error) {
 	if op == nil || admin == nil {
 		return nil, errors.New("console: an operator and an admin check are required")
 	}
@@ -353,9 +354,9 @@ func (c *Console) publicError(err error) (int, string) {
 		return http.StatusNotFound, "No such declaration."
 	case errors.Is(err, declarations.ErrState), errors.Is(err, declarations.ErrExpired):
 		return http.StatusConflict, "That declaration is no longer waiting for a decision."
-	case errors.Is(err, runner.ErrNoSuchContext):
+	case errors.Is(err, operator.ErrNoSuchContext):
 		return http.StatusNotFound, "No such context."
-	case errors.Is(err, runner.ErrAmbiguousID):
+	case errors.Is(err, operator.ErrAmbiguousID):
 		return http.StatusConflict, "That id names a context and a session onto another context: nothing changed."
 	case errors.Is(err, contexts.ErrWidens):
 		return http.StatusConflict, "A child context cannot be put in execution while its parent is in planning."
@@ -363,7 +364,7 @@ func (c *Console) publicError(err error) (int, string) {
 		return http.StatusBadRequest, "The phase is planning or execution."
 	case errors.Is(err, pinning.ErrStale):
 		return http.StatusConflict, "That tool's definition changed since this page showed it: nothing was approved. Review the definition listed now."
-	case errors.Is(err, runner.ErrUnknownTool):
+	case errors.Is(err, operator.ErrUnknownTool):
 		return http.StatusNotFound, "No such upstream tool: refresh to list the upstreams again."
 	case errors.Is(err, ErrBadFilter):
 		return http.StatusBadRequest, err.Error()

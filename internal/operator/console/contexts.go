@@ -7,13 +7,13 @@ import (
 	"net/url"
 	"slices"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/operator/report"
 	"github.com/airlock-dev/airlock/internal/policy/limits"
 )
 
 type contextRow struct {
-	*runner.Context
+	*operator.Context
 	Usage    limits.Usage
 	Sessions int
 }
@@ -85,7 +85,7 @@ func (c *Console) contextData(r *http.Request, id string) (contextData, error) {
 	for _, s := range ss {
 		d.Open = append(d.Open, s.ID)
 	}
-	err = c.op.Scan(ctx, 0, func(rec *runner.AuditRecord) error {
+	err = c.op.Scan(ctx, 0, func(rec *operator.AuditRecord) error {
 		if rec.ContextID == cx.ID && rec.SessionID != "" && !slices.Contains(d.Seen, rec.SessionID) {
 			d.Seen = append(d.Seen, rec.SessionID)
 		}
@@ -129,7 +129,7 @@ func (c *Console) reportPage(w http.ResponseWriter, r *http.Request, s *session)
 	c.render(w, http.StatusOK, "report", p)
 }
 
-// setPhase moves a context through runner.Operator.SetPhase, as
+// setPhase moves a context through operator.API.SetPhase, as
 // `airlock phase` does; the order is audited, refused or not.
 func (c *Console) setPhase(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PostForm.Get("context")
@@ -153,7 +153,7 @@ func (c *Console) setPhase(w http.ResponseWriter, r *http.Request, s *session) {
 // runRow is one run_pipeline call with its evidence, as audited.
 type runRow struct {
 	Seq       int64
-	Record    *runner.AuditRecord
+	Record    *operator.AuditRecord
 	Run       report.PipelineRun
 	Outputs   []runOutput
 	Evidence  string // the whole evidence, indented JSON
@@ -174,7 +174,7 @@ const maxRuns = 100
 func (c *Console) runsPage(w http.ResponseWriter, r *http.Request, s *session) {
 	p := newPage(s, "runs", "Pipeline runs", r)
 	var rows []runRow
-	err := c.op.Scan(r.Context(), 0, func(rec *runner.AuditRecord) error {
+	err := c.op.Scan(r.Context(), 0, func(rec *operator.AuditRecord) error {
 		var extra struct {
 			Evidence json.RawMessage `json:"evidence"`
 		}

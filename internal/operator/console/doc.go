@@ -30,13 +30,13 @@
 //     nothing is marked trusted HTML (TestConsoleEscapesHostileDeclaration).
 //   - Every action (approve, deny, phase, kill switch engage and release,
 //     upstream refresh and approve, login, logout) requires a reason where it changes state, and goes
-//     through runner.Operator — the very methods the CLI's `approvals`,
+//     through operator.API — the very methods the CLI's `approvals`,
 //     `phase`, `kill` and `upstreams` commands call — which audits it with the admin as
 //     the principal and "console" as the transport (TestConsoleActionsAudited).
 //   - The Upstreams page (issue 15) shows upstream tool definitions as
 //     `airlock upstreams review` does, as text with every hidden character
 //     rendered as a ⟦U+XXXX⟧ marker (visible), and approves exactly the
-//     digest the form carries through Operator.ApproveUpstreamToolBecause:
+//     digest the form carries through API.ApproveUpstreamToolBecause:
 //     a definition changed since the page was rendered is refused
 //     (TestConsoleUpstreamsApprove, TestConsoleUpstreamsStaleDigest,
 //     TestConsoleUpstreamsHostileDescription, TestVisible, FuzzVisible).

@@ -17,7 +17,7 @@ func (c *Console) killPage(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 // setKill engages or releases the switch through
-// runner.Operator.SetKillSwitch, as `airlock kill` does: engaging writes
+// operator.API.SetKillSwitch, as `airlock kill` does: engaging writes
 // the switch file first (it trips even if the record is late), releasing
 // is audited before it takes effect.
 func (c *Console) setKill(w http.ResponseWriter, r *http.Request, s *session) {

@@ -174,7 +174,7 @@ func hidden(r rune) bool {
 }
 
 // refreshUpstreams lists the upstreams again through
-// runner.Operator.RefreshUpstreams, as `airlock upstreams review` does:
+// operator.API.RefreshUpstreams, as `airlock upstreams review` does:
 // new tools become pending, changed ones blocked, each change audited.
 func (c *Console) refreshUpstreams(w http.ResponseWriter, r *http.Request, s *session) {
 	p := newPage(s, "upstreams", "Upstream tools", r)
@@ -214,7 +214,7 @@ func (c *Console) upstreamCause(id string, err error) string {
 }
 
 // approveUpstream approves exactly the definition the page showed: the
-// form carries its digest, and runner.Operator.ApproveUpstreamToolBecause
+// form carries its digest, and operator.API.ApproveUpstreamToolBecause
 // (the method `airlock upstreams approve` calls) refuses it with
 // pinning.ErrStale if the upstream lists another definition now — a rug
 // pull between render and click is never approved. Audited either way,

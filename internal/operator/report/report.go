@@ -14,8 +14,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // Errors of Build.
@@ -26,17 +26,17 @@ var (
 	ErrNoSession = errors.New("no such session in the audit trail")
 )
 
-// Scanner reads the audit trail in order (runner.Operator.Scan).
+// Scanner reads the audit trail in order (operator.API.Scan).
 type Scanner interface {
-	Scan(ctx context.Context, afterSeq int64, fn func(*runner.AuditRecord) error) error
+	Scan(ctx context.Context, afterSeq int64, fn func(*operator.AuditRecord) error) error
 }
 
-var _ Scanner = (*runner.Operator)(nil)
+var _ Scanner = (*operator.API)(nil)
 
 // Build scans the trail for the session whose id is id or starts with it.
 func Build(ctx context.Context, sc Scanner, id string) (*Report, error) {
 	rep := &Report{files: map[string]bool{}, used: map[string]bool{}}
-	err := sc.Scan(ctx, 0, func(r *runner.AuditRecord) error {
+	err := sc.Scan(ctx, 0, func(r *operator.AuditRecord) error {
 		if r.SessionID == "" || !strings.HasPrefix(r.SessionID, id) {
 			return nil
 		}
@@ -100,7 +100,7 @@ type Report struct {
 	outcomes                                     map[string]int
 }
 
-func (s *Report) add(r *runner.AuditRecord) {
+func (s *Report) add(r *operator.AuditRecord) {
 	s.session, s.context, s.principal, s.role, s.transport = r.SessionID, r.ContextID, r.Principal, r.Role, r.Transport
 	var extra struct {
 		PoolsBound []string     `json:"pools_bound"`

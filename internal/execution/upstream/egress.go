@@ -1,4 +1,4 @@
-package runner
+package upstream
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/airlock-dev/airlock/internal/audit/audit"
+
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/execution/comm"
 	"github.com/airlock-dev/airlock/internal/execution/egress"
@@ -34,7 +35,7 @@ const egressPort = 3128
 
 // egressCaller is whose comm.mcp call a stdio upstream serves: the
 // principal (for the audit) and the policy whose network section judges
-// its hosts. Carried in the call's context from the broker to dial.
+// its hosts. Carried in the call's context from the broker to Dial.
 type egressCaller struct {
 	principal string
 	policy    *policy.Policy
@@ -42,8 +43,10 @@ type egressCaller struct {
 
 type egressCallerKey struct{}
 
-// withEgressCaller marks ctx as a call by principal under p.
-func withEgressCaller(ctx context.Context, principal string, p *policy.Policy) context.Context {
+// WithCaller marks ctx as a call by principal under p: a stdio upstream
+// dialled with it admits through its egress what p's network section
+// allows.
+func WithCaller(ctx context.Context, principal string, p *policy.Policy) context.Context {
 	return context.WithValue(ctx, egressCallerKey{}, egressCaller{principal: principal, policy: p})
 }
 
@@ -51,7 +54,7 @@ func withEgressCaller(ctx context.Context, principal string, p *policy.Policy) c
 // egress, or nil when up names no hosts (no network at all). Without a
 // calling policy in ctx (an operator's review lists tools, it is nobody's
 // call) every request is refused, and audited.
-func (u *upstreams) egressFor(ctx context.Context, cfg *config.Config, up config.Upstream) (*sandbox.Loopback, []string, error) {
+func (u *Connector) egressFor(ctx context.Context, cfg *config.Config, up config.Upstream) (*sandbox.Loopback, []string, error) {
 	if len(up.Hosts) == 0 {
 		return nil, nil, nil
 	}
@@ -108,7 +111,7 @@ func (u *upstreams) egressFor(ctx context.Context, cfg *config.Config, up config
 }
 
 // auditEgress appends one record per proxy request: never its content.
-func (u *upstreams) auditEgress(ctx context.Context, by, upstream string, ev egress.Event) {
+func (u *Connector) auditEgress(ctx context.Context, by, upstream string, ev egress.Event) {
 	rec := audit.UpstreamEgress(u.now().UTC(), by, upstream, audit.Egress{Method: ev.Method, Host: ev.Host, Port: ev.Port,
 		Allowed: ev.Allowed, Code: ev.Code, Err: ev.Err})
 	if err := u.db.Append(ctx, rec); err != nil {

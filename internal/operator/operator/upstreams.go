@@ -1,12 +1,12 @@
-package runner
+package operator
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 
 	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/upstream"
 	"github.com/airlock-dev/airlock/internal/policy/pinning"
 )
 
@@ -14,9 +14,9 @@ import (
 // refreshed yet).
 var ErrUnknownTool = errors.New("no such upstream tool")
 
-func (o *Operator) upstreamsOf() *upstreams {
+func (o *API) upstreamsOf() *upstream.Connector {
 	if o.up == nil {
-		o.up = &upstreams{db: o.db, log: slog.New(slog.DiscardHandler), now: o.now, trampoline: o.trampoline}
+		o.up = upstream.New(o.db, &upstream.Options{Now: o.now, SandboxTrampoline: o.trampoline})
 	}
 	return o.up
 }
@@ -24,41 +24,28 @@ func (o *Operator) upstreamsOf() *upstreams {
 // UseSandboxTrampoline sets the binary the sandbox re-executes for stdio
 // upstreams (default: this executable, as for serve); tests pass a
 // cgo-free build. Call it before the first refresh.
-func (o *Operator) UseSandboxTrampoline(path string) { o.trampoline = path }
+func (o *API) UseSandboxTrampoline(path string) { o.trampoline = path }
 
 // RefreshUpstreams lists the tools of cfg's upstreams (only the one named
 // id, if set) and brings their pins up to date, exactly as a call would:
 // new tools become pending, changed ones are blocked, each change audited
 // as seen by the operator. A stdio upstream runs in the sandbox here too.
 // It returns one error per upstream that could not be listed.
-func (o *Operator) RefreshUpstreams(ctx context.Context, cfg *config.Config, id, by string) map[string]error {
+func (o *API) RefreshUpstreams(ctx context.Context, cfg *config.Config, id, by string) map[string]error {
 	errs := map[string]error{}
 	for _, up := range cfg.Upstreams {
 		if id != "" && up.ID != id {
 			continue
 		}
-		if err := o.refresh(ctx, cfg, up, by); err != nil {
+		if err := o.upstreamsOf().Review(ctx, cfg, up, by); err != nil {
 			errs[up.ID] = err
 		}
 	}
 	return errs
 }
 
-func (o *Operator) refresh(ctx context.Context, cfg *config.Config, up config.Upstream, by string) error {
-	u := o.upstreamsOf()
-	ctx, cancel := context.WithTimeout(ctx, timeoutOf(up))
-	defer cancel()
-	s, err := u.dial(ctx, cfg, up, nil)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	_, err = u.observe(ctx, s, up, "operator:"+by)
-	return err
-}
-
 // UpstreamPins returns the pins of one upstream ("" for all).
-func (o *Operator) UpstreamPins(ctx context.Context, upstream string) ([]*pinning.Pin, error) {
+func (o *API) UpstreamPins(ctx context.Context, upstream string) ([]*pinning.Pin, error) {
 	return o.db.UpstreamPins(ctx, upstream)
 }
 
@@ -67,13 +54,13 @@ func (o *Operator) UpstreamPins(ctx context.Context, upstream string) ([]*pinnin
 // upstream lists now (the review shows it), else pinning.ErrStale — an
 // approval never covers a definition the operator did not see. Audited
 // either way.
-func (o *Operator) ApproveUpstreamTool(ctx context.Context, upstream, tool, digest, by string) (*pinning.Pin, error) {
+func (o *API) ApproveUpstreamTool(ctx context.Context, upstream, tool, digest, by string) (*pinning.Pin, error) {
 	return o.ApproveUpstreamToolBecause(ctx, upstream, tool, digest, by, "")
 }
 
 // ApproveUpstreamToolBecause is ApproveUpstreamTool with the operator's
 // reason, recorded in the audit record (the console requires one).
-func (o *Operator) ApproveUpstreamToolBecause(ctx context.Context, upstream, tool, digest, by, why string) (*pinning.Pin, error) {
+func (o *API) ApproveUpstreamToolBecause(ctx context.Context, upstream, tool, digest, by, why string) (*pinning.Pin, error) {
 	var out *pinning.Pin
 	err := o.db.UpdateUpstreamPins(ctx, upstream, func(cur map[string]*pinning.Pin) ([]*pinning.Pin, error) {
 		p, ok := cur[tool]
@@ -99,7 +86,7 @@ func (o *Operator) ApproveUpstreamToolBecause(ctx context.Context, upstream, too
 	if transport == "" {
 		transport = "upstream"
 	}
-	o.upstreamsOf().auditVia(ctx, transport, "operator:"+by, "operator.upstream_approve", rec, reason, err)
+	o.upstreamsOf().Audit(ctx, transport, "operator:"+by, "operator.upstream_approve", rec, reason, err)
 	if err != nil {
 		return nil, err
 	}

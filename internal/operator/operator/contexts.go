@@ -1,4 +1,4 @@
-package runner
+package operator
 
 import (
 	"context"
@@ -11,7 +11,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/state"
+	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
+	"github.com/airlock-dev/airlock/internal/policy/limits"
 	"github.com/airlock-dev/airlock/phasegate"
 	"github.com/airlock-dev/airlock/store"
 )
@@ -30,7 +33,7 @@ var ErrAmbiguousID = errors.New("ambiguous context id")
 // operator's word (the agent never can). Every process serving the context
 // sees it on the next call. A child context cannot be put in execution
 // while its parent is in planning. The order is audited, refused or not.
-func (o *Operator) SetPhase(ctx context.Context, contextID, phase, by, reason string) (*Context, error) {
+func (o *API) SetPhase(ctx context.Context, contextID, phase, by, reason string) (*Context, error) {
 	cx, err := o.setPhase(ctx, contextID, phase)
 	rec := &store.Record{
 		Time: o.now().UTC(), ContextID: contextID, Principal: "operator:" + by, Transport: o.transport, Capability: "operator.phase",
@@ -45,7 +48,7 @@ func (o *Operator) SetPhase(ctx context.Context, contextID, phase, by, reason st
 	return cx, err
 }
 
-func (o *Operator) setPhase(ctx context.Context, id, phase string) (*Context, error) {
+func (o *API) setPhase(ctx context.Context, id, phase string) (*Context, error) {
 	if !contexts.ValidPhase(phase) {
 		return nil, fmt.Errorf("phase %q (want planning or execution): %w", phase, phasegate.ErrUnknownPhase)
 	}
@@ -72,7 +75,7 @@ func (o *Operator) setPhase(ctx context.Context, id, phase string) (*Context, er
 // onto it; never by a prefix or a name. An id that names a context and
 // also a session onto another context is refused: the operator's order
 // must reach the context they meant or none (TestPhaseRefusesUnknownOrAmbiguousIDs).
-func (o *Operator) lookup(ctx context.Context, id string) (*Context, error) {
+func (o *API) lookup(ctx context.Context, id string) (*Context, error) {
 	cx, err := o.db.GetContext(ctx, id)
 	if err != nil && !errors.Is(err, contexts.ErrNotFound) {
 		return nil, err
@@ -90,17 +93,17 @@ func (o *Operator) lookup(ctx context.Context, id string) (*Context, error) {
 }
 
 // Context returns a context by id (or by the id of a session onto it).
-func (o *Operator) Context(ctx context.Context, id string) (*Context, error) {
+func (o *API) Context(ctx context.Context, id string) (*Context, error) {
 	return o.lookup(ctx, id)
 }
 
 // Contexts lists the contexts of principal (everyone's when empty).
-func (o *Operator) Contexts(ctx context.Context, principal string) ([]*Context, error) {
+func (o *API) Contexts(ctx context.Context, principal string) ([]*Context, error) {
 	return o.db.ListContexts(ctx, principal)
 }
 
 // Sessions lists the open sessions onto a context (all contexts when empty).
-func (o *Operator) Sessions(ctx context.Context, contextID string) ([]*contexts.Session, error) {
+func (o *API) Sessions(ctx context.Context, contextID string) ([]*contexts.Session, error) {
 	return o.db.ListSessions(ctx, contextID, true)
 }
 
@@ -119,7 +122,7 @@ type ChildSpec struct {
 // CreateChild creates a context that restricts its parent and returns it
 // with the handle a client presents to run in it. cfg supplies the
 // policies, to check the child's policy extends the parent's.
-func (o *Operator) CreateChild(ctx context.Context, cfg *config.Config, spec ChildSpec, by, reason string) (*Context, string, error) {
+func (o *API) CreateChild(ctx context.Context, cfg *config.Config, spec ChildSpec, by, reason string) (*Context, string, error) {
 	if spec.Task != "" {
 		if err := checkTask(spec.Task); err != nil {
 			return nil, "", err
@@ -130,7 +133,7 @@ func (o *Operator) CreateChild(ctx context.Context, cfg *config.Config, spec Chi
 		Decision: "allow", Outcome: "ok", Reason: reason}
 	if cx != nil {
 		rec.ContextID, rec.Phase = cx.ID, cx.Phase
-		rec.Extra = mustJSON(map[string]any{"parent": cx.Parent, "policy": cx.Policy, "pools": cx.Pools})
+		rec.Extra = rawjson.Marshal(map[string]any{"parent": cx.Parent, "policy": cx.Policy, "pools": cx.Pools})
 	}
 	if err != nil {
 		rec.Decision, rec.Outcome, rec.Error = "deny", "error", err.Error()
@@ -147,7 +150,7 @@ func (o *Operator) CreateChild(ctx context.Context, cfg *config.Config, spec Chi
 	return cx, handle, err
 }
 
-func (o *Operator) createChild(ctx context.Context, cfg *config.Config, spec ChildSpec, by string) (*Context, string, error) {
+func (o *API) createChild(ctx context.Context, cfg *config.Config, spec ChildSpec, by string) (*Context, string, error) {
 	parent, err := o.lookup(ctx, spec.Parent)
 	if err != nil {
 		return nil, "", err
@@ -179,9 +182,22 @@ func (o *Operator) createChild(ctx context.Context, cfg *config.Config, spec Chi
 	if err := o.db.CreateContext(ctx, child); err != nil {
 		return nil, "", err
 	}
-	key, err := o.db.Key(ctx, ContextHandleKeyName)
+	key, err := o.db.Key(ctx, state.ContextHandleKey)
 	if err != nil {
 		return nil, "", fmt.Errorf("loading the context handle key: %w", err)
 	}
-	return child, contextHandle(key, child.ID), nil
+	return child, state.ContextHandle(key, child.ID), nil
+}
+
+// ContextUsage is what a context has consumed, as the store holds it.
+func (o *API) ContextUsage(ctx context.Context, contextID string) (limits.Usage, error) {
+	b, err := o.db.Usage(ctx, state.CounterKey(contextID))
+	if err != nil {
+		return limits.Usage{}, err
+	}
+	st, err := state.DecodeUsage(b)
+	if err != nil {
+		return limits.Usage{}, err
+	}
+	return st.Usage(), nil
 }

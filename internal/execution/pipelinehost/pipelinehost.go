@@ -1,4 +1,14 @@
-package runner
+// Package pipelinehost decides whether this host can run the configured
+// pipelines, and prepares what run_pipeline runs them with: the sandbox and
+// a runs directory the sandbox user can reach. serve (through the runner)
+// and `airlock doctor` ([Check]) take the same decision by the same code.
+//
+// The invariant it keeps: when a run could not be confined (no network
+// namespace, no Landlock, a cgo binary, ...) or the sandbox user could not
+// reach the pools or the run directories, the host says why and every
+// run_pipeline call is refused with that reason (fail closed); the server
+// still starts, so reads and declarations work.
+package pipelinehost
 
 import (
 	"errors"
@@ -11,7 +21,17 @@ import (
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/execution/sandbox"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/kit/metrics"
 )
+
+// Options configure the host; nil means defaults.
+type Options struct {
+	// SandboxTrampoline is the cgo-free binary the sandbox re-executes
+	// (default: this executable).
+	SandboxTrampoline string
+	// Metrics counts the pipeline runs; nil counts none.
+	Metrics *metrics.Metrics
+}
 
 // ErrNotTraversable reports a directory the sandbox user cannot reach.
 var ErrNotTraversable = errors.New("not traversable by the sandbox user")
@@ -20,12 +40,15 @@ var ErrNotTraversable = errors.New("not traversable by the sandbox user")
 // that declares none.
 var ErrNoPipelines = errors.New("no pipelines are configured")
 
-// newPipelineHost prepares the sandbox when the configuration declares
-// pipelines. If the host cannot confine a run (no network namespace, no
-// Landlock, ...) or the sandbox user could not reach the pools or the run
-// directories, the server still starts — reads and declarations work — but
-// every run_pipeline call is refused with the reason: fail closed.
-func newPipelineHost(cfg *config.Config, stateDir string, opts *Options, log *slog.Logger) toolkit.PipelineHost {
+// New prepares the sandbox when the configuration declares pipelines. If
+// the host cannot confine a run (no network namespace, no Landlock, ...) or
+// the sandbox user could not reach the pools or the run directories, the
+// server still starts — reads and declarations work — but every
+// run_pipeline call is refused with the reason: fail closed.
+func New(cfg *config.Config, stateDir string, opts *Options, log *slog.Logger) toolkit.PipelineHost {
+	if opts == nil {
+		opts = &Options{}
+	}
 	host := toolkit.PipelineHost{}
 	if len(cfg.Pipelines) == 0 {
 		host.Unavailable = ErrNoPipelines
@@ -51,18 +74,15 @@ func newPipelineHost(cfg *config.Config, stateDir string, opts *Options, log *sl
 	return host
 }
 
-// CheckPipelines is serve's decision about run_pipeline for cfg and
-// stateDir on this host, for `airlock doctor`: nil when pipelines will run,
-// else the reason every run_pipeline call will be refused with. It is
-// newPipelineHost itself (one code path: the sandbox's self-test, which
-// catches a binary built with cgo, included), so doctor cannot call a host
-// ready that serve then refuses. The report lists the sandbox's mechanisms
-// whenever New got as far as checking them.
-func CheckPipelines(cfg *config.Config, stateDir string, opts *Options) (sandbox.Report, error) {
-	if opts == nil {
-		opts = &Options{}
-	}
-	host := newPipelineHost(cfg, stateDir, opts, slog.New(slog.DiscardHandler))
+// Check is serve's decision about run_pipeline for cfg and stateDir on
+// this host, for `airlock doctor`: nil when pipelines will run, else the
+// reason every run_pipeline call will be refused with. It is New itself
+// (one code path: the sandbox's self-test, which catches a binary built
+// with cgo, included), so doctor cannot call a host ready that serve then
+// refuses. The report lists the sandbox's mechanisms whenever
+// sandbox.New got as far as checking them.
+func Check(cfg *config.Config, stateDir string, opts *Options) (sandbox.Report, error) {
+	host := New(cfg, stateDir, opts, slog.New(slog.DiscardHandler))
 	if host.Sandbox != nil {
 		return host.Sandbox.Report(), nil
 	}
@@ -137,4 +157,25 @@ func ReachableDir(stateDir, name string) (string, error) {
 		return "", err
 	}
 	return tmp, nil
+}
+
+// sandboxObserver counts pipeline runs, kills and limit hits.
+func sandboxObserver(m *metrics.Metrics) func(*sandbox.Result, error) {
+	if m == nil {
+		return nil
+	}
+	return func(res *sandbox.Result, err error) {
+		switch {
+		case res == nil:
+			m.SandboxRun(metrics.RunError, nil)
+		case res.Killed:
+			m.SandboxRun(metrics.RunKilled, res.LimitsHit)
+		case err != nil:
+			m.SandboxRun(metrics.RunError, res.LimitsHit)
+		case res.ExitCode != 0:
+			m.SandboxRun(metrics.RunFailed, res.LimitsHit)
+		default:
+			m.SandboxRun(metrics.RunOK, res.LimitsHit)
+		}
+	}
 }

@@ -1,10 +1,11 @@
-package runner
+package operator
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/store"
 )
 
@@ -13,7 +14,7 @@ type Declaration = declarations.Declaration
 
 // Approvals lists declarations, oldest first: those waiting for a decision,
 // or with all set, every one.
-func (o *Operator) Approvals(ctx context.Context, all bool) ([]*Declaration, error) {
+func (o *API) Approvals(ctx context.Context, all bool) ([]*Declaration, error) {
 	f := declarations.Filter{States: []declarations.State{declarations.StateDeclared}}
 	if all {
 		f.States = nil
@@ -24,18 +25,18 @@ func (o *Operator) Approvals(ctx context.Context, all bool) ([]*Declaration, err
 // Approve approves a declared need on the operator's word; the agent then
 // collects it with declare_need and its declaration_id. The approval is
 // single-use and expires after the default approval TTL.
-func (o *Operator) Approve(ctx context.Context, id, by, reason string) (*Declaration, error) {
+func (o *API) Approve(ctx context.Context, id, by, reason string) (*Declaration, error) {
 	return o.decide(ctx, id, by, reason, true)
 }
 
 // Deny refuses a declared need; reason is shown to the agent.
-func (o *Operator) Deny(ctx context.Context, id, by, reason string) (*Declaration, error) {
+func (o *API) Deny(ctx context.Context, id, by, reason string) (*Declaration, error) {
 	return o.decide(ctx, id, by, reason, false)
 }
 
-func (o *Operator) decide(ctx context.Context, id, by, reason string, approve bool) (*Declaration, error) {
+func (o *API) decide(ctx context.Context, id, by, reason string, approve bool) (*Declaration, error) {
 	// The serving processes time this decision (their sweep finds it:
-	// approvallatency.go); this process has no scraped registry.
+	// package approvallatency); this process has no scraped registry.
 	m := declarations.NewManager(o.db.Declarations(), &declarations.ManagerOptions{Now: o.now})
 	who := "operator:" + by
 	var (
@@ -53,7 +54,7 @@ func (o *Operator) decide(ctx context.Context, id, by, reason string, approve bo
 	}
 	rec := &store.Record{
 		Time: o.now().UTC(), Principal: who, Transport: o.transport, Capability: capability, Decision: "allow", Outcome: "ok",
-		Reason: reason, Extra: mustJSON(map[string]string{"declaration_id": id}),
+		Reason: reason, Extra: rawjson.Marshal(map[string]string{"declaration_id": id}),
 	}
 	if d != nil {
 		rec.ContextID = d.ContextID

@@ -1,4 +1,4 @@
-package runner
+package state
 
 import (
 	"path/filepath"
@@ -22,17 +22,17 @@ func TestStoreLocation(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(StoreEnv, tc.env)
-			if got := storeLocation(tc.configured, "/state"); got != tc.want {
-				t.Errorf("storeLocation = %q, want %q", got, tc.want)
+			if got := StoreLocation(tc.configured, "/state"); got != tc.want {
+				t.Errorf("StoreLocation = %q, want %q", got, tc.want)
 			}
 		})
 	}
 	for _, loc := range []string{"mysql://db/x", "redis://cache"} {
-		if _, err := openStore(loc, nil); err == nil || !strings.Contains(err.Error(), "only postgres://") {
-			t.Errorf("openStore(%q) = %v, want a refusal", loc, err)
+		if _, err := OpenStore(loc, nil); err == nil || !strings.Contains(err.Error(), "only postgres://") {
+			t.Errorf("OpenStore(%q) = %v, want a refusal", loc, err)
 		}
-		if _, err := openStoreReadOnly(loc); err == nil {
-			t.Errorf("openStoreReadOnly(%q) opened", loc)
+		if _, err := OpenStoreReadOnly(loc); err == nil {
+			t.Errorf("OpenStoreReadOnly(%q) opened", loc)
 		}
 	}
 }

@@ -1,4 +1,10 @@
-package runner
+// Package argschema checks a call's arguments against a JSON Schema: the
+// document advertised to the client for one of Airlock's tools, or the
+// pinned input schema of an upstream tool. The invariant it keeps: a schema
+// loads nothing from outside itself (no file, no URL), and a refusal names
+// the offending argument and the rule it breaks, never the value, so a huge
+// or hostile value is not echoed back to the agent.
+package argschema
 
 import (
 	"bytes"
@@ -12,12 +18,13 @@ import (
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
-// schemaValidator checks a call's arguments against the tool's generated
-// JSON Schema — the very document advertised to the client — so what the
-// agent is told it may send and what the runner accepts cannot drift apart.
-type schemaValidator struct{ schema *jsonschema.Schema }
+// Validator checks a call's arguments against the tool's generated JSON
+// Schema — the very document advertised to the client — so what the agent
+// is told it may send and what the runner accepts cannot drift apart.
+type Validator struct{ schema *jsonschema.Schema }
 
-func compileSchema(tool string, doc []byte) (*schemaValidator, error) {
+// Compile parses and compiles doc, the input schema of tool.
+func Compile(tool string, doc []byte) (*Validator, error) {
 	parsed, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: parsing input schema: %w", tool, err)
@@ -35,7 +42,7 @@ func compileSchema(tool string, doc []byte) (*schemaValidator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: compiling input schema: %w", tool, err)
 	}
-	return &schemaValidator{schema: s}, nil
+	return &Validator{schema: s}, nil
 }
 
 // noLoader refuses every external schema.
@@ -45,10 +52,10 @@ func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("schema references an external document; none may be loaded")
 }
 
-// validate returns INVALID_ARGUMENTS naming the first offending argument.
+// Validate returns INVALID_ARGUMENTS naming the first offending argument.
 // The message carries the JSON pointer and the rule broken, never the value,
 // so a huge or hostile value is not echoed back.
-func (v *schemaValidator) validate(raw []byte) error {
+func (v *Validator) Validate(raw []byte) error {
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return violation.Wrap(violation.InvalidArguments, err, "arguments are not valid JSON")

@@ -1,9 +1,21 @@
-package runner
+// Package derived keeps the pools that calls made. A derived pool is a
+// pipeline run's published outputs, served read-only (integrity-checked
+// against their manifest, fenced when untrusted) by list_pools and
+// read_pool_file like any other pool, in the context that ran the
+// pipeline.
+//
+// The invariant it keeps: every process serving the context can open the
+// pools it made. The store keeps what that takes: the ids in the context's
+// Env (read with the context on every call anyway) and the entries under a
+// usage key. A process on another machine, where the files are not, leaves
+// such a pool out of its binding and logs it.
+package derived
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 
@@ -12,15 +24,28 @@ import (
 	"github.com/airlock-dev/airlock/sources"
 )
 
-// A derived pool is one a call made: a pipeline run's published outputs,
-// served read-only (integrity-checked against their manifest, fenced when
-// untrusted) by list_pools and read_pool_file like any other pool, in the
-// context that ran the pipeline. The store keeps what every process
-// serving the context needs to open it: the ids in the context's Env (read
-// with the context on every call anyway) and the entries under a usage key.
+// EnvKey is the context Env key listing its derived pool ids.
+const EnvKey = "derived_pools"
 
-// envDerivedPools is the context Env key listing its derived pool ids.
-const envDerivedPools = "derived_pools"
+// Store is what derived pools are kept in (the store).
+type Store interface {
+	UpdateUsage(ctx context.Context, keys []string, fn func(map[string][]byte) (map[string][]byte, error)) error
+	UpdateContext(ctx context.Context, id string, mutate func(*contexts.Context) error) (*contexts.Context, error)
+	Usage(ctx context.Context, key string) ([]byte, error)
+}
+
+// Pools registers derived pools in a process's pool registry and in the
+// store. It is safe for concurrent use.
+type Pools struct {
+	st    Store
+	pools *sources.Registry
+	log   *slog.Logger
+}
+
+// New returns the derived pools of st, opened into pools.
+func New(st Store, pools *sources.Registry, log *slog.Logger) *Pools {
+	return &Pools{st: st, pools: pools, log: log}
+}
 
 func derivedKey(contextID string) string { return "derived-pools:" + contextID }
 
@@ -36,14 +61,14 @@ type derivedEntry struct {
 // stop being listed beyond it (their files stay on disk).
 const maxDerivedPools = 64
 
-// addDerived opens d here and records it for the context in the store.
-func (r *Runner) addDerived(ctx context.Context, contextID string, d *toolkit.DerivedPool) error {
+// Add opens d here and records it for the context in the store.
+func (p *Pools) Add(ctx context.Context, contextID string, d *toolkit.DerivedPool) error {
 	e := derivedEntry{ID: d.ID, Description: d.Description, Dir: d.Dir, Manifest: d.Manifest, Trust: d.Trust}
-	if err := r.pools.AddPool(e.poolConfig()); err != nil {
+	if err := p.pools.AddPool(e.poolConfig()); err != nil {
 		return err
 	}
 	key := derivedKey(contextID)
-	err := r.db.UpdateUsage(ctx, []string{key}, func(cur map[string][]byte) (map[string][]byte, error) {
+	err := p.st.UpdateUsage(ctx, []string{key}, func(cur map[string][]byte) (map[string][]byte, error) {
 		var list []derivedEntry
 		if b := cur[key]; len(b) > 0 {
 			if err := json.Unmarshal(b, &list); err != nil {
@@ -60,7 +85,7 @@ func (r *Runner) addDerived(ctx context.Context, contextID string, d *toolkit.De
 	if err != nil {
 		return err
 	}
-	_, err = r.db.UpdateContext(ctx, contextID, func(cx *contexts.Context) error {
+	_, err = p.st.UpdateContext(ctx, contextID, func(cx *contexts.Context) error {
 		ids := derivedIDs(cx)
 		ids = append(ids, d.ID)
 		if len(ids) > maxDerivedPools {
@@ -69,7 +94,7 @@ func (r *Runner) addDerived(ctx context.Context, contextID string, d *toolkit.De
 		if cx.Env == nil {
 			cx.Env = map[string]string{}
 		}
-		cx.Env[envDerivedPools] = strings.Join(ids, ",")
+		cx.Env[EnvKey] = strings.Join(ids, ",")
 		return nil
 	})
 	return err
@@ -81,17 +106,17 @@ func (e derivedEntry) poolConfig() sources.PoolConfig {
 
 // derivedIDs are the derived pools a context lists.
 func derivedIDs(cx *contexts.Context) []string {
-	v := cx.Env[envDerivedPools]
+	v := cx.Env[EnvKey]
 	if v == "" {
 		return nil
 	}
 	return strings.Split(v, ",")
 }
 
-// boundPoolIDs is what a context's binding holds: its frozen pools and its
+// BoundIDs is what a context's binding holds: its frozen pools and its
 // derived pools this process can open (another process's run whose files
 // are not on this machine is left out, and logged).
-func (r *Runner) boundPoolIDs(ctx context.Context, cx *contexts.Context) []string {
+func (p *Pools) BoundIDs(ctx context.Context, cx *contexts.Context) []string {
 	derived := derivedIDs(cx)
 	if len(derived) == 0 {
 		return cx.Pools
@@ -99,19 +124,19 @@ func (r *Runner) boundPoolIDs(ctx context.Context, cx *contexts.Context) []strin
 	ids := slices.Clone(cx.Pools)
 	var entries map[string]derivedEntry
 	for _, id := range derived {
-		if r.pools.Has(id) {
+		if p.pools.Has(id) {
 			ids = append(ids, id)
 			continue
 		}
 		if entries == nil {
-			entries = r.derivedEntries(ctx, cx.ID)
+			entries = p.entries(ctx, cx.ID)
 		}
 		e, ok := entries[id]
 		if !ok {
 			continue
 		}
-		if err := r.pools.AddPool(e.poolConfig()); err != nil {
-			r.log.Warn("a derived pool cannot be opened by this process", "context", cx.ID, "pool", id, "err", err)
+		if err := p.pools.AddPool(e.poolConfig()); err != nil {
+			p.log.Warn("a derived pool cannot be opened by this process", "context", cx.ID, "pool", id, "err", err)
 			continue
 		}
 		ids = append(ids, id)
@@ -119,9 +144,9 @@ func (r *Runner) boundPoolIDs(ctx context.Context, cx *contexts.Context) []strin
 	return ids
 }
 
-func (r *Runner) derivedEntries(ctx context.Context, contextID string) map[string]derivedEntry {
+func (p *Pools) entries(ctx context.Context, contextID string) map[string]derivedEntry {
 	out := map[string]derivedEntry{}
-	b, err := r.db.Usage(ctx, derivedKey(contextID))
+	b, err := p.st.Usage(ctx, derivedKey(contextID))
 	if err != nil || len(b) == 0 {
 		return out
 	}

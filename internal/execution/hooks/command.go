@@ -1,4 +1,4 @@
-package runner
+package hooks
 
 import (
 	"context"
@@ -77,12 +77,15 @@ func (c *commandSink) Deliver(ctx context.Context, body []byte) error {
 	if err != nil {
 		return fmt.Errorf("hook %q: %w", c.cfg.ID, err)
 	}
-	env, name, err := sandboxEnv(c.cfg.Env)
+	vars, name, err := config.ReadEnv(c.cfg.Env)
 	if err != nil {
 		// The error names the variable or the file's base name, never
 		// the value.
 		return fmt.Errorf("hook %q: environment variable %s: %w", c.cfg.ID, name, err)
 	}
+	// HOME and TMPDIR in its scratch directory, then exactly what its
+	// config names.
+	env := append([]string{"HOME=" + sandbox.TempDir, "TMPDIR=" + sandbox.TempDir}, vars...)
 	spec := sandbox.Spec{
 		Argv: c.cfg.Argv, Env: env, ReadOnly: c.cfg.ReadOnly, Temp: true, Dir: sandbox.TempDir,
 		Stdin: body,

@@ -1,4 +1,4 @@
-package runner
+package operator
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/airlock-dev/airlock/internal/kit/atomicfile"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/airlock-dev/airlock/internal/audit/witness"
+	"github.com/airlock-dev/airlock/internal/execution/state"
+	"github.com/airlock-dev/airlock/internal/kit/atomicfile"
 )
 
 // VerifiedFile is the marker of the last successful verification: the seq
@@ -27,7 +28,7 @@ const verifiedTag = "airlock-verified v1"
 // ErrNoMark is returned when there is no usable verification marker.
 var ErrNoMark = errors.New("no valid verification marker")
 
-func (o *Operator) verifiedMarkPath() string { return filepath.Join(o.dir, VerifiedFile) }
+func (o *API) verifiedMarkPath() string { return filepath.Join(o.dir, VerifiedFile) }
 
 func verifiedMAC(key []byte, seq int64, hash string) string {
 	m := hmac.New(sha256.New, key)
@@ -36,8 +37,8 @@ func verifiedMAC(key []byte, seq int64, hash string) string {
 }
 
 // readVerifiedMark returns the seq and hash a valid marker names.
-func (o *Operator) readVerifiedMark() (int64, string, error) {
-	key, err := witness.LoadKey(witnessKeyPath(o.dir))
+func (o *API) readVerifiedMark() (int64, string, error) {
+	key, err := witness.LoadKey(state.WitnessKeyPath(o.dir))
 	if err != nil {
 		return 0, "", fmt.Errorf("%w: %w", ErrNoMark, err)
 	}
@@ -62,8 +63,8 @@ func (o *Operator) readVerifiedMark() (int64, string, error) {
 // writeVerifiedMark records the head just verified (best effort: without
 // the witness key, or a writable state directory, there is no marker and
 // the next incremental check is a full one).
-func (o *Operator) writeVerifiedMark(ctx context.Context) {
-	key, err := witness.LoadKey(witnessKeyPath(o.dir))
+func (o *API) writeVerifiedMark(ctx context.Context) {
+	key, err := witness.LoadKey(state.WitnessKeyPath(o.dir))
 	if err != nil {
 		return
 	}
@@ -80,8 +81,8 @@ func (o *Operator) writeVerifiedMark(ctx context.Context) {
 // valid marker, or when the marked record is no longer the one vouched
 // for, it checks the whole chain. Tampering with records before the marker
 // is found by a full `audit verify`, not by this.
-func (o *Operator) VerifyIncremental(ctx context.Context) (AuditVerification, error) {
-	witnessFile := filepath.Join(o.dir, WitnessFile)
+func (o *API) VerifyIncremental(ctx context.Context) (AuditVerification, error) {
+	witnessFile := filepath.Join(o.dir, state.WitnessFile)
 	seq, hash, err := o.readVerifiedMark()
 	if err != nil {
 		return o.VerifyAgainst(ctx, witnessFile)

@@ -1,4 +1,4 @@
-package runner
+package operator
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/audit/witness"
+	"github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/store"
 )
 
@@ -27,10 +28,10 @@ var ErrNothingToRotate = store.ErrNothingToRotate
 // server that ran with this state directory created it).
 var ErrNoWitnessKey = errors.New("no witness key")
 
-func (o *Operator) witnessKey() ([]byte, error) {
-	key, err := witness.LoadKey(witnessKeyPath(o.dir))
+func (o *API) witnessKey() ([]byte, error) {
+	key, err := witness.LoadKey(state.WitnessKeyPath(o.dir))
 	if err != nil {
-		return nil, fmt.Errorf("reading the witness key %s: %w: %w", witnessKeyPath(o.dir), ErrNoWitnessKey, err)
+		return nil, fmt.Errorf("reading the witness key %s: %w: %w", state.WitnessKeyPath(o.dir), ErrNoWitnessKey, err)
 	}
 	return key, nil
 }
@@ -40,7 +41,7 @@ func (o *Operator) witnessKey() ([]byte, error) {
 // than that — into a new segment in dir, and takes a witness checkpoint of
 // the result; by names the operator in the rotation's audit record. The
 // operator must have opened the store writable.
-func (o *Operator) Rotate(ctx context.Context, upTo int64, olderThan time.Duration, dir, by string) (*RotateResult, error) {
+func (o *API) Rotate(ctx context.Context, upTo int64, olderThan time.Duration, dir, by string) (*RotateResult, error) {
 	key, err := o.witnessKey()
 	if err != nil {
 		return nil, err
@@ -75,7 +76,7 @@ func (o *Operator) Rotate(ctx context.Context, upTo int64, olderThan time.Durati
 // checkAnchor fails v if the store was rotated and its anchor is not signed
 // with this state directory's witness key: a store whose oldest records
 // were deleted must not pass for a rotated one.
-func (o *Operator) checkAnchor(v AuditVerification, a store.Anchor) AuditVerification {
+func (o *API) checkAnchor(v AuditVerification, a store.Anchor) AuditVerification {
 	v.Rotated = a.First - 1
 	if !v.OK || !a.Rotated() {
 		return v
@@ -95,7 +96,7 @@ func (o *Operator) checkAnchor(v AuditVerification, a store.Anchor) AuditVerific
 // chain: the store from its (signed) anchor, every segment, their order
 // from record 1, the seam between the newest segment and the store, and
 // the witness against records in segments too.
-func (o *Operator) VerifySegments(ctx context.Context, dir string) (AuditVerification, error) {
+func (o *API) VerifySegments(ctx context.Context, dir string) (AuditVerification, error) {
 	res, err := o.db.Verify(ctx)
 	if err != nil {
 		return AuditVerification{}, err
@@ -124,7 +125,7 @@ func (o *Operator) VerifySegments(ctx context.Context, dir string) (AuditVerific
 	v.Segments = len(segs)
 	o.chain = &segmentedChain{DB: o.db, segs: segs}
 	defer func() { o.chain = nil }()
-	return o.checkWitness(ctx, v, filepath.Join(o.dir, WitnessFile))
+	return o.checkWitness(ctx, v, filepath.Join(o.dir, state.WitnessFile))
 }
 
 // segmentedChain is the store with its rotated segments in front: the
@@ -142,26 +143,3 @@ func (c *segmentedChain) HashAt(ctx context.Context, seq int64) (string, bool, e
 	}
 	return c.DB.HashAt(ctx, seq)
 }
-
-// signedChain is the store as the witness check sees it: records rotated
-// out count as rotated (not rolled back) only behind an anchor signed with
-// the witness key. Someone who deleted the oldest records and wrote an
-// anchor by hand gets the rollback finding, at server start as in verify
-// (TestRunnerRefusesForgedAnchor).
-type signedChain struct {
-	*store.DB
-	key []byte
-}
-
-func (c signedChain) RotatedBefore(ctx context.Context) (int64, error) {
-	a, err := c.DB.Anchor(ctx)
-	if err != nil {
-		return 0, err
-	}
-	if store.CheckAnchor(a, c.key) != nil {
-		return 1, nil
-	}
-	return a.First, nil
-}
-
-var _ witness.RotatedChain = signedChain{}

@@ -1,4 +1,16 @@
-package runner
+// Package state is an Airlock installation's state directory: where its
+// store, its witness (the audit chain's anchor outside the database), its
+// kill switch file and its keys live, and the one place that opens them —
+// for the runner (serve) and the operator's API (the CLI's commands and the
+// console) alike, so both find the same store by the same rules.
+//
+// The invariant it keeps: a state directory's store is opened only here,
+// and only the runner and the operator's API may import this package
+// (TestOnlyRunnerReachesToolsAndStore): a *store.DB never reaches a package
+// that may not write the audit trail. [Lent] hands a running engine's own
+// store to the operator's API through a function of this package, not a
+// method, for the same reason.
+package state
 
 import (
 	"fmt"
@@ -8,15 +20,18 @@ import (
 	"github.com/airlock-dev/airlock/store"
 )
 
+// DBFile is the store's file name inside the state directory.
+const DBFile = "airlock.db"
+
 // StoreEnv names the variable that selects the store for `airlock serve`
 // and for every operator command: a postgres:// URL. It overrides the
 // configuration's `store`; unset and unconfigured, the store is the SQLite
 // file DBFile in the state directory.
 const StoreEnv = "AIRLOCK_STORE"
 
-// storeLocation is where the store of stateDir lives: $AIRLOCK_STORE, then
+// StoreLocation is where the store of stateDir lives: $AIRLOCK_STORE, then
 // the configured store, then the SQLite file in stateDir.
-func storeLocation(configured, stateDir string) string {
+func StoreLocation(configured, stateDir string) string {
 	if v := os.Getenv(StoreEnv); v != "" {
 		return v
 	}
@@ -26,9 +41,9 @@ func storeLocation(configured, stateDir string) string {
 	return filepath.Join(stateDir, DBFile)
 }
 
-// openStore opens the store at loc read-write: PostgreSQL for a
+// OpenStore opens the store at loc read-write: PostgreSQL for a
 // postgres:// URL, else the SQLite file.
-func openStore(loc string, opts *store.Options) (*store.DB, error) {
+func OpenStore(loc string, opts *store.Options) (*store.DB, error) {
 	if store.IsPostgres(loc) {
 		return store.OpenPostgres(loc, opts)
 	}
@@ -38,8 +53,8 @@ func openStore(loc string, opts *store.Options) (*store.DB, error) {
 	return store.Open(loc, opts)
 }
 
-// openStoreReadOnly opens the store at loc for reading only.
-func openStoreReadOnly(loc string) (*store.DB, error) {
+// OpenStoreReadOnly opens the store at loc for reading only.
+func OpenStoreReadOnly(loc string) (*store.DB, error) {
 	if store.IsPostgres(loc) {
 		return store.OpenPostgresReadOnly(loc)
 	}

@@ -1,0 +1,402 @@
+// Package upstream is how Airlock reaches upstream MCP servers (issue 15),
+// shared by the runner (a comm.mcp call) and the operator's API (`airlock
+// upstreams review`, the console's refresh): connecting (HTTP through
+// comm's checked dialer, stdio inside the sandbox, with its egress proxy:
+// egress.go), observing the tool list against the pins in the store, and
+// checking a need against its pin.
+//
+// The invariant it keeps: a tool definition reaches the agent (the
+// catalog, [Connector.Approved]) or is called only when the pin in the
+// store is approved and the upstream lists exactly the approved definition
+// (pinning.Pin.Usable). Every pin change it observes is audited. Only the
+// runner and the operator's API may import it (and package state, which
+// carries the runner's connector to the operator's API: state.Lent;
+// TestOnlyRunnerReachesToolsAndStore): the operator reviews (lists), only
+// the runner's broker calls.
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/comm"
+	"github.com/airlock-dev/airlock/internal/execution/sandbox"
+	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/kit/argschema"
+	"github.com/airlock-dev/airlock/internal/kit/rawjson"
+	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/policy/pinning"
+	"github.com/airlock-dev/airlock/store"
+)
+
+// Connector reaches the configured upstreams for one process. It is safe
+// for concurrent use.
+type Connector struct {
+	db         *store.DB
+	log        *slog.Logger
+	now        func() time.Time
+	trampoline string
+	resolver   comm.Resolver // egress names; nil: the system's (egress.go)
+
+	sbOnce sync.Once
+	sb     *sandbox.Sandbox
+	sbErr  error
+
+	schemas sync.Map // approved digest → *argschema.Validator
+}
+
+// Options configure a Connector; nil means defaults.
+type Options struct {
+	Logger *slog.Logger
+	Now    func() time.Time
+	// SandboxTrampoline is the binary the sandbox re-executes for stdio
+	// upstreams (default: this executable).
+	SandboxTrampoline string
+	// EgressResolver resolves the host names a stdio upstream's egress
+	// proxy connects to (default: the system's); tests map names to
+	// loopback with it.
+	EgressResolver comm.Resolver
+}
+
+// New returns a connector whose pins, and the audit records of their
+// changes, are in db.
+func New(db *store.DB, opts *Options) *Connector {
+	if opts == nil {
+		opts = &Options{}
+	}
+	u := &Connector{db: db, log: opts.Logger, now: opts.Now, trampoline: opts.SandboxTrampoline, resolver: opts.EgressResolver}
+	if u.log == nil {
+		u.log = slog.New(slog.DiscardHandler)
+	}
+	if u.now == nil {
+		u.now = time.Now
+	}
+	return u
+}
+
+// sandbox returns the sandbox stdio upstreams run in, created on first
+// use; without one a stdio upstream is UPSTREAM_UNAVAILABLE (fail closed:
+// never run outside it).
+func (u *Connector) sandbox() (*sandbox.Sandbox, error) {
+	u.sbOnce.Do(func() {
+		u.sb, u.sbErr = sandbox.New(&sandbox.Options{TrampolinePath: u.trampoline, Logger: u.log})
+	})
+	return u.sb, u.sbErr
+}
+
+// stdioGrace is how much longer than the upstream's timeout its sandbox
+// may live (start-up, shutdown).
+const stdioGrace = 5 * time.Second
+
+// Session is one open connection to an upstream.
+type Session struct {
+	*comm.MCPSession
+	closeProc func()
+}
+
+// Close ends the session and, for a stdio upstream, its process.
+func (s *Session) Close() {
+	s.MCPSession.Close()
+	if s.closeProc != nil {
+		s.closeProc()
+	}
+}
+
+// Dial connects to up. ctx bounds the whole session (the caller's timeout).
+// Credentials come from the upstream's own config (env / headers); the
+// agent's token is never among them: nothing of the calling session is
+// passed (TestUpstreamNeverGetsAgentToken).
+//
+// rules, when set, judges every address an HTTP upstream's connection
+// reaches (the calling policy's network section, as for comm.fetch); the
+// operator's review (`airlock upstreams review`) has no caller and passes nil.
+func (u *Connector) Dial(ctx context.Context, cfg *config.Config, up config.Upstream, rules comm.IPRules) (*Session, error) {
+	maxBytes := up.MaxResultBytes*2 + 1<<20 // the listing and the answer, JSON-encoded
+	if !up.Stdio() {
+		private, err := cfg.Comm.Fetch.PrivatePrefixes()
+		if err != nil {
+			return nil, err
+		}
+		headers := map[string]string{}
+		for name, src := range up.Headers {
+			v, err := src.ReadRequired()
+			if err != nil {
+				return nil, violation.Wrap(violation.UpstreamUnavailable, err, "upstream %q: a configured header cannot be read", up.ID)
+			}
+			headers[name] = v
+		}
+		conn := comm.MCPConn{URL: up.URL, Headers: headers, AllowPrivate: private, MaxBytes: maxBytes}
+		if rules != nil {
+			conn.Rules = rules
+		}
+		s, err := comm.DialMCP(ctx, conn)
+		if err != nil {
+			return nil, comm.MCPViolation(up.ID, err)
+		}
+		return &Session{MCPSession: s}, nil
+	}
+	sb, err := u.sandbox()
+	if err != nil {
+		return nil, violation.Wrap(violation.UpstreamUnavailable, err, "upstream %q runs in the sandbox, which is unavailable on this host", up.ID)
+	}
+	env, _, err := config.ReadEnv(up.Env)
+	if err != nil {
+		return nil, violation.Wrap(violation.UpstreamUnavailable, err, "upstream %q: a configured environment variable cannot be read", up.ID)
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	loop, egressEnv, err := u.egressFor(ctx, cfg, up)
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, violation.Wrap(violation.UpstreamUnavailable, err, "upstream %q: its egress cannot be set up", up.ID)
+	}
+	// HOME and TMPDIR in its scratch directory, then its configured
+	// variables and its egress.
+	env = append(append([]string{"HOME=" + sandbox.TempDir, "TMPDIR=" + sandbox.TempDir}, env...), egressEnv...)
+	mem := up.MemoryBytes
+	spec := sandbox.Spec{
+		Argv: up.Command, Env: env, ReadOnly: up.ReadOnly, Temp: true, Dir: sandbox.TempDir,
+		StdinFile: inR, StdoutFile: outW, Loopback: loop,
+		Limits: sandbox.Limits{Wall: time.Duration(up.TimeoutMS)*time.Millisecond + stdioGrace, MemoryBytes: mem, Procs: 64, OutputBytes: 64 << 10},
+	}
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	var runErr error
+	var res *sandbox.Result
+	go func() {
+		defer close(done)
+		res, runErr = sb.Run(runCtx, spec)
+		// The process is gone: our copies of its ends go too, so the
+		// client reads EOF instead of waiting.
+		inR.Close()
+		outW.Close()
+	}()
+	closeProc := func() {
+		inW.Close()
+		stop()
+		<-done
+		outR.Close()
+		if runErr != nil && !errors.Is(runErr, context.Canceled) {
+			u.log.Warn("upstream sandbox", "upstream", up.ID, "err", runErr)
+		} else if res != nil && len(res.Stderr) > 0 {
+			u.log.Debug("upstream stderr", "upstream", up.ID, "bytes", len(res.Stderr))
+		}
+	}
+	s, err := comm.DialMCP(ctx, comm.MCPConn{In: outR, Out: inW, MaxBytes: maxBytes})
+	if err != nil {
+		closeProc()
+		if runErr != nil && !errors.Is(runErr, context.Canceled) {
+			err = errors.Join(err, runErr)
+		}
+		return nil, comm.MCPViolation(up.ID, err)
+	}
+	return &Session{MCPSession: s, closeProc: closeProc}, nil
+}
+
+// Observe lists up's tools and brings the pins up to date in one store
+// transaction: a new tool is pending, an approved one listed differently
+// is changed (blocked), one no longer listed is removed. Each change is
+// audited, by whom (the principal whose call or review saw it). A tool
+// whose name cannot be a comm.mcp tool, or whose definition cannot be
+// pinned (ambiguous schema), is never pinned and so never usable.
+func (u *Connector) Observe(ctx context.Context, s *Session, up config.Upstream, by string) (map[string]*pinning.Pin, error) {
+	defs, err := s.ListTools(ctx)
+	if err != nil {
+		return nil, comm.MCPViolation(up.ID, err)
+	}
+	var changes []*pinning.Pin
+	out := map[string]*pinning.Pin{}
+	var skipped []string
+	err = u.db.UpdateUpstreamPins(ctx, up.ID, func(cur map[string]*pinning.Pin) ([]*pinning.Pin, error) {
+		changes, skipped = nil, nil
+		clear(out)
+		// A name listed twice is ambiguous (which definition would a call
+		// reach?): neither is pinned, and an existing pin of that name is
+		// treated as no longer listed, so the tool is blocked.
+		count := map[string]int{}
+		for _, d := range defs {
+			count[d.Name]++
+		}
+		listed := map[string]bool{}
+		for _, d := range defs {
+			if !declarations.ValidToolName(d.Name) || count[d.Name] > 1 {
+				skipped = append(skipped, d.Name)
+				continue
+			}
+			listed[d.Name] = true
+			p, changed, err := pinning.Observe(up.ID, cur[d.Name], pinning.Definition{Name: d.Name, Description: d.Description, InputSchema: d.InputSchema, OutputSchema: d.OutputSchema})
+			if err != nil {
+				skipped = append(skipped, d.Name)
+				continue
+			}
+			out[d.Name] = p
+			if changed {
+				changes = append(changes, p)
+			}
+		}
+		for name, p := range cur {
+			if listed[name] {
+				continue
+			}
+			gone, changed := pinning.Vanish(p)
+			out[name] = gone
+			if changed {
+				changes = append(changes, gone)
+			}
+		}
+		return changes, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range changes {
+		u.audit(ctx, by, "upstream.pin", p, "tool definition now "+string(p.State), nil)
+	}
+	if len(skipped) > 0 {
+		u.log.Warn("upstream tools not pinnable (bad name, duplicate or ambiguous schema)", "upstream", up.ID, "count", len(skipped))
+	}
+	return out, nil
+}
+
+// audit appends one record about a pin.
+func (u *Connector) audit(ctx context.Context, by, capability string, p *pinning.Pin, reason string, err error) {
+	u.Audit(ctx, "upstream", by, capability, p, reason, err)
+}
+
+// Audit appends one record about pin p, naming the transport the order
+// came through (an operator's approval: "cli" or "console").
+func (u *Connector) Audit(ctx context.Context, transport, by, capability string, p *pinning.Pin, reason string, err error) {
+	rec := &store.Record{
+		Time: u.now().UTC(), Principal: by, Transport: transport, Capability: capability, Decision: "allow", Outcome: "ok",
+		Reason: reason, Extra: rawjson.Marshal(map[string]any{
+			"upstream": p.Upstream, "tool": p.Tool, "state": p.State, "seen_digest": p.SeenDigest,
+			"approved_digest": p.ApprovedDigest, "flags": len(p.Flags),
+		}),
+	}
+	if p.State == pinning.Changed {
+		rec.Decision = "deny"
+	}
+	if err != nil {
+		rec.Outcome, rec.Error = "error", err.Error()
+	}
+	if aerr := u.db.Append(context.WithoutCancel(ctx), rec); aerr != nil {
+		u.log.Error("auditing a pin change", "err", aerr)
+	}
+}
+
+// Check is the pin half of toolkit.UpstreamPins: the need's arguments
+// against the approved definition's input schema; it returns the approved
+// digest.
+func (u *Connector) Check(ctx context.Context, cfg *config.Config, upstream, tool string, args json.RawMessage) (string, error) {
+	if _, ok := cfg.Upstream(upstream); !ok {
+		return "", violation.New(violation.UpstreamUnavailable, "no upstream %q is configured", upstream)
+	}
+	p, err := u.db.UpstreamPin(ctx, upstream, tool)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", violation.New(violation.UpstreamNotApproved, "tool %q of upstream %q has no approved definition; an operator reviews it with `airlock upstreams review`", tool, upstream)
+	case err != nil:
+		return "", err
+	case p.State == pinning.Changed:
+		return "", violation.New(violation.UpstreamChanged, "tool %q of upstream %q changed since it was approved; it is blocked until an operator reviews the change", tool, upstream)
+	case !p.Usable():
+		return "", violation.New(violation.UpstreamNotApproved, "tool %q of upstream %q is %s, not approved", tool, upstream, p.State)
+	}
+	v, err := u.validator(p)
+	if err != nil {
+		return "", violation.Wrap(violation.UpstreamArguments, err, "the pinned input schema of %q cannot be used to check arguments; the call is refused", tool)
+	}
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	if err := v.Validate(args); err != nil {
+		var ve *violation.Error
+		if errors.As(err, &ve) {
+			return "", violation.Wrap(violation.UpstreamArguments, ve.Err, "tool %q of upstream %q: %s", tool, upstream, ve.Message)
+		}
+		return "", violation.Wrap(violation.UpstreamArguments, err, "the arguments do not match the pinned input schema")
+	}
+	return p.ApprovedDigest, nil
+}
+
+// validator compiles the approved input schema once per digest. A schema
+// may not load anything ($ref to a file or URL): argschema's compiler has
+// no loader for them.
+func (u *Connector) validator(p *pinning.Pin) (*argschema.Validator, error) {
+	if v, ok := u.schemas.Load(p.ApprovedDigest); ok {
+		return v.(*argschema.Validator), nil
+	}
+	doc := p.Approved.InputSchema
+	if len(doc) == 0 {
+		doc = json.RawMessage(`{"type":"object"}`)
+	}
+	v, err := argschema.Compile("mcp."+p.Upstream+"."+p.Tool, doc)
+	if err != nil {
+		return nil, err
+	}
+	u.schemas.Store(p.ApprovedDigest, v)
+	return v, nil
+}
+
+// Approved returns the catalog: the usable pins of configured upstreams.
+func (u *Connector) Approved(ctx context.Context, cfg *config.Config) []toolkit.UpstreamTool {
+	if len(cfg.Upstreams) == 0 {
+		return nil
+	}
+	pins, err := u.db.UpstreamPins(ctx, "")
+	if err != nil {
+		u.log.Warn("reading upstream pins for the catalog", "err", err)
+		return nil
+	}
+	var out []toolkit.UpstreamTool
+	for _, p := range pins {
+		if _, ok := cfg.Upstream(p.Upstream); !ok || !p.Usable() {
+			continue
+		}
+		if _, err := u.validator(p); err != nil {
+			continue // cannot be checked, so cannot be called
+		}
+		out = append(out, toolkit.UpstreamTool{Upstream: p.Upstream, Tool: p.Tool, Description: p.Approved.Description,
+			InputSchema: p.Approved.InputSchema, Digest: p.ApprovedDigest})
+	}
+	return out
+}
+
+// Review lists the tools of up and brings its pins up to date, as a call
+// would, by an operator (by names them): it connects (a stdio upstream in
+// the sandbox), lists and disconnects; it never calls a tool. Its egress,
+// if any, admits nothing (no calling policy: egress.go).
+func (u *Connector) Review(ctx context.Context, cfg *config.Config, up config.Upstream, by string) error {
+	ctx, cancel := context.WithTimeout(ctx, Timeout(up))
+	defer cancel()
+	s, err := u.Dial(ctx, cfg, up, nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	_, err = u.Observe(ctx, s, up, "operator:"+by)
+	return err
+}
+
+// Timeout is how long one session with up may last (its timeout_ms).
+func Timeout(up config.Upstream) time.Duration {
+	return time.Duration(up.TimeoutMS) * time.Millisecond
+}

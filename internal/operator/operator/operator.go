@@ -1,0 +1,139 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/airlock-dev/airlock/attribution"
+	"github.com/airlock-dev/airlock/internal/audit/witness"
+	"github.com/airlock-dev/airlock/internal/execution/state"
+	"github.com/airlock-dev/airlock/internal/execution/upstream"
+	"github.com/airlock-dev/airlock/internal/policy/killswitch"
+	"github.com/airlock-dev/airlock/store"
+)
+
+// AuditRecord is one record of the audit trail.
+type AuditRecord = store.Record
+
+// API is the operator's handle on a state directory. Every change it makes
+// is itself audited. Its methods may be called concurrently (the console
+// does), except VerifySegments, which swaps the chain the witness is
+// checked against for its duration (only the CLI calls it).
+type API struct {
+	db  *store.DB
+	dir string
+	now func() time.Time
+	// transport is what the records of its changes name as the way the
+	// order came in: "cli", or "console" for the web console.
+	transport string
+	// shared: db belongs to a running engine (Attach); Close leaves it
+	// open.
+	shared bool
+	up     *upstream.Connector // created on first use, or the engine's
+
+	trampoline string // sandbox trampoline for stdio upstreams; "" = this executable
+	// chain, when set, is what the witness is checked against instead of
+	// db (the store with its rotated segments, rotate.go).
+	chain witness.Chain
+}
+
+// Open opens the store in stateDir for a command run beside (or without) a
+// live server; readOnly opens it without the ability to write (for audit
+// verify/tail/export).
+func Open(stateDir string, readOnly bool) (*API, error) {
+	loc := state.StoreLocation("", stateDir)
+	var (
+		db  *store.DB
+		err error
+	)
+	if readOnly {
+		db, err = state.OpenStoreReadOnly(loc)
+	} else {
+		db, err = state.OpenStore(loc, &store.Options{Instance: witness.NewInstance("cli")})
+	}
+	if err != nil {
+		// The error names the file, or the DSN without its password.
+		return nil, fmt.Errorf("opening audit store: %w", err)
+	}
+	return &API{db: db, dir: stateDir, now: time.Now, transport: "cli"}, nil
+}
+
+// stateFiles are what a server leaves in its state directory (the store
+// and the witness at start; the kill switch file when engaged): one of
+// them is enough to know a server runs there, even if the database was
+// removed under it.
+var stateFiles = []string{state.DBFile, state.WitnessFile, killswitch.FileName}
+
+// InUse reports whether a server has used stateDir, so that an operator
+// command does not act on a directory no server reads: the store is in
+// PostgreSQL ($AIRLOCK_STORE: the database is what every instance reads —
+// the kill switch row, contexts, declarations — whatever this directory
+// holds), or the directory holds one of the files a server leaves there.
+func InUse(stateDir string) bool {
+	if os.Getenv(state.StoreEnv) != "" {
+		return true
+	}
+	for _, name := range stateFiles {
+		if _, err := os.Stat(filepath.Join(stateDir, name)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Attach is an operator's handle on a running engine's own store and state
+// directory (what runner.Runner.Lend lends), for operator orders that arrive through
+// the server (the web console): the same methods the CLI's commands call.
+// transport names the way in the records it writes. Close does not close
+// the engine's store.
+func Attach(l *state.Lent, transport string) *API {
+	// up: the engine's own upstream access (its sandbox, egress resolver
+	// and log), so a console refresh lists a stdio upstream exactly as
+	// the runner's calls do.
+	db, dir, now, up := state.Borrow(l)
+	return &API{db: db, dir: dir, now: now, transport: transport, shared: true, up: up}
+}
+
+// Close releases the store (not an engine's: see Attach).
+func (o *API) Close() error {
+	if o.shared {
+		return nil
+	}
+	return o.db.Close()
+}
+
+// Tail returns the last n records, oldest first.
+func (o *API) Tail(ctx context.Context, n int) ([]AuditRecord, error) { return o.db.Tail(ctx, n) }
+
+// Scan calls fn for each record after seq afterSeq, in order.
+func (o *API) Scan(ctx context.Context, afterSeq int64, fn func(*AuditRecord) error) error {
+	return o.db.Scan(ctx, afterSeq, fn)
+}
+
+// AttributionSigner returns the signer for this state directory's
+// attribution key (created on first use by a writable handle).
+func (o *API) AttributionSigner(ctx context.Context) (*attribution.Signer, error) {
+	key, err := o.db.Key(ctx, state.AttributionKey)
+	if err != nil {
+		return nil, fmt.Errorf("loading the attribution key: %w", err)
+	}
+	return attribution.NewSigner(key)
+}
+
+// RecordAction audits an operator action that changes nothing the other
+// methods record themselves — a console login or logout — with who (by)
+// and why (reason); failure, when not nil, is recorded as the outcome.
+func (o *API) RecordAction(ctx context.Context, capability, by, reason string, failure error) error {
+	rec := &store.Record{Time: o.now().UTC(), Principal: "operator:" + by, Transport: o.transport, Capability: capability,
+		Decision: "allow", Outcome: "ok", Reason: reason}
+	if failure != nil {
+		rec.Decision, rec.Outcome, rec.Error = "deny", "error", failure.Error()
+	}
+	if err := o.db.Append(ctx, rec); err != nil {
+		return fmt.Errorf("auditing %s: %w", capability, err)
+	}
+	return nil
+}
