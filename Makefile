@@ -5,7 +5,7 @@ BIN      := bin/airlock
 # namespace hangs with cgo's threads), so the whole binary is.
 export CGO_ENABLED := 0
 
-.PHONY: all build run test test-go test-e2e testidp e2e-deps pg-deps lb-deps browser-deps inspector inspect bench soak fuzz schemas tidy clean
+.PHONY: all build run test test-go test-e2e testidp e2e-deps pg-deps lb-deps browser-deps inspector inspect bench soak fuzz schemas lint lint-deps tidy clean
 
 all: build
 
@@ -66,7 +66,7 @@ test-e2e: build testidp e2e-deps pg-deps lb-deps browser-deps
 		--test-reporter=./lib/summary-reporter.mjs --test-reporter-destination=stdout \
 		tests/*.test.mjs
 
-# The test OpenID Provider the OAuth e2e test runs (internal/testidp);
+# The test OpenID Provider the OAuth e2e test runs (internal/testkit/testidp);
 # never part of bin/airlock.
 testidp:
 	$(GO) build -o bin/testidp ./internal/testkit/testidp/cmd/testidp
@@ -90,7 +90,7 @@ test: build test-go test-e2e
 
 # The scale-out benchmarks (BenchmarkScaleOutCalls, BenchmarkPostgresAppend)
 # need bin/airlock, HAProxy and the throwaway PostgreSQL cluster; the peer
-# comparisons (internal/benchpeers: plain mcp-go, the official filesystem
+# comparisons (internal/testkit/benchpeers: plain mcp-go, the official filesystem
 # server, awk run directly) need bin/airlock and e2e's packages. Each prints
 # a PEERS line; AIRLOCK_BENCH_BEFORE=/path/to/old/airlock adds a third side.
 bench: build pg-deps lb-deps e2e-deps
@@ -103,6 +103,25 @@ soak: build
 
 schemas:
 	$(GO) test ./internal/config ./tools -run 'Schema' -update
+
+# Static checks beyond the compiler: go vet, staticcheck, and deadcode over
+# the binary's call graph, where only the entry points named in
+# scripts/deadcode-allow.txt may be unreachable (scripts/deadcode-check).
+# The two tools are installed into GOBIN at pinned versions, only when
+# missing. Not part of `make test`: a first run needs the module proxy, and
+# the two analyses take minutes.
+STATICCHECK_PKG := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+DEADCODE_PKG    := golang.org/x/tools/cmd/deadcode@v0.52.0
+GOBIN_DIR       := $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
+
+lint-deps:
+	@test -x $(GOBIN_DIR)/staticcheck || $(GO) install $(STATICCHECK_PKG)
+	@test -x $(GOBIN_DIR)/deadcode || $(GO) install $(DEADCODE_PKG)
+
+lint: lint-deps
+	$(GO) vet ./...
+	$(GOBIN_DIR)/staticcheck ./...
+	DEADCODE=$(GOBIN_DIR)/deadcode scripts/deadcode-check
 
 tidy:
 	$(GO) mod tidy

@@ -113,7 +113,7 @@ func TestOnlySandboxStartsProcesses(t *testing.T) {
 	}
 }
 
-// TestTestIdPNotShipped: the test OpenID Provider (internal/testidp, built
+// TestTestIdPNotShipped: the test OpenID Provider (internal/testkit/testidp, built
 // on zitadel's provider library) signs tokens for anyone with a known
 // secret; it must never be linked into the airlock binary.
 func TestTestIdPNotShipped(t *testing.T) {
@@ -129,7 +129,7 @@ func TestTestIdPNotShipped(t *testing.T) {
 }
 
 // TestPlainMCPNotShipped: the ungoverned benchmark baseline
-// (internal/plainmcp) serves a file with no policy, audit or fence; it
+// (internal/testkit/plainmcp) serves a file with no policy, audit or fence; it
 // must never be linked into the airlock binary.
 func TestPlainMCPNotShipped(t *testing.T) {
 	p, ok := goList(t)[""]
@@ -137,7 +137,7 @@ func TestPlainMCPNotShipped(t *testing.T) {
 		t.Fatal("main package not found")
 	}
 	if slices.Contains(p.Deps, module+"/internal/testkit/plainmcp") {
-		t.Error("the airlock binary depends on internal/plainmcp")
+		t.Error("the airlock binary depends on internal/testkit/plainmcp")
 	}
 }
 
@@ -147,6 +147,75 @@ func TestPgtestOnlyInTests(t *testing.T) {
 	for name, p := range goList(t) {
 		if name != "store/pgtest" && slices.Contains(p.Deps, module+"/store/pgtest") {
 			t.Errorf("package %s depends on store/pgtest, a test-only helper", name)
+		}
+	}
+}
+
+// isTestPackage reports whether a package is test code: the test framework,
+// a …test helper package (the module's conformance suites contextstest and
+// declarationstest, store/pgtest, or a library's, like net/http/httptest),
+// or anything under internal/testkit. The standard library's own internal
+// packages (internal/synctest, which the runtime links) are not.
+func isTestPackage(path string) bool {
+	rel, own := strings.CutPrefix(path, module+"/")
+	switch {
+	case path == "testing" || strings.HasPrefix(path, "testing/"):
+		return true
+	case own && strings.HasPrefix(rel, "internal/testkit/"):
+		return true
+	case !own && (path == "internal" || strings.HasPrefix(path, "internal/")):
+		return false
+	}
+	return strings.HasSuffix(path[strings.LastIndex(path, "/")+1:], "test")
+}
+
+// TestTestPackagesNotShipped: test code (conformance suites, fakes, the
+// test IdP, the PostgreSQL cluster helper) is reachable from test files
+// only. The airlock binary links none of it, not even the testing package,
+// and no production package of the module depends on a test package, so
+// a suite's fixtures or a fake store cannot become a path the server runs.
+func TestTestPackagesNotShipped(t *testing.T) {
+	pkgs := goList(t)
+	main, ok := pkgs[""]
+	if !ok {
+		t.Fatal("main package not found")
+	}
+	for _, d := range main.Deps {
+		if isTestPackage(d) {
+			t.Errorf("the airlock binary links %s, test code", d)
+		}
+	}
+	for name, p := range pkgs {
+		if isTestPackage(module + "/" + name) {
+			continue
+		}
+		for _, d := range p.Deps {
+			if strings.HasPrefix(d, module+"/") && isTestPackage(d) {
+				t.Errorf("package %s depends on %s, test code: only _test.go files may import it", name, d)
+			}
+		}
+	}
+}
+
+// TestIsTestPackage pins the classification TestTestPackagesNotShipped
+// relies on, so a rename cannot quietly exempt a test package.
+func TestIsTestPackage(t *testing.T) {
+	for path, want := range map[string]bool{
+		"testing":                                 true,
+		"testing/fstest":                          true,
+		"net/http/httptest":                       true,
+		"internal/synctest":                       false,
+		module + "/store/pgtest":                  true,
+		module + "/declarations/declarationstest": true,
+		module + "/internal/policy/contexts/contextstest": true,
+		module + "/internal/testkit/plainmcp":             true,
+		module + "/internal/testkit/testidp/cmd/testidp":  true,
+		module + "/internal/policy/contexts":              false,
+		module + "/store":                                 false,
+		module + "/internal/execution/runner":             false,
+	} {
+		if got := isTestPackage(path); got != want {
+			t.Errorf("isTestPackage(%q) = %v, want %v", path, got, want)
 		}
 	}
 }

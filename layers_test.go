@@ -43,7 +43,7 @@ var layers = []layer{
 	{"command", []string{"cli", ""},
 		"the airlock command: wires every part together, so it may import any"},
 	{"testkit", []string{"internal/testkit/"},
-		"test-only helpers (peers, a test IdP, the AgentDojo replay); TestTestkitNotShipped keeps them out of the binary"},
+		"test-only helpers (peers, a test IdP, the AgentDojo replay); TestTestPackagesNotShipped keeps them out of the binary"},
 }
 
 // narrower rules a layer's rank alone would allow: each names the import

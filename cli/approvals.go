@@ -13,13 +13,13 @@ import (
 // runApprovals is the operator's side of declare_need: list what waits
 // for a decision, approve or deny it. Every decision is audited.
 func runApprovals(ctx context.Context, args []string, io Streams) error {
-	usage := fmt.Errorf("airlock approvals list [--all] | approve ID [--reason TEXT] | deny ID --reason TEXT  [--state DIR]: %w", ErrUsage)
+	usage := fmt.Errorf("airlock approvals list [--all] | show ID | approve ID [--endorse] [--reason TEXT] | deny ID --reason TEXT  [--state DIR]: %w", ErrUsage)
 	if len(args) == 0 {
 		return usage
 	}
 	verb, rest := args[0], args[1:]
 	id := ""
-	if verb == "approve" || verb == "deny" {
+	if verb == "approve" || verb == "deny" || verb == "show" {
 		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
 			return usage
 		}
@@ -29,10 +29,11 @@ func runApprovals(ctx context.Context, args []string, io Streams) error {
 	state := fs.String("state", "", "state directory")
 	all := fs.Bool("all", false, "list: every declaration, not only those waiting")
 	reason := fs.String("reason", "", "why (shown to the agent, recorded in the audit trail)")
+	endorse := fs.Bool("endorse", false, "approve: also vouch, in the need's context only, for its values that came from untrusted content or from the agent")
 	if err := parse(fs, rest); err != nil {
 		return err
 	}
-	op, _, err := openOperator(*state, verb == "list")
+	op, _, err := openOperator(*state, verb == "list" || verb == "show")
 	if err != nil {
 		return err
 	}
@@ -44,7 +45,7 @@ func runApprovals(ctx context.Context, args []string, io Streams) error {
 			return err
 		}
 		w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(w, "ID\tSTATE\tOPERATION\tWHERE\tCONTEXT\tPRINCIPAL\tWHY (user request)")
+		fmt.Fprintln(w, "ID\tSTATE\tOPERATION\tWHERE\tCONTEXT\tPRINCIPAL\tPROVENANCE\tWHY (user request)")
 		for _, d := range ds {
 			where := d.Need.Parameters.URL
 			if d.Need.Parameters.Upstream != "" {
@@ -58,12 +59,18 @@ func runApprovals(ctx context.Context, args []string, io Streams) error {
 			// Needs with a credential in the URL are refused since issue
 			// 10 item 3; one stored before is listed without its value.
 			where = redact.Query(where, redact.Masked)
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.State, d.Need.Operation, short(where, 60), short(d.ContextID, 28), d.Principal, short(d.Need.Justification.UserRequest, 60))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.State, d.Need.Operation, short(where, 60), short(d.ContextID, 28), d.Principal,
+				provenanceSummary(ctx, op, d), short(d.Need.Justification.UserRequest, 60))
 		}
 		return w.Flush()
+	case "show":
+		return showApproval(ctx, op, id, io)
 	case "approve":
 		if *reason == "" {
 			*reason = "approved by the operator"
+		}
+		if *endorse {
+			return approveEndorse(ctx, op, id, *reason, io)
 		}
 		d, err := op.Approve(ctx, id, operatorName(), *reason)
 		if err != nil {

@@ -24,7 +24,7 @@ func run(t *testing.T, args ...string) (string, error) {
 }
 
 func TestPolicyCommands(t *testing.T) {
-	example := filepath.Join("..", "policy", "testdata", "example.yaml")
+	example := filepath.Join("..", "internal", "policy", "policy", "testdata", "example.yaml")
 	tests := []struct {
 		name string
 		args []string
@@ -32,8 +32,8 @@ func TestPolicyCommands(t *testing.T) {
 		err  error
 	}{
 		{"check ok", []string{"policy", "check", example}, "OK", nil},
-		{"test passes", []string{"policy", "test", example, filepath.Join("..", "policy", "testdata", "example_cases.yaml")}, "PASS", nil},
-		{"test fails", []string{"policy", "test", example, filepath.Join("..", "policy", "testdata", "failing_cases.yaml")}, "FAIL", ErrFailed},
+		{"test passes", []string{"policy", "test", example, filepath.Join("..", "internal", "policy", "policy", "testdata", "example_cases.yaml")}, "PASS", nil},
+		{"test fails", []string{"policy", "test", example, filepath.Join("..", "internal", "policy", "policy", "testdata", "failing_cases.yaml")}, "FAIL", ErrFailed},
 		{"explain", []string{"policy", "explain", example, "--policy", "base", "--call", `{"capability":"pool.read","args":{"pool":"sales"}}`}, "allow", nil},
 		{"explain unknown policy", []string{"policy", "explain", example, "--policy", "nope", "--call", `{"capability":"pool.read"}`}, "", ErrUsage},
 		{"schema", []string{"policy", "schema"}, `"policies"`, nil},
@@ -62,7 +62,7 @@ func TestPolicyCheckReportsLine(t *testing.T) {
 }
 
 func TestConfigCheck(t *testing.T) {
-	if out, err := run(t, "config", "check", filepath.Join("..", "config", "demo", "airlock.yaml")); err != nil || !strings.Contains(out, "OK") {
+	if out, err := run(t, "config", "check", filepath.Join("..", "internal", "config", "demo", "airlock.yaml")); err != nil || !strings.Contains(out, "OK") {
 		t.Fatalf("%v %s", err, out)
 	}
 }

@@ -15,13 +15,13 @@ import (
 // (phase, pools, policy, limit usage, declarations) a principal's calls run
 // in, whatever session or process they arrive on.
 func runContext(ctx context.Context, args []string, io Streams) error {
-	const use = "airlock context list [--principal P] | show CONTEXT | create --parent CONTEXT [--pools a,b] [--policy NAME] [--phase planning|execution] [--task-file FILE] --reason TEXT [--config FILE]  (all take --state DIR)"
+	const use = "airlock context list [--principal P] | show CONTEXT | create --parent CONTEXT [--pools a,b] [--policy NAME] [--phase planning|execution] [--task-file FILE] --reason TEXT [--config FILE] | endorse CONTEXT --value V --reason TEXT  (all take --state DIR)"
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return fmt.Errorf("%s: %w", use, ErrUsage)
 	}
 	sub, rest := args[0], args[1:]
 	id := ""
-	if sub == "show" {
+	if sub == "show" || sub == "endorse" {
 		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
 			return fmt.Errorf("%s: %w", use, ErrUsage)
 		}
@@ -34,7 +34,8 @@ func runContext(ctx context.Context, args []string, io Streams) error {
 	pools := fs.String("pools", "", "create: comma-separated subset of the parent's pools (default: the parent's)")
 	pol := fs.String("policy", "", "create: the parent's policy or one that extends it (default: the parent's)")
 	phase := fs.String("phase", "", "create: planning (default) or execution (only under a parent in execution)")
-	reason := fs.String("reason", "", "create: why (recorded in the audit trail)")
+	reason := fs.String("reason", "", "create, endorse: why (recorded in the audit trail)")
+	value := fs.String("value", "", "endorse: the value to vouch for in this context only (provenance)")
 	cfgPath := fs.String("config", "", "create: configuration file whose policies apply (default: the embedded demo)")
 	taskFile := fs.String("task-file", "", "create: the principal's task text, the context's trusted input (provenance; at most 256 KiB)")
 	if err := parse(fs, rest); err != nil {
@@ -98,6 +99,8 @@ func runContext(ctx context.Context, args []string, io Streams) error {
 		fmt.Fprintf(io.Out, "handle: %s\n", handle)
 		fmt.Fprintf(io.Out, "clients run in it with the HTTP header \"Airlock-Context: %s\", or `airlock serve --context %s` on stdio\n", handle, handle)
 		return nil
+	case "endorse":
+		return endorseValue(ctx, *state, id, *value, *reason, io)
 	default:
 		return fmt.Errorf("unknown subcommand %q; %s: %w", sub, use, ErrUsage)
 	}

@@ -133,14 +133,21 @@ Verify the signed attribution of a saved tool result (JSON).
   --state DIR   state directory (holds the signing key)
 `,
 	"approvals": `Usage: airlock approvals list [--all] [--state DIR]
-       airlock approvals approve ID [--reason TEXT] [--state DIR]
+       airlock approvals show ID [--state DIR]
+       airlock approvals approve ID [--endorse] [--reason TEXT] [--state DIR]
        airlock approvals deny ID --reason TEXT [--state DIR]
 
-list     declarations waiting for a decision (--all: every one)
+list     declarations waiting for a decision (--all: every one), with the
+         origin of each argument (trusted, endorsed, untrusted, agent)
+show     one declaration: what, why, where, and where each argument's value
+         came from (quoted, cut, hidden characters escaped, sources named)
 approve  approve one (single use, expires)
 deny     deny one; the reason is shown to the agent
 
   --all          list: every declaration, not only those waiting
+  --endorse      approve: also vouch for the need's untrusted and agent-written
+                 values in its context only; later needs of that context using
+                 them trace as endorsed (audited as context.endorse)
   --reason TEXT  why (shown to the agent, recorded in the audit trail)
   --state DIR    state directory (as for serve)
 `,
@@ -172,17 +179,21 @@ context's next call.
        airlock context show CONTEXT [--state DIR]
        airlock context create --parent CONTEXT --reason TEXT [--pools a,b] [--policy NAME]
                               [--phase planning|execution] [--task-file FILE] [--config FILE] [--state DIR]
+       airlock context endorse CONTEXT --value V --reason TEXT [--state DIR]
 
-list    every context: principal, policy, phase, pools
-show    one context, its usage, open sessions, trusted inputs and labelled results
-create  a child that restricts its parent; prints the handle a client presents
+list     every context: principal, policy, phase, pools
+show     one context, its usage, open sessions, trusted inputs and labelled results
+create   a child that restricts its parent; prints the handle a client presents
+endorse  vouch for a value in this context only (an orchestrator that knows
+         it is right); needs of the context using it trace as endorsed
 
   --principal P    list: only this principal's contexts
   --parent ID      create: the context (or a session onto it) to restrict
   --pools a,b      create: subset of the parent's pools (default: the parent's)
   --policy NAME    create: the parent's policy or one that extends it
   --phase PHASE    create: planning (default) or execution
-  --reason TEXT    create: why (recorded in the audit trail)
+  --reason TEXT    create, endorse: why (recorded in the audit trail)
+  --value V        endorse: the value (at most 4 KiB; audited by its HMAC)
   --task-file FILE create: the principal's task text, the context's trusted input for
                    provenance rules (at most 256 KiB; audited by its SHA-256)
   --config FILE    create: configuration whose policies apply (default: the embedded demo)

@@ -128,7 +128,7 @@ func policyTest(args []string, io Streams) error {
 	if err != nil {
 		return err
 	}
-	rep, err := policy.RunCasesWith(set, pos[1], &opts)
+	rep, err := policy.RunCases(set, pos[1], &opts)
 	if err != nil {
 		return err
 	}

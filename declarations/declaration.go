@@ -19,9 +19,6 @@ const (
 
 var allStates = []State{StateDeclared, StateApproved, StateDenied, StateExecuting, StateExecuted, StateFailed, StateExpired}
 
-// States returns every state, in lifecycle order.
-func States() []State { return append([]State(nil), allStates...) }
-
 // transitions is the state machine: the states each state may move to.
 // The Manager makes no move that is not here (TestTransitionTable).
 var transitions = map[State][]State{

@@ -7,8 +7,9 @@
 //
 // This package is pure: no I/O of its own. [Need.Validate] says what a
 // well-formed need is; the [Manager] runs the lifecycle on a [Store]
-// (SQLite in the store package, [MemoryStore] here); [StoreConformance] is
-// the contract every Store must pass.
+// (SQLite and PostgreSQL in the store package). The contract every Store
+// must pass, StoreConformance, is test code: it lives in declarationstest
+// beside an in-memory Store, and the binary never links either.
 //
 // # Invariants
 //
@@ -16,7 +17,7 @@
 //     compare-and-swap on the state (approved → executing): of any number
 //     of concurrent executors exactly one wins; the others, and every later
 //     replay, get [ErrAlreadyConsumed] (TestBeginConcurrent,
-//     TestReplayRefused, StoreConformance/TransitionConcurrent).
+//     TestReplayRefused, declarationstest.StoreConformance/TransitionConcurrent).
 //   - An approval covers one need exactly. The declaration keeps the
 //     need's [Need.Fingerprint] (SHA-256 of [Need.Canonical]); Begin
 //     refuses a stored need that no longer hashes to it ([ErrFingerprint],

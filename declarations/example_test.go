@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/declarations/declarationstest"
 )
 
 func ExampleNeed_Validate() {
@@ -57,7 +58,7 @@ func ExampleParseNeed() {
 func ExampleManager() {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	m := declarations.NewManager(declarations.NewMemoryStore(), &declarations.ManagerOptions{
+	m := declarations.NewManager(declarationstest.NewMemoryStore(), &declarations.ManagerOptions{
 		Now: func() time.Time { return now },
 	})
 	need := declarations.Need{
@@ -111,7 +112,7 @@ func ExampleManager() {
 // A failed execution may be retried once, and only with a fresh approval.
 func ExampleManager_Retry() {
 	ctx := context.Background()
-	m := declarations.NewManager(declarations.NewMemoryStore(), nil)
+	m := declarations.NewManager(declarationstest.NewMemoryStore(), nil)
 	need := declarations.Need{
 		Operation:  declarations.OpSearch,
 		Parameters: declarations.Parameters{Query: "product x price"},

@@ -1,4 +1,4 @@
-package declarations
+package declarations_test
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/declarations"
 )
 
 // FuzzNeedJSON feeds hostile JSON to the two ways a need is decoded: the
@@ -20,7 +22,7 @@ import (
 // decodes to the same need and the same fingerprint; and ParseNeed accepts
 // nothing encoding/json would read differently.
 func FuzzNeedJSON(f *testing.F) {
-	for _, n := range []Need{validFetch(), validSearch(), validQuery()} {
+	for _, n := range []declarations.Need{validFetch(), validSearch(), validQuery()} {
 		f.Add(n.Canonical())
 	}
 	for _, s := range []string{
@@ -37,7 +39,7 @@ func FuzzNeedJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var n Need
+		var n declarations.Need
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
 		decErr := dec.Decode(&n)
@@ -48,7 +50,7 @@ func FuzzNeedJSON(f *testing.F) {
 		}
 		if validErr == nil {
 			c := n.Canonical()
-			var back Need
+			var back declarations.Need
 			strict := json.NewDecoder(bytes.NewReader(c))
 			strict.DisallowUnknownFields()
 			if err := strict.Decode(&back); err != nil || !reflect.DeepEqual(back, n) {
@@ -57,12 +59,12 @@ func FuzzNeedJSON(f *testing.F) {
 			if !bytes.Equal(back.Canonical(), c) || back.Fingerprint() != n.Fingerprint() {
 				t.Fatalf("canonical form not stable: %s", c)
 			}
-			if p, err := ParseNeed(c); err != nil || !reflect.DeepEqual(*p, n) {
+			if p, err := declarations.ParseNeed(c); err != nil || !reflect.DeepEqual(*p, n) {
 				t.Fatalf("ParseNeed refuses the canonical form %s: %v", c, err)
 			}
 		}
 
-		p, err := ParseNeed(data)
+		p, err := declarations.ParseNeed(data)
 		if err != nil {
 			checkFieldError(t, err, data)
 			return
@@ -81,8 +83,8 @@ func checkFieldError(t *testing.T, err error, data []byte) {
 	if err == nil {
 		return
 	}
-	var fe *FieldError
-	if !errors.As(err, &fe) || !errors.Is(err, ErrInvalid) {
+	var fe *declarations.FieldError
+	if !errors.As(err, &fe) || !errors.Is(err, declarations.ErrInvalid) {
 		t.Fatalf("error %v (%T) is not a FieldError", err, err)
 	}
 	// The reason is one of ours, never the input: no reason has a quote.

@@ -26,7 +26,7 @@ const maxArgumentsDepth = 32
 //   - url, query and source are not comm.mcp's (validateParameters).
 //
 // Whether the arguments satisfy the tool's pinned input schema is the
-// runner's check (it needs the store): TestDeclareMCPSchema.
+// runner's check (it needs the store): server's TestUpstreamPolicy.
 func (p *Parameters) validateMCP() error {
 	if p.URL != "" || p.Query != "" || p.Source != "" {
 		return invalid("parameters.url", "comm.mcp takes upstream, tool and arguments only")

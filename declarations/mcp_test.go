@@ -1,15 +1,17 @@
-package declarations
+package declarations_test
 
 import (
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/airlock-dev/airlock/declarations"
 )
 
-func mcpNeed(upstream, tool, args string) Need {
-	n := Need{Operation: OpMCP, Parameters: Parameters{Upstream: upstream, Tool: tool},
-		Justification: Justification{UserRequest: "u", MissingKnowledge: "m", ExpectedUse: "e"}}
+func mcpNeed(upstream, tool, args string) declarations.Need {
+	n := declarations.Need{Operation: declarations.OpMCP, Parameters: declarations.Parameters{Upstream: upstream, Tool: tool},
+		Justification: declarations.Justification{UserRequest: "u", MissingKnowledge: "m", ExpectedUse: "e"}}
 	if args != "" {
 		n.Parameters.Arguments = json.RawMessage(args)
 	}
@@ -31,7 +33,7 @@ func TestValidateMCP(t *testing.T) {
 		{"duplicate key", "everything", "echo", `{"message":"a","message":"b"}`, "parameters.arguments"},
 		{"array", "everything", "echo", `[1]`, "parameters.arguments"},
 		{"too deep", "everything", "echo", strings.Repeat(`{"a":`, 40) + `1` + strings.Repeat(`}`, 40), "parameters.arguments"},
-		{"too long", "everything", "echo", `{"m":"` + strings.Repeat("a", MaxArgumentsBytes) + `"}`, "parameters.arguments"},
+		{"too long", "everything", "echo", `{"m":"` + strings.Repeat("a", declarations.MaxArgumentsBytes) + `"}`, "parameters.arguments"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := mcpNeed(tc.upstream, tc.tool, tc.args)
@@ -42,15 +44,15 @@ func TestValidateMCP(t *testing.T) {
 				}
 				return
 			}
-			var fe *FieldError
-			if !errors.As(err, &fe) || fe.Field != tc.field || !errors.Is(err, ErrInvalid) {
+			var fe *declarations.FieldError
+			if !errors.As(err, &fe) || fe.Field != tc.field || !errors.Is(err, declarations.ErrInvalid) {
 				t.Fatalf("%v, want a FieldError for %s", err, tc.field)
 			}
 		})
 	}
 	// A fetch need may not smuggle comm.mcp fields the approver never sees.
-	f := Need{Operation: OpFetch, Parameters: Parameters{URL: "https://example.com/", Tool: "echo"},
-		Justification: Justification{UserRequest: "u", MissingKnowledge: "m", ExpectedUse: "e"}}
+	f := declarations.Need{Operation: declarations.OpFetch, Parameters: declarations.Parameters{URL: "https://example.com/", Tool: "echo"},
+		Justification: declarations.Justification{UserRequest: "u", MissingKnowledge: "m", ExpectedUse: "e"}}
 	if err := f.Validate(); err == nil {
 		t.Fatal("comm.fetch with a tool accepted")
 	}
@@ -68,15 +70,15 @@ func FuzzCanonicalArguments(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		c, err := CanonicalArguments(json.RawMessage(s))
+		c, err := declarations.CanonicalArguments(json.RawMessage(s))
 		if err != nil {
-			var fe *FieldError
+			var fe *declarations.FieldError
 			if !errors.As(err, &fe) {
 				t.Fatalf("untyped error %v", err)
 			}
 			return
 		}
-		again, err := CanonicalArguments(c)
+		again, err := declarations.CanonicalArguments(c)
 		if err != nil || string(again) != string(c) {
 			t.Fatalf("canonical form not stable: %s -> %s (%v)", c, again, err)
 		}

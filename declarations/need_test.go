@@ -1,4 +1,4 @@
-package declarations
+package declarations_test
 
 import (
 	"crypto/sha256"
@@ -9,13 +9,16 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/declarations/declarationstest"
 )
 
 func TestCanonical(t *testing.T) {
-	n := Need{
-		Operation:  OpSearch,
-		Parameters: Parameters{Query: `price <b> & "x"`},
-		Justification: Justification{
+	n := declarations.Need{
+		Operation:  declarations.OpSearch,
+		Parameters: declarations.Parameters{Query: `price <b> & "x"`},
+		Justification: declarations.Justification{
 			UserRequest: "a\nb", MissingKnowledge: "é", ExpectedUse: "\u2764\uFE0F",
 		},
 	}
@@ -27,7 +30,7 @@ func TestCanonical(t *testing.T) {
 	if got := n.Fingerprint(); got != hex.EncodeToString(sum[:]) {
 		t.Errorf("Fingerprint %s", got)
 	}
-	var back Need
+	var back declarations.Need
 	if err := json.Unmarshal(n.Canonical(), &back); err != nil || !reflect.DeepEqual(back, n) {
 		t.Errorf("round trip: %v %+v", err, back)
 	}
@@ -38,15 +41,15 @@ func TestCanonical(t *testing.T) {
 func TestFingerprintDistinct(t *testing.T) {
 	base := validQuery()
 	seen := map[string]string{base.Fingerprint(): "base"}
-	for name, change := range map[string]func(*Need){
-		"operation":         func(n *Need) { n.Operation = OpSearch },
-		"url":               func(n *Need) { n.Parameters.URL = "x" },
-		"query":             func(n *Need) { n.Parameters.Query += " " },
-		"source":            func(n *Need) { n.Parameters.Source += "2" },
-		"user_request":      func(n *Need) { n.Justification.UserRequest += "." },
-		"missing_knowledge": func(n *Need) { n.Justification.MissingKnowledge += "." },
-		"expected_use":      func(n *Need) { n.Justification.ExpectedUse += "." },
-		"field boundary": func(n *Need) {
+	for name, change := range map[string]func(*declarations.Need){
+		"operation":         func(n *declarations.Need) { n.Operation = declarations.OpSearch },
+		"url":               func(n *declarations.Need) { n.Parameters.URL = "x" },
+		"query":             func(n *declarations.Need) { n.Parameters.Query += " " },
+		"source":            func(n *declarations.Need) { n.Parameters.Source += "2" },
+		"user_request":      func(n *declarations.Need) { n.Justification.UserRequest += "." },
+		"missing_knowledge": func(n *declarations.Need) { n.Justification.MissingKnowledge += "." },
+		"expected_use":      func(n *declarations.Need) { n.Justification.ExpectedUse += "." },
+		"field boundary": func(n *declarations.Need) {
 			n.Parameters.Query, n.Parameters.Source = n.Parameters.Query+n.Parameters.Source, ""
 		},
 	} {
@@ -66,7 +69,7 @@ func TestFingerprintDistinct(t *testing.T) {
 func TestSchemaTags(t *testing.T) {
 	known := map[string]bool{"description": true, "enum": true, "maxLength": true, "minLength": true, "pattern": true, "type": true}
 	var pattern string
-	for _, typ := range []reflect.Type{reflect.TypeFor[Need](), reflect.TypeFor[Parameters](), reflect.TypeFor[Justification]()} {
+	for _, typ := range []reflect.Type{reflect.TypeFor[declarations.Need](), reflect.TypeFor[declarations.Parameters](), reflect.TypeFor[declarations.Justification]()} {
 		for f := range typ.Fields() {
 			tag, ok := f.Tag.Lookup("jsonschema")
 			if !ok || f.Tag.Get("json") == "" {
@@ -89,7 +92,7 @@ func TestSchemaTags(t *testing.T) {
 	}
 	re := regexp.MustCompile(pattern)
 	for _, s := range []string{"a", "db-1.main_2", "_a", "A", "a/b", "é", "a" + strings.Repeat("b", 63), "a" + strings.Repeat("b", 64), "0", "a\n"} {
-		if re.MatchString(s) != (checkSource(s) == nil) {
+		if re.MatchString(s) != (declarations.CheckSource(s) == nil) {
 			t.Errorf("source %q: pattern and Validate disagree", s)
 		}
 	}
@@ -109,7 +112,7 @@ func splitUnescaped(s string) []string {
 }
 
 func TestParseNeed(t *testing.T) {
-	base := confNeed()
+	base := declarationstest.FetchNeed()
 	valid := string(base.Canonical())
 	for _, c := range []struct {
 		name, in, field string
@@ -127,7 +130,7 @@ func TestParseNeed(t *testing.T) {
 		{"truncated", valid[:len(valid)-1], ""},
 		{"BOM", "\ufeff" + valid, ""},
 		{"invalid UTF-8", strings.Replace(valid, "What", "Wh\xffat", 1), ""},
-		{"too large", valid + strings.Repeat(" ", MaxNeedJSONBytes), ""},
+		{"too large", valid + strings.Repeat(" ", declarations.MaxNeedJSONBytes), ""},
 		{"duplicate top key", `{"operation":"comm.fetch","operation":"comm.search"}`, ""},
 		{"duplicate nested key", strings.Replace(valid, `"url":`, `"url":"https://evil.example/","url":`, 1), ""},
 		{"duplicate by escape", strings.Replace(valid, `"url":`, `"url":"https://evil.example/","\u0075rl":`, 1), ""},
@@ -147,15 +150,15 @@ func TestParseNeed(t *testing.T) {
 		{"escaped NUL", strings.Replace(valid, "What", `Wh\u0000at`, 1), "justification.user_request"},
 		{"escaped lone surrogate", strings.Replace(valid, "What", `Wh\ud800at`, 1), "-"},
 	} {
-		n, err := ParseNeed([]byte(c.in))
+		n, err := declarations.ParseNeed([]byte(c.in))
 		if c.field == "-" {
 			if err != nil {
 				t.Errorf("%s: %v", c.name, err)
 			}
 			continue
 		}
-		var fe *FieldError
-		if n != nil || !errors.As(err, &fe) || fe.Field != c.field || !errors.Is(err, ErrInvalid) {
+		var fe *declarations.FieldError
+		if n != nil || !errors.As(err, &fe) || fe.Field != c.field || !errors.Is(err, declarations.ErrInvalid) {
 			t.Errorf("%s: %v, %v; want a FieldError for %q", c.name, n, err, c.field)
 		}
 	}

@@ -1,8 +1,10 @@
-package declarations
+package declarations_test
 
 import (
 	"errors"
 	"testing"
+
+	"github.com/airlock-dev/airlock/declarations"
 )
 
 // TestNormalize: the stored need carries the URL's normal form, the one the
@@ -22,9 +24,9 @@ func TestNormalize(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m, _, _ := newTestManager(nil)
 			n := withURL(tc.url)
-			d, err := m.Declare(ctx, "s1", "alice", n, DecisionRequireApproval, "gated", "")
+			d, err := m.Declare(ctx, "s1", "alice", n, declarations.DecisionRequireApproval, "gated", "")
 			if tc.field != "" {
-				var fe *FieldError
+				var fe *declarations.FieldError
 				if !errors.As(err, &fe) || fe.Field != tc.field || d != nil {
 					t.Fatalf("got %v, %v; want a refusal of %s", d, err, tc.field)
 				}

@@ -1,9 +1,12 @@
-package declarations
+package declarations_test
 
 import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/declarations/declarationstest"
 )
 
 // TestOnDecidedTimesTheWait (issue 12, approval latency): every need that
@@ -12,13 +15,15 @@ import (
 // own decisions and an approval left unused are not waits for a person.
 func TestOnDecidedTimesTheWait(t *testing.T) {
 	type seen struct {
-		to     State
+		to     declarations.State
 		waited time.Duration
 	}
 	var got []seen
-	m, _, clk := newTestManager(&ManagerOptions{OnDecided: func(_ *Declaration, to State, w time.Duration) { got = append(got, seen{to, w}) }})
-	declare := func() *Declaration {
-		d, err := m.Declare(ctx, "s1", "alice", confNeed(), DecisionRequireApproval, "r1", "")
+	m, _, clk := newTestManager(&declarations.ManagerOptions{OnDecided: func(_ *declarations.Declaration, to declarations.State, w time.Duration) {
+		got = append(got, seen{to, w})
+	}})
+	declare := func() *declarations.Declaration {
+		d, err := m.Declare(ctx, "s1", "alice", declarationstest.FetchNeed(), declarations.DecisionRequireApproval, "r1", "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,10 +63,10 @@ func TestOnDecidedTimesTheWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []seen{
-		{StateApproved, 90 * time.Second},
-		{StateDenied, 120 * time.Second},
-		{StateExpired, time.Hour + 120*time.Second},
-		{StateApproved, 5 * time.Second},
+		{declarations.StateApproved, 90 * time.Second},
+		{declarations.StateDenied, 120 * time.Second},
+		{declarations.StateExpired, time.Hour + 120*time.Second},
+		{declarations.StateApproved, 5 * time.Second},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("reported %v, want %v", got, want)

@@ -9,7 +9,8 @@ import "context"
 // Concurrency contract: every method is atomic and safe for concurrent
 // use, also across processes sharing one database. Values passed in and
 // returned are never retained or shared: a caller may modify what it gets.
-// StoreConformance checks all of this; every implementation must pass it.
+// declarationstest.StoreConformance checks all of this; every
+// implementation must pass it.
 type Store interface {
 	// Create stores a new declaration. An empty ID is ErrInvalid; an ID
 	// already stored is ErrExists.
@@ -37,20 +38,4 @@ type Filter struct {
 	ContextID string  // only this session's
 	States    []State // only declarations in one of these states
 	Limit     int     // at most this many (the oldest); <= 0: no limit
-}
-
-// match reports whether d passes the filter's ContextID and States.
-func (f *Filter) match(d *Declaration) bool {
-	if f.ContextID != "" && d.ContextID != f.ContextID {
-		return false
-	}
-	if len(f.States) == 0 {
-		return true
-	}
-	for _, s := range f.States {
-		if d.State == s {
-			return true
-		}
-	}
-	return false
 }

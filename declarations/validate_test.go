@@ -1,36 +1,39 @@
-package declarations
+package declarations_test
 
 import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/declarations/declarationstest"
 )
 
-func validFetch() Need { return confNeed() }
-func validSearch() Need {
-	n := confNeed()
-	n.Operation, n.Parameters = OpSearch, Parameters{Query: "product x price 2026"}
+func validFetch() declarations.Need { return declarationstest.FetchNeed() }
+func validSearch() declarations.Need {
+	n := declarationstest.FetchNeed()
+	n.Operation, n.Parameters = declarations.OpSearch, declarations.Parameters{Query: "product x price 2026"}
 	return n
 }
-func validQuery() Need {
-	n := confNeed()
-	n.Operation, n.Parameters = OpQuery, Parameters{Query: "SELECT price\n\tFROM products", Source: "catalog"}
+func validQuery() declarations.Need {
+	n := declarationstest.FetchNeed()
+	n.Operation, n.Parameters = declarations.OpQuery, declarations.Parameters{Query: "SELECT price\n\tFROM products", Source: "catalog"}
 	return n
 }
 
 type validateCase struct {
 	name  string
-	need  Need
+	need  declarations.Need
 	field string // "" when valid
 }
 
-func withURL(u string) Need { n := validFetch(); n.Parameters.URL = u; return n }
-func withSearch(q, src string) Need {
+func withURL(u string) declarations.Need { n := validFetch(); n.Parameters.URL = u; return n }
+func withSearch(q, src string) declarations.Need {
 	n := validSearch()
 	n.Parameters.Query, n.Parameters.Source = q, src
 	return n
 }
-func withSQL(q, src string) Need {
+func withSQL(q, src string) declarations.Need {
 	n := validQuery()
 	n.Parameters.Query, n.Parameters.Source = q, src
 	return n
@@ -47,8 +50,8 @@ func runValidate(t *testing.T, cases []validateCase) {
 				}
 				return
 			}
-			var fe *FieldError
-			if !errors.As(err, &fe) || !errors.Is(err, ErrInvalid) {
+			var fe *declarations.FieldError
+			if !errors.As(err, &fe) || !errors.Is(err, declarations.ErrInvalid) {
 				t.Fatalf("got %v, want a *FieldError wrapping ErrInvalid", err)
 			}
 			if fe.Field != c.field {
@@ -66,7 +69,7 @@ func runValidate(t *testing.T, cases []validateCase) {
 }
 
 func TestValidateOperation(t *testing.T) {
-	op := func(o Operation) Need { n := validFetch(); n.Operation = o; return n }
+	op := func(o declarations.Operation) declarations.Need { n := validFetch(); n.Operation = o; return n }
 	runValidate(t, []validateCase{
 		{"fetch", validFetch(), ""},
 		{"search", validSearch(), ""},
@@ -79,13 +82,13 @@ func TestValidateOperation(t *testing.T) {
 		{"no namespace", op("fetch"), "operation"},
 		{"NUL suffix", op("comm.fetch\x00"), "operation"},
 	})
-	if err := (*Need)(nil).Validate(); !errors.Is(err, ErrInvalid) {
+	if err := (*declarations.Need)(nil).Validate(); !errors.Is(err, declarations.ErrInvalid) {
 		t.Errorf("nil need: %v", err)
 	}
 }
 
 func TestValidateFetch(t *testing.T) {
-	long := "https://example.com/" + strings.Repeat("a", MaxURLBytes-len("https://example.com/"))
+	long := "https://example.com/" + strings.Repeat("a", declarations.MaxURLBytes-len("https://example.com/"))
 	runValidate(t, []validateCase{
 		{"max length", withURL(long), ""},
 		{"upper-case scheme and host", withURL("HTTPS://EXAMPLE.COM/A"), ""},
@@ -125,22 +128,22 @@ func TestValidateFetch(t *testing.T) {
 		{"bracketed ipv4", withURL("https://[127.0.0.1]/"), "parameters.url"},
 		{"sub-delims in host", withURL("https://a!b$c.example/"), "parameters.url"},
 		{"bad escape", withURL("https://example.com/%zz"), "parameters.url"},
-		{"query given", func() Need { n := validFetch(); n.Parameters.Query = "x"; return n }(), "parameters.query"},
-		{"source given", func() Need { n := validFetch(); n.Parameters.Source = "web"; return n }(), "parameters.source"},
+		{"query given", func() declarations.Need { n := validFetch(); n.Parameters.Query = "x"; return n }(), "parameters.query"},
+		{"source given", func() declarations.Need { n := validFetch(); n.Parameters.Source = "web"; return n }(), "parameters.source"},
 	})
 }
 
 func TestValidateSearchAndQuery(t *testing.T) {
 	runValidate(t, []validateCase{
-		{"search max", withSearch(strings.Repeat("q", MaxSearchQueryBytes), ""), ""},
-		{"search too long", withSearch(strings.Repeat("q", MaxSearchQueryBytes+1), ""), "parameters.query"},
+		{"search max", withSearch(strings.Repeat("q", declarations.MaxSearchQueryBytes), ""), ""},
+		{"search too long", withSearch(strings.Repeat("q", declarations.MaxSearchQueryBytes+1), ""), "parameters.query"},
 		{"search missing", withSearch("", ""), "parameters.query"},
 		{"search blank", withSearch(" \n\t ", ""), "parameters.query"},
-		{"search url given", func() Need { n := validSearch(); n.Parameters.URL = "https://example.com/"; return n }(), "parameters.url"},
+		{"search url given", func() declarations.Need { n := validSearch(); n.Parameters.URL = "https://example.com/"; return n }(), "parameters.url"},
 		{"source ok", withSearch("x", "db-1.main_2"), ""},
 		{"source one char", withSearch("x", "a"), ""},
-		{"source max", withSearch("x", "a"+strings.Repeat("b", MaxSourceBytes-1)), ""},
-		{"source too long", withSearch("x", "a"+strings.Repeat("b", MaxSourceBytes)), "parameters.source"},
+		{"source max", withSearch("x", "a"+strings.Repeat("b", declarations.MaxSourceBytes-1)), ""},
+		{"source too long", withSearch("x", "a"+strings.Repeat("b", declarations.MaxSourceBytes)), "parameters.source"},
 		{"source upper case", withSearch("x", "Catalog"), "parameters.source"},
 		{"source leading dot", withSearch("x", ".hidden"), "parameters.source"},
 		{"source leading underscore", withSearch("x", "_x"), "parameters.source"},
@@ -149,24 +152,24 @@ func TestValidateSearchAndQuery(t *testing.T) {
 		{"source space", withSearch("x", "my db"), "parameters.source"},
 		{"source NUL", withSearch("x", "db\x00"), "parameters.source"},
 		{"source unicode", withSearch("x", "dé"), "parameters.source"},
-		{"sql max", withSQL("SELECT 1"+strings.Repeat(" ", MaxSQLBytes-8), "catalog"), ""},
-		{"sql too long", withSQL("SELECT 1"+strings.Repeat(" ", MaxSQLBytes-7), "catalog"), "parameters.query"},
+		{"sql max", withSQL("SELECT 1"+strings.Repeat(" ", declarations.MaxSQLBytes-8), "catalog"), ""},
+		{"sql too long", withSQL("SELECT 1"+strings.Repeat(" ", declarations.MaxSQLBytes-7), "catalog"), "parameters.query"},
 		{"sql missing", withSQL("", "catalog"), "parameters.query"},
 		{"sql CR", withSQL("SELECT 1\r\n", "catalog"), "parameters.query"},
 		{"sql source missing", withSQL("SELECT 1", ""), "parameters.source"},
 		{"sql source bad", withSQL("SELECT 1", "/var/db/x.sqlite"), "parameters.source"},
-		{"sql url given", func() Need { n := validQuery(); n.Parameters.URL = "https://example.com/"; return n }(), "parameters.url"},
+		{"sql url given", func() declarations.Need { n := validQuery(); n.Parameters.URL = "https://example.com/"; return n }(), "parameters.url"},
 	})
 }
 
 func TestValidateText(t *testing.T) {
 	fields := []struct {
 		name string
-		set  func(*Need, string)
+		set  func(*declarations.Need, string)
 	}{
-		{"justification.user_request", func(n *Need, s string) { n.Justification.UserRequest = s }},
-		{"justification.missing_knowledge", func(n *Need, s string) { n.Justification.MissingKnowledge = s }},
-		{"justification.expected_use", func(n *Need, s string) { n.Justification.ExpectedUse = s }},
+		{"justification.user_request", func(n *declarations.Need, s string) { n.Justification.UserRequest = s }},
+		{"justification.missing_knowledge", func(n *declarations.Need, s string) { n.Justification.MissingKnowledge = s }},
+		{"justification.expected_use", func(n *declarations.Need, s string) { n.Justification.ExpectedUse = s }},
 	}
 	texts := []struct {
 		name, text string
@@ -174,15 +177,15 @@ func TestValidateText(t *testing.T) {
 	}{
 		{"plain", "Prices for product X", true},
 		{"newlines and tabs", "line one\n\tline two\n", true},
-		{"max", strings.Repeat("é", MaxJustificationBytes/2), true},
+		{"max", strings.Repeat("é", declarations.MaxJustificationBytes/2), true},
 		{"emoji", "thanks 😀 👍🏽", true},
 		{"emoji with VS16", "I \u2764\uFE0F it", true},
 		{"combining accent", "cafe\u0301", true},
 		{"CJK and RTL letters", "価格 שלום مرحبا", true},
 		{"empty", "", false},
 		{"blank", " \n\t\u00a0", false},
-		{"too long", strings.Repeat("a", MaxJustificationBytes+1), false},
-		{"too long multibyte", strings.Repeat("é", MaxJustificationBytes/2) + "a", false},
+		{"too long", strings.Repeat("a", declarations.MaxJustificationBytes+1), false},
+		{"too long multibyte", strings.Repeat("é", declarations.MaxJustificationBytes/2) + "a", false},
 		{"invalid UTF-8", "abc\xff", false},
 		{"overlong encoding", "\xc0\xafetc", false},
 		{"surrogate half", "\xed\xa0\x80", false},
@@ -227,7 +230,7 @@ func TestValidateText(t *testing.T) {
 	for _, x := range texts {
 		n := withSearch(x.text, "")
 		err := n.Validate()
-		if x.ok && len(x.text) <= MaxSearchQueryBytes && err != nil || !x.ok && err == nil {
+		if x.ok && len(x.text) <= declarations.MaxSearchQueryBytes && err != nil || !x.ok && err == nil {
 			t.Errorf("search query %s: %v", x.name, err)
 		}
 	}
@@ -236,12 +239,12 @@ func TestValidateText(t *testing.T) {
 // TestValidateOrder: the first invalid field is reported, in the
 // documented order.
 func TestValidateOrder(t *testing.T) {
-	n := Need{Operation: OpQuery, Parameters: Parameters{URL: "x", Source: "BAD"}}
+	n := declarations.Need{Operation: declarations.OpQuery, Parameters: declarations.Parameters{URL: "x", Source: "BAD"}}
 	want := []string{"parameters.url", "parameters.query", "parameters.source", "justification.user_request",
 		"justification.missing_knowledge", "justification.expected_use", ""}
 	for _, w := range want {
 		err := n.Validate()
-		var fe *FieldError
+		var fe *declarations.FieldError
 		if w == "" {
 			if err != nil {
 				t.Fatalf("fixed need still invalid: %v", err)
@@ -270,11 +273,11 @@ func TestValidateOrder(t *testing.T) {
 
 func TestFieldErrorText(t *testing.T) {
 	for _, c := range []struct {
-		err  *FieldError
+		err  *declarations.FieldError
 		want string
 	}{
-		{&FieldError{Field: "parameters.url", Reason: "required by comm.fetch"}, "parameters.url: required by comm.fetch"},
-		{&FieldError{Reason: "not valid JSON"}, "need: not valid JSON"},
+		{&declarations.FieldError{Field: "parameters.url", Reason: "required by comm.fetch"}, "parameters.url: required by comm.fetch"},
+		{&declarations.FieldError{Reason: "not valid JSON"}, "need: not valid JSON"},
 	} {
 		if got := c.err.Error(); got != c.want {
 			t.Errorf("%q, want %q", got, c.want)

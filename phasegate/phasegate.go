@@ -1,5 +1,6 @@
-// Package phasegate keeps each session's phase and decides what a tier of
-// tool may do in it (seed 002).
+// Package phasegate decides what a tier of tool may do in a session's phase
+// (seed 002). The phase itself is kept on the session's context
+// (contexts.Context.Phase, in the store); this package only judges it.
 //
 // A session is in planning (pure computation: reads of bound data and dry
 // runs only) or execution (external I/O and actions allowed, still subject
@@ -12,7 +13,6 @@ package phasegate
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
 )
 
 // The phases.
@@ -79,32 +79,4 @@ func Check(phase, tier string) (Mode, error) {
 	default:
 		return Blocked, fmt.Errorf("tier %q: %w", tier, ErrUnknownTier)
 	}
-}
-
-// State is one session's phase. The zero value holds no phase and so blocks
-// everything until Set is called.
-type State struct{ v atomic.Value }
-
-// NewState returns a State in phase p; an unknown p is kept as given, so
-// every later Check blocks rather than guessing.
-func NewState(p string) *State {
-	s := &State{}
-	s.v.Store(p)
-	return s
-}
-
-// Phase returns the current phase ("" if never set).
-func (s *State) Phase() string {
-	p, _ := s.v.Load().(string)
-	return p
-}
-
-// Set moves the session to phase p. Callers are server-side only (operator,
-// elicitation, configuration); the tools never receive a State.
-func (s *State) Set(p string) error {
-	if p != Planning && p != Execution {
-		return fmt.Errorf("phase %q: %w", p, ErrUnknownPhase)
-	}
-	s.v.Store(p)
-	return nil
 }

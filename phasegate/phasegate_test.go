@@ -32,20 +32,3 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
-
-func TestStateFailsClosed(t *testing.T) {
-	var zero State
-	if _, err := Check(zero.Phase(), "read"); !errors.Is(err, ErrUnknownPhase) {
-		t.Fatalf("zero State must block, got %v", err)
-	}
-	s := NewState("bogus")
-	if _, err := Check(s.Phase(), "read"); !errors.Is(err, ErrUnknownPhase) {
-		t.Fatalf("unknown initial phase must block, got %v", err)
-	}
-	if err := s.Set("bogus2"); !errors.Is(err, ErrUnknownPhase) {
-		t.Fatalf("Set unknown = %v", err)
-	}
-	if err := s.Set(Execution); err != nil || s.Phase() != Execution {
-		t.Fatalf("Set execution: %v %q", err, s.Phase())
-	}
-}

@@ -70,6 +70,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle(oauth.WellKnownPath, s.protectedResourceMetadata())
 	mux.Handle(oauth.WellKnownPath+"/", s.protectedResourceMetadata())
 	s.handleOps(mux)
+	s.handleOperator(mux) // operator_http.go
 	if err := s.handleConsole(mux); err != nil {
 		// Only embedded templates that do not parse get here, which the
 		// console's tests catch; the MCP endpoints still serve.

@@ -16,7 +16,7 @@ import (
 // in one process (1 or 8 mcp-go clients, loopback), for CPU profiles of
 // the whole per-call path — edge, gate, runner, mcp-go, the audit commit:
 // go test -run '^$' -bench HTTPReadGoverned/clients=8 -cpuprofile cpu.out ./server
-// (internal/benchpeers measures the same against its peers, out of process).
+// (internal/testkit/benchpeers measures the same against its peers, out of process).
 func BenchmarkHTTPReadGoverned(b *testing.B) {
 	for _, n := range []int{1, 8} {
 		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) { benchHTTPRead(b, n) })

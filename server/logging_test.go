@@ -28,6 +28,7 @@ func TestLogNotificationsAtTheClientsLevel(t *testing.T) {
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
 	req := mcp.SetLevelRequest{}
 	req.Params.Level = mcp.LoggingLevelWarning
+	//lint:ignore SA1019 logging/setLevel is deprecated in 2026-07-28 but still served under the legacy revision this fixture speaks (mcp.LATEST_LEGACY_PROTOCOL_VERSION)
 	must(t, c.SetLevel(context.Background(), req))
 	call(t, c, "run_pipeline", map[string]any{"pipeline": "count_rows"})
 	time.Sleep(100 * time.Millisecond)
@@ -36,6 +37,7 @@ func TestLogNotificationsAtTheClientsLevel(t *testing.T) {
 	}
 	call(t, c, "run_pipeline", map[string]any{"pipeline": "danger_wipe"}) // denied by policy
 	req.Params.Level = mcp.LoggingLevelInfo
+	//lint:ignore SA1019 as above
 	must(t, c.SetLevel(context.Background(), req))
 	call(t, c, "run_pipeline", map[string]any{"pipeline": "count_rows"})
 	deadline := time.Now().Add(2 * time.Second)

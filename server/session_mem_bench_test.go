@@ -16,7 +16,7 @@ import (
 // BenchmarkHTTPSessionMemory: live heap per initialized streamable HTTP
 // session (1,000 of them, after a GC), in one process, for heap profiles
 // of what a session keeps: go test -run '^$' -bench HTTPSessionMemory
-// -memprofile mem.out ./server (internal/benchpeers compares the resident
+// -memprofile mem.out ./server (internal/testkit/benchpeers compares the resident
 // memory of the same against plain mcp-go, out of process).
 func BenchmarkHTTPSessionMemory(b *testing.B) {
 	b.Setenv("AIRLOCK_TEST_TOKEN", testToken)

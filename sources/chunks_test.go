@@ -338,3 +338,10 @@ func TestDigestCacheBounded(t *testing.T) {
 		}
 	}
 }
+
+// stats returns the entries and bytes the cache holds.
+func (d *digestCache) stats() (entries int, bytes int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.byKey), d.used
+}

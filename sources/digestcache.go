@@ -116,10 +116,3 @@ func (d *digestCache) removeLocked(e *list.Element) {
 	delete(d.byKey, ce.key)
 	d.used -= ce.cost
 }
-
-// stats returns the entries and bytes held (for tests and benchmarks).
-func (d *digestCache) stats() (entries int, bytes int64) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return len(d.byKey), d.used
-}

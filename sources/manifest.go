@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -227,16 +226,6 @@ func (m *Manifest) Filter(keep func(Entry) bool) *Manifest {
 // top-level DefaultManifestName file. Entries carry their sizes.
 func BuildManifest(dir string) (*Manifest, error) {
 	return buildManifest(dir, DefaultManifestName)
-}
-
-// BuildPoolManifest is BuildManifest for a configured pool: it skips the
-// pool's own manifest file when that lives inside the pool directory.
-func BuildPoolManifest(cfg PoolConfig) (*Manifest, error) {
-	skip := DefaultManifestName
-	if cfg.Manifest != "" {
-		skip = filepath.ToSlash(filepath.Clean(cfg.Manifest))
-	}
-	return buildManifest(cfg.Path, skip)
 }
 
 func buildManifest(dir, skip string) (*Manifest, error) {

@@ -19,7 +19,7 @@ import (
 // process on the file serves the same contexts.
 //
 // The contract is the one documented on [contexts.Store] and checked by
-// [contexts.StoreConformance] (TestContextsConformance), with two handles
+// contextstest.StoreConformance (TestContextsConformance), with two handles
 // on one file standing in for two processes. What this implementation adds:
 //
 //   - Durable before return, like [DB.Append]: a write returns nil only

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
+	"github.com/airlock-dev/airlock/internal/policy/contexts/contextstest"
 	"github.com/airlock-dev/airlock/store"
 )
 
@@ -15,7 +16,7 @@ import (
 // keep, on a fresh file per case, with a second DB on the same file as the
 // other process.
 func TestContextsConformance(t *testing.T) {
-	contexts.StoreConformance(t, func(t *testing.T) (contexts.Store, contexts.Store) {
+	contextstest.StoreConformance(t, func(t *testing.T) (contexts.Store, contexts.Store) {
 		a, path := openTemp(t, nil)
 		return a, openPath(t, path)
 	})

@@ -18,7 +18,7 @@ import (
 // closed.
 //
 // The contract is the one documented on [declarations.Store] and checked by
-// [declarations.StoreConformance] (TestDeclarationsConformance). What this
+// declarationstest.StoreConformance (TestDeclarationsConformance). What this
 // implementation adds:
 //
 //   - Durable before return. Create and Transition return nil only after

@@ -13,13 +13,14 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/declarations/declarationstest"
 	"github.com/airlock-dev/airlock/store"
 )
 
 // TestDeclarationsConformance runs the contract every declarations.Store
 // must keep, on a fresh file per case.
 func TestDeclarationsConformance(t *testing.T) {
-	declarations.StoreConformance(t, func(t *testing.T) declarations.Store {
+	declarationstest.StoreConformance(t, func(t *testing.T) declarations.Store {
 		db, _ := openTemp(t, nil)
 		return db.Declarations()
 	})

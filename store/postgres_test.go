@@ -14,8 +14,10 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for raw access
 
 	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/declarations/declarationstest"
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
+	"github.com/airlock-dev/airlock/internal/policy/contexts/contextstest"
 	"github.com/airlock-dev/airlock/store"
 	"github.com/airlock-dev/airlock/store/pgtest"
 )
@@ -57,14 +59,14 @@ func TestPostgresMigrationsMirrorSQLite(t *testing.T) {
 }
 
 func TestPostgresContextsConformance(t *testing.T) {
-	contexts.StoreConformance(t, func(t *testing.T) (contexts.Store, contexts.Store) {
+	contextstest.StoreConformance(t, func(t *testing.T) (contexts.Store, contexts.Store) {
 		dsn := pgtest.DSN(t)
 		return openPG(t, dsn, nil), openPG(t, dsn, nil)
 	})
 }
 
 func TestPostgresDeclarationsConformance(t *testing.T) {
-	declarations.StoreConformance(t, func(t *testing.T) declarations.Store {
+	declarationstest.StoreConformance(t, func(t *testing.T) declarations.Store {
 		return openPG(t, pgtest.DSN(t), nil).Declarations()
 	})
 }

@@ -186,7 +186,8 @@ func expandDeclaration(ctx context.Context, env *toolkit.Env, a toolkit.Args) (t
 // approved and unchanged, and the arguments satisfy the pinned input
 // schema. A tool an operator never approved, or one whose definition
 // changed (a rug pull), is refused here in every phase, so neither the
-// policy nor a person is ever asked about it (TestDeclareMCPBlocked).
+// policy nor a person is ever asked about it (server's
+// TestUpstreamUnreviewedNeverUsable and TestUpstreamRugPull).
 func checkUpstream(ctx context.Context, env *toolkit.Env, args *DeclareNeedArgs) error {
 	if args.Operation != declarations.OpMCP || args.Parameters == nil {
 		return nil
@@ -255,7 +256,7 @@ func applyAnswer(ctx context.Context, env *toolkit.Env, d *declarations.Declarat
 	by := "elicitation:" + env.Session.Principal
 	switch {
 	case ans.Action == "accept" && ans.Content[decisionField] == decisionApprove:
-		return env.Declarations.Approve(ctx, d.ID, by, "approved by the person at the client")
+		return approveAnswer(ctx, env, d, by, ans.Content[endorseField] == true)
 	case ans.Action == "accept" && ans.Content[decisionField] == decisionDeny:
 		return env.Declarations.Deny(ctx, d.ID, by, "denied by the person at the client")
 	case ans.Action == "accept":
@@ -449,9 +450,9 @@ func askApproval(ctx context.Context, env *toolkit.Env, d *declarations.Declarat
 	// A need stored before query credentials were refused is shown
 	// without their values (issue 10, item 3).
 	where := targetOf(n)
-	msg := fmt.Sprintf("An AI agent asks Airlock to perform %s on: %s\n\nThe user asked: %s\nWhat it does not know: %s\nHow it will use the answer: %s\n\nApprove this one request?",
+	msg := fmt.Sprintf("An AI agent asks Airlock to perform %s on: %s\n\nThe user asked: %s\nWhat it does not know: %s\nHow it will use the answer: %s\n%s\nApprove this one request?",
 		n.Operation, quoteField(where), quoteField(n.Justification.UserRequest), quoteField(n.Justification.MissingKnowledge),
-		quoteField(n.Justification.ExpectedUse))
+		quoteField(n.Justification.ExpectedUse), provenanceLines(env.Approvals.Provenance(d)))
 	state, err := env.Approvals.Ask(ctx, d)
 	if err != nil {
 		return nil, err
@@ -466,7 +467,7 @@ func askApproval(ctx context.Context, env *toolkit.Env, d *declarations.Declarat
 					map[string]any{"const": decisionApprove, "title": "Approve this one request"},
 					map[string]any{"const": decisionDeny, "title": "Deny it"},
 				},
-			}},
+			}, endorseField: endorseProperty},
 			"required": []string{decisionField},
 		}},
 		Structured: declarationView(d),

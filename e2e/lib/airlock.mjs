@@ -21,7 +21,7 @@ export const CONFORMANCE = path.join(E2E, 'node_modules', '@modelcontextprotocol
 
 /**
  * The tools Airlock exposes today, exactly. When a tool is added to the
- * server (DESIGN.md: declare_need, run_pipeline), add it here.
+ * server (README.md lists them), add it here.
  */
 export const EXPECTED_TOOLS = ['list_pools', 'read_pool_file', 'declare_need', 'run_pipeline'];
 

@@ -9,7 +9,8 @@ import (
 
 // TestDependencies keeps comm a leaf: it performs I/O for the runner and
 // must not reach the runner, the tools, the store or the sandbox (only
-// violation, for the error codes, urlnorm and strictjson, for an upstream MCP server's answers, are used from the module), nor start
+// violation, for the error codes, urlnorm and strictjson, for an upstream
+// MCP server's answers, are used from the module), nor start
 // processes itself. (modernc.org/libc imports os/exec for system(3); SQLite
 // never calls it, and the store shares that dependency.)
 func TestDependencies(t *testing.T) {

@@ -47,8 +47,8 @@ func TestFetchContent(t *testing.T) {
 		"/nul":       body("text/plain", "a\x00b"),
 		"/sjis":      body("text/plain; charset=shift_jis", "\x82\xa0"),
 		"/sjisascii": body("text/plain; charset=shift_jis", "plain ascii"),
-		"/404":       func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "nope", 404) },
-		"/503":       func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "busy", 503) },
+		"/404":       func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "nope", http.StatusNotFound) },
+		"/503":       func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "busy", http.StatusServiceUnavailable) },
 	}))
 	f := newFetcher(t, testOptions())
 	tests := []struct {

@@ -32,7 +32,7 @@ type Header struct{ Name, Value string }
 // URL's normalised host[:port]): those of every credential of the role
 // that names exactly this host. Each hop of a redirect chain asks again
 // with its own host, so a redirect to another host carries none of them
-// (TestCredentialNotSentOnRedirectToOtherHost). A credential that cannot
+// (server's TestCredentialsNeverLeaveTheBoundary). A credential that cannot
 // be read fails the request (*Error wrapping ErrRevoked or ErrInvalid).
 func (h *Hosts) HeadersFor(host string) ([]Header, error) {
 	if h == nil {

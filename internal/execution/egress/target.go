@@ -93,9 +93,6 @@ func normalHost(h string) (string, error) {
 	return n, nil
 }
 
-// NormalHost is the host form the proxy matches (urlnorm.Host).
-func NormalHost(h string) (string, error) { return normalHost(h) }
-
 // hopHeaders are not passed on (RFC 9110 §7.6.1), with the proxy's own.
 var hopHeaders = []string{"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authorization",
 	"Proxy-Authenticate", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}

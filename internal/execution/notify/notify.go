@@ -144,16 +144,6 @@ type queue struct {
 // queueSize bounds events waiting for delivery, per sink.
 const queueSize = 256
 
-// New starts a notifier for webhooks; Close stops it after delivering what
-// is queued.
-func New(hooks []Webhook, log *slog.Logger) *Notifier {
-	sinks := make([]Sink, len(hooks))
-	for i := range hooks {
-		sinks[i] = &hooks[i]
-	}
-	return NewSinks(sinks, &Options{Logger: log})
-}
-
 // NewSinks starts a notifier for any sinks (webhooks and command hooks:
 // one queue and retry discipline for both). Close stops it after
 // delivering what is queued.

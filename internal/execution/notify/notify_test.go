@@ -40,7 +40,7 @@ func TestDeliverSignedFilteredRetried(t *testing.T) {
 	defer sa.Close()
 	defer sp.Close()
 	secret := []byte("webhook-secret")
-	n := New([]Webhook{{URL: sa.URL, Secret: secret}, {URL: sp.URL, Events: []string{ApprovalPending}}}, nil)
+	n := newWebhooks([]Webhook{{URL: sa.URL, Secret: secret}, {URL: sp.URL, Events: []string{ApprovalPending}}})
 	n.backoff = 10 * time.Millisecond
 	n.Send(Event{Event: ApprovalPending, DeclarationID: "d1", Target: `"https://example.com/x"`})
 	n.Send(Event{Event: ApprovalExpired, DeclarationID: "d1"})
@@ -66,7 +66,7 @@ func TestSendNeverBlocks(t *testing.T) {
 	block := make(chan struct{})
 	s := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-block }))
 	defer s.Close()
-	n := New([]Webhook{{URL: s.URL}}, nil)
+	n := newWebhooks([]Webhook{{URL: s.URL}})
 	n.retries = 1
 	start := time.Now()
 	for range queueSize * 3 {
@@ -90,7 +90,7 @@ func TestNoRedirects(t *testing.T) {
 		http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
 	}))
 	defer redirect.Close()
-	n := New([]Webhook{{URL: redirect.URL}}, nil)
+	n := newWebhooks([]Webhook{{URL: redirect.URL}})
 	n.retries = 1
 	n.Send(Event{Event: ApprovalPending})
 	n.Close()
@@ -191,4 +191,14 @@ func TestCloseIsBounded(t *testing.T) {
 	if want := map[string]int{"command/failed": 1, "command/dropped": 2}; fmt.Sprint(outcomes) != fmt.Sprint(want) {
 		t.Fatalf("outcomes %v, want %v", outcomes, want)
 	}
+}
+
+// newWebhooks starts a notifier for webhooks only (the binary builds its
+// sinks, webhooks and command hooks, in the runner and calls NewSinks).
+func newWebhooks(hooks []Webhook) *Notifier {
+	sinks := make([]Sink, len(hooks))
+	for i := range hooks {
+		sinks[i] = &hooks[i]
+	}
+	return NewSinks(sinks, nil)
 }

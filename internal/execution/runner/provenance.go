@@ -114,20 +114,15 @@ func (c *call) traceNeed(ctx context.Context, args toolkit.Args, in *policy.Inpu
 	if !ok || a.Parameters == nil {
 		return nil
 	}
-	values, ok := tracedValues(a)
-	if !ok {
+	if _, ok := tracedValues(a); !ok {
 		return nil
 	}
-	p, err := c.s.r.db.ContextProvenance(ctx, c.s.contextID)
+	// The context and its ancestors (provenance_chain.go).
+	p, err := chainProvenance(ctx, c.s.r.db, chainIDs(c.chain))
 	if err != nil {
 		return violation.Wrap(violation.Unavailable, err, "the provenance of this context cannot be read")
 	}
-	traced := provenance.NewIndex(indexSources(p), nil).Trace(values)
-	in.Provenance = make(map[string]policy.ArgProvenance, len(traced))
-	for _, t := range traced {
-		in.Provenance[argName(t.Path)] = argProvenance(t, p.EvictedUntrusted)
-	}
-	c.traced = traced
+	c.traced, in.Provenance = traceArgs(p, a)
 	return nil
 }
 

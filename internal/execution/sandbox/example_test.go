@@ -38,7 +38,9 @@ func ExampleSandbox_Run() {
 	fmt.Println(res.ExitCode, res.KillReason, res.Mechanisms)
 }
 
-// Probe is what `airlock doctor` prints.
+// Probe reports, mechanism by mechanism, what a sandbox can use here
+// (`airlock doctor` shows the same through runner.CheckPipelines, which
+// also self-tests the trampoline).
 func ExampleProbe() {
 	rep := sandbox.Probe()
 	fmt.Print(rep)

@@ -104,7 +104,7 @@ func applyLandlock(abi int, rules []fsRule, connectPorts []int) error {
 		// No bind rule is ever added, and a connect rule only for the
 		// ports of Spec.Loopback, so every other TCP bind and connect is
 		// denied (TestHostileTCP sees EACCES before the empty netns is
-		// consulted; TestLoopbackOnlyItsPort).
+		// consulted; TestLoopbackServesOnlyItsPort).
 		attr.Access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
 		size = 2 * unsafe.Sizeof(uint64(0))
 	}

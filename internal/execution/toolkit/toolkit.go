@@ -205,6 +205,13 @@ type Approvals interface {
 	// Redeem checks that state is an unexpired, unused question about d
 	// asked in this context under the current policy, and uses it up.
 	Redeem(ctx context.Context, state string, d *declarations.Declaration) error
+	// Provenance is where each traced argument of d came from, as the
+	// question shows it (provenance.go); nil when nothing was traced.
+	Provenance(d *declarations.Declaration) []ArgOrigin
+	// Endorse vouches, in d's context only, for the values of d's
+	// arguments that no trusted input explains, on the word of the person
+	// who answered the question about d (Redeem first). Audited.
+	Endorse(ctx context.Context, d *declarations.Declaration, reason string) error
 }
 
 // External is what a broker brought back: untrusted content and where it

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/airlock-dev/airlock/internal/kit/atomicfile"
 	"io"
 	"io/fs"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/airlock-dev/airlock/internal/kit/atomicfile"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
@@ -31,7 +31,7 @@ type Violation struct {
 	Detail string         `json:"detail"` // what it was and why it was refused
 }
 
-// Collected is the result of [Workspace.Collect].
+// Collected is the result of [Workspace.CollectFrom].
 type Collected struct {
 	Outputs      []Output // published, sorted by Name
 	Missing      []string // declared outputs the run did not produce
@@ -49,37 +49,12 @@ const (
 	maxViolations = 100
 )
 
-// Collect reads the run's out/ directory back through an os.Root, publishes
-// the declared outputs atomically and reports everything else as
-// violations. Call it once, after the pipeline has ended. On success out/
-// is deleted (undeclared files are discarded); on error nothing is
-// published and Collect may be retried.
-func (w *Workspace) Collect() (*Collected, error) {
-	w.mu.Lock()
-	done := w.collected
-	w.mu.Unlock()
-	if done {
-		return nil, ErrCollected
-	}
-	root, err := os.OpenRoot(w.outDir)
-	if err != nil {
-		return nil, fmt.Errorf("opening outputs: %w", err)
-	}
-	defer root.Close()
-	c, err := w.CollectFrom(root)
-	if err != nil {
-		return c, err
-	}
-	if err := os.RemoveAll(w.outDir); err != nil {
-		return c, fmt.Errorf("discarding out/ after publishing: %w", err)
-	}
-	return c, nil
-}
-
-// CollectFrom is Collect for outputs that live elsewhere than out/: the
-// sandbox's per-run tmpfs, handed over as the root of the pipeline's /out
-// (sandbox.Spec.Collect). The same checks apply; nothing is removed from
-// root, whose owner discards it.
+// CollectFrom reads the run's outputs back through root — the sandbox's
+// per-run tmpfs, handed over as the root of the pipeline's /out
+// (sandbox.Spec.Collect) — publishes the declared outputs atomically and
+// reports everything else as violations. Call it once, after the pipeline
+// has ended; on error nothing is published and it may be retried. Nothing
+// is removed from root, whose owner discards it.
 func (w *Workspace) CollectFrom(root *os.Root) (*Collected, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -6,10 +6,8 @@
 // Only declared outputs leave a run. [Create] fixes the set of output names
 // up front (canonical relative paths, checked by [ValidOutputName]); the
 // sandbox lets the pipeline write only in its /out and /tmp (a per-run
-// tmpfs; or, without the sandbox, [Workspace.OutDir] and
-// [Workspace.TempDir]). [Workspace.CollectFrom] then reads /out back
-// through the [os.Root] the sandbox hands over ([Workspace.Collect] does the
-// same for out/) and:
+// tmpfs). [Workspace.CollectFrom] then reads /out back through the
+// [os.Root] the sandbox hands over and:
 //
 //   - publishes each declared output that is a regular file reached through
 //     real directories, copying it from the very descriptor it hashes, into
@@ -22,14 +20,15 @@
 //   - computes a deterministic snapshot hash over the sorted (name, SHA-256)
 //     pairs ([SnapshotHash]).
 //
-// The layout under baseDir/runID is out/ (for Collect), tmp/ (when temp
-// files are allowed), published/ (after collection; root-owned copies).
-// run_pipeline uses CollectFrom, so its pipelines never write under
-// baseDir: only published/ remains.
+// The layout under baseDir/runID is out/, tmp/ (when temp files are
+// allowed) and published/ (after collection; root-owned copies).
+// run_pipeline's pipelines never write under baseDir — out/ and tmp/ stay
+// empty, and only the package's tests write in them — so only published/
+// remains.
 //
 // # Limits, honestly
 //
-//   - Collect must run after the pipeline has ended (the sandbox's Run has
+//   - CollectFrom must run after the pipeline has ended (the sandbox's Run has
 //     returned, so its PID namespace is gone); it also verifies that the
 //     file it opened is the one it inspected (device and inode), so a swap
 //     during collection is refused, not followed.

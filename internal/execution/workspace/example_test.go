@@ -17,11 +17,19 @@ func ExampleCreate() {
 	if err != nil {
 		panic(err)
 	}
-	// ... the sandboxed pipeline runs with w.OutDir() writable ...
-	os.WriteFile(filepath.Join(w.OutDir(), "summary.txt"), []byte("rows=3 sum=12\n"), 0o644)
-	os.WriteFile(filepath.Join(w.OutDir(), "notes.txt"), []byte("undeclared"), 0o644)
+	// ... the sandboxed pipeline runs and writes in its /out (here a
+	// temporary directory), which the sandbox hands back as an os.Root ...
+	out, _ := os.MkdirTemp("", "airlock-out-")
+	defer os.RemoveAll(out)
+	os.WriteFile(filepath.Join(out, "summary.txt"), []byte("rows=3 sum=12\n"), 0o644)
+	os.WriteFile(filepath.Join(out, "notes.txt"), []byte("undeclared"), 0o644)
+	root, err := os.OpenRoot(out)
+	if err != nil {
+		panic(err)
+	}
+	defer root.Close()
 
-	c, err := w.Collect()
+	c, err := w.CollectFrom(root)
 	if err != nil {
 		panic(err)
 	}

@@ -27,7 +27,7 @@ var (
 	// ErrExists: the run directory already exists; a workspace is never
 	// reused, so one run can never see another's files.
 	ErrExists = errors.New("workspace already exists")
-	// ErrCollected: Collect was already called.
+	// ErrCollected: CollectFrom was already called.
 	ErrCollected = errors.New("workspace already collected")
 )
 
@@ -120,21 +120,8 @@ func Create(baseDir, runID string, outputs []string, allowTemp bool) (*Workspace
 	return w, nil
 }
 
-// OutDir is the only directory, besides TempDir, the pipeline may write.
-func (w *Workspace) OutDir() string { return w.outDir }
-
-// TempDir is the run's scratch directory, or "" when temp files were not
-// allowed. Nothing in it is ever published.
-func (w *Workspace) TempDir() string { return w.tmpDir }
-
-// Dir is the run directory, baseDir/runID.
-func (w *Workspace) Dir() string { return w.dir }
-
-// Outputs returns the declared output names, sorted.
-func (w *Workspace) Outputs() []string { return slices.Clone(w.outputs) }
-
 // Remove deletes the pipeline's directories (out/, tmp/ and any staging
-// left by a failed Collect). Published outputs stay: they belong to the
+// left by a failed CollectFrom). Published outputs stay: they belong to the
 // caller. The run directory itself is removed when nothing was published.
 func (w *Workspace) Remove() error {
 	w.mu.Lock()

@@ -2,6 +2,7 @@ package console
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -16,6 +17,10 @@ import (
 type approvalRow struct {
 	*runner.Declaration
 	Where string
+	// Upstream, Tool and Arguments show a comm.mcp need (issue 24 item 1);
+	// Args is where each argument came from (issue 22 item 5).
+	Upstream, Tool, Arguments string
+	Args                      []runner.NeedArgument
 }
 
 type approvalsData struct {
@@ -51,6 +56,12 @@ func (c *Console) approvalsPage(w http.ResponseWriter, r *http.Request, s *sessi
 }
 
 func (c *Console) approvals(r *http.Request) (approvalsData, []string, error) {
+	return c.approvalsOf(r, true)
+}
+
+// approvalsOf lists the approvals; detail adds each pending need's
+// provenance (a store read per declaration: the page, not the poll).
+func (c *Console) approvalsOf(r *http.Request, detail bool) (approvalsData, []string, error) {
 	all, err := c.op.Approvals(r.Context(), true)
 	if err != nil {
 		return approvalsData{}, nil, err
@@ -59,7 +70,11 @@ func (c *Console) approvals(r *http.Request) (approvalsData, []string, error) {
 	var ids []string
 	for _, d := range all {
 		if d.State == declarations.StateDeclared {
-			data.Pending = append(data.Pending, row(d))
+			if detail {
+				data.Pending = append(data.Pending, c.pendingRow(r, d))
+			} else {
+				data.Pending = append(data.Pending, row(d))
+			}
 			ids = append(ids, d.ID)
 		}
 	}
@@ -74,7 +89,7 @@ func (c *Console) approvals(r *http.Request) (approvalsData, []string, error) {
 // approvalsJSON is what the page's script polls for live updates: the
 // pending ids, in the page's order.
 func (c *Console) approvalsJSON(w http.ResponseWriter, r *http.Request, _ *session) {
-	_, ids, err := c.approvals(r)
+	_, ids, err := c.approvalsOf(r, false)
 	if err != nil {
 		status, msg := c.publicError(err)
 		http.Error(w, msg, status)
@@ -93,10 +108,15 @@ func (c *Console) decide(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PostForm.Get("id")
 	why, err := reason(r)
 	if err == nil {
-		switch r.PostForm.Get("decision") {
-		case "approve":
+		switch decision := r.PostForm.Get("decision"); {
+		case decision == "approve" && r.PostForm.Get("endorse") == "on":
+			_, _, err = c.op.ApproveAndEndorse(r.Context(), id, s.principal, why)
+			if errors.Is(err, runner.ErrNothingToEndorse) {
+				err = nil // approved; every value was trusted already
+			}
+		case decision == "approve":
 			_, err = c.op.Approve(r.Context(), id, s.principal, why)
-		case "deny":
+		case decision == "deny":
 			_, err = c.op.Deny(r.Context(), id, s.principal, why)
 		default:
 			http.Error(w, "decision is approve or deny", http.StatusBadRequest)

@@ -12,8 +12,9 @@
 // second Airlock process on the same store serves the same contexts.
 //
 // The package holds types, the [Store] contract every backend implements
-// (SQLite today, PostgreSQL next), its conformance suite, and the rules a
-// child context must keep ([CheckRestricts]). It does no I/O of its own.
+// (SQLite and PostgreSQL), and the rules a child context must keep
+// ([CheckRestricts]). It does no I/O of its own. The contract's conformance
+// suite is test code and lives in contextstest, which the binary never links.
 package contexts
 
 import (
@@ -122,8 +123,8 @@ var (
 //
 // Concurrency contract: every method is atomic and safe for concurrent use,
 // also across processes sharing one database. Values passed in and returned
-// are never retained or shared. StoreConformance checks all of this; every
-// implementation must pass it.
+// are never retained or shared. contextstest.StoreConformance checks all of
+// this; every implementation must pass it.
 type Store interface {
 	// EnsureContext stores c unless a context with c.ID exists, and returns
 	// the stored one (c itself, or the existing row unchanged). Two callers

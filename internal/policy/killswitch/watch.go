@@ -59,9 +59,10 @@ func (v View) Engaged() bool { return v.Err != nil || v.File.Engaged || v.Store 
 // goroutine re-reads the state when inotify reports a change of the file
 // (a rename onto it, as [Write] does, or its removal), when the store
 // signals a change of its setting (WatchOptions.Notices), and every
-// interval in any case; a change made by another process therefore takes effect within
-// about one interval at worst (TestWatcherSeesAnotherWriter, and
-// TestKillFromAnotherProcessWithin50ms in package server).
+// interval in any case; a change made by another process therefore takes
+// effect within about one interval at worst (TestWatcherSeesWriteByEvent,
+// TestWatcherPollsTheProbe, and TestKillFromAnotherProcessWithin50ms in
+// package server).
 //
 // It fails closed: a state it cannot read is a View with Err, which is
 // engaged, and it logs that. If the goroutine stops refreshing (stuck or

@@ -226,16 +226,7 @@ func (r *CaseReport) CoverageString() string {
 	return b.String()
 }
 
-// RunCases runs the test table in casesFile against the policies of s. A
-// case fails when the decision's effect, or its RuleID when expect_rule is
-// set, differs; failures are in the report. An error means the table could
-// not be run at all (unreadable, malformed, naming an unknown policy) and
-// carries the file and line.
-func RunCases(s *Set, casesFile string) (*CaseReport, error) {
-	return RunCasesWith(s, casesFile, nil)
-}
-
-// CaseOptions select the cases RunCasesWith runs; nil runs them all.
+// CaseOptions select the cases RunCases runs; nil runs them all.
 type CaseOptions struct {
 	// Match, when set, runs only the cases whose name it accepts (`policy
 	// test --run PATTERN`); the others are counted as skipped. Every case
@@ -243,9 +234,14 @@ type CaseOptions struct {
 	Match func(name string) bool
 }
 
-// RunCasesWith is RunCases with options. The report holds every case's
-// result and the rules no selected case hit (see [CaseReport.Uncovered]).
-func RunCasesWith(s *Set, casesFile string, opts *CaseOptions) (*CaseReport, error) {
+// RunCases runs the test table in casesFile against the policies of s,
+// the cases opts selects (nil: all). A case fails when the decision's
+// effect, or its RuleID when expect_rule is set, differs; failures are in
+// the report, which holds every case's result and the rules no selected
+// case hit (see [CaseReport.Uncovered]). An error means the table could not
+// be run at all (unreadable, malformed, naming an unknown policy) and
+// carries the file and line.
+func RunCases(s *Set, casesFile string, opts *CaseOptions) (*CaseReport, error) {
 	data, err := os.ReadFile(casesFile)
 	if err != nil {
 		return nil, fmt.Errorf("reading cases: %w", err)

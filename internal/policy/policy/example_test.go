@@ -88,7 +88,7 @@ func ExampleRunCases() {
 	if err != nil {
 		panic(err)
 	}
-	rep, err := policy.RunCases(s, "testdata/failing_cases.yaml")
+	rep, err := policy.RunCases(s, "testdata/failing_cases.yaml", nil)
 	if err != nil {
 		panic(err)
 	}

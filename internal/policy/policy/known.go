@@ -39,7 +39,7 @@ var ErrUnknownCapability = errors.New("matches no capability")
 // name is accepted (a policy file checked on its own). Compile does not
 // make this check, so policies can be unit-tested with made-up
 // capabilities; `airlock policy check` and `airlock config check` do
-// (cli/cli_test.go: TestCheckRefusesMisspeltCapability).
+// (cli/check_test.go: TestPolicyCheckRefusesMisspeltCapability).
 func CheckCapabilities(name string, data []byte, specs map[string]Spec, pipelines []string) error {
 	var errs []error
 	check := func(path, text string) {

@@ -84,7 +84,7 @@ func TestRunCasesExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := RunCases(s, cases)
+			rep, err := RunCases(s, cases, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +100,7 @@ func TestRunCasesReportsMismatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := RunCases(s, "testdata/failing_cases.yaml")
+	rep, err := RunCases(s, "testdata/failing_cases.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestRunCasesErrors(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.src), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := RunCases(s, path)
+			_, err := RunCases(s, path, nil)
 			var ye *yamlfile.Error
 			if !errors.As(err, &ye) {
 				t.Fatalf("err = %v, want *yamlfile.Error", err)
@@ -241,7 +241,7 @@ func TestMalformedYAMLDoesNotPanic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := RunCases(s, path); err == nil {
+	if _, err := RunCases(s, path, nil); err == nil {
 		t.Fatal("malformed cases file accepted")
 	}
 }

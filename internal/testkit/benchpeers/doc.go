@@ -5,7 +5,7 @@
 //   - BenchmarkPeersHTTP: a governed read_pool_file of a 5.6 KB file over
 //     streamable HTTP on loopback (bin/airlock serve --http, every call's
 //     audit record durable before its response) against the ungoverned
-//     baseline (internal/plainmcp: mcp-go returning the same bytes), at 1,
+//     baseline (internal/testkit/plainmcp: mcp-go returning the same bytes), at 1,
 //     8, 32 and 128 concurrent mcp-go clients.
 //   - BenchmarkPeersSessionMemory: the resident memory of 1,000
 //     initialized HTTP sessions, Airlock against the baseline.

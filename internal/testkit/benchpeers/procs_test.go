@@ -27,7 +27,7 @@ const benchToken = "bench-token-0123456789abcdef0123456789"
 const fileBytes = 5632
 
 // root is the repository root, from this package's directory.
-var root, _ = filepath.Abs(filepath.Join("..", ".."))
+var root, _ = filepath.Abs(filepath.Join("..", "..", ".."))
 
 // airlockBins is the Airlock side, and the before side when
 // AIRLOCK_BENCH_BEFORE names an older binary (built from main into /tmp,
@@ -53,7 +53,7 @@ var plainOnce struct {
 	err  error
 }
 
-// plainBin builds internal/plainmcp's command once per test process.
+// plainBin builds internal/testkit/plainmcp's command once per test process.
 func plainBin(tb testing.TB) string {
 	plainOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "benchpeers-plainmcp-")

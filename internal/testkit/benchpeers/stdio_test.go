@@ -106,7 +106,7 @@ func peersPipeline(tb testing.TB, sc scale, metric func(float64, string)) {
 		args := slices.Clone(argv)
 		for i, a := range args {
 			a = strings.ReplaceAll(a, "{out}", out)
-			args[i] = strings.ReplaceAll(a, "{pool.sales}", filepath.Join(root, "config", "demo", "pools", "sales"))
+			args[i] = strings.ReplaceAll(a, "{pool.sales}", filepath.Join(root, "internal", "config", "demo", "pools", "sales"))
 		}
 		start := time.Now()
 		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
@@ -151,7 +151,7 @@ func peersPipeline(tb testing.TB, sc scale, metric func(float64, string)) {
 // demoPipelineArgv reads a pipeline's argv from the demo configuration, so
 // the direct side runs exactly what Airlock runs.
 func demoPipelineArgv(tb testing.TB, name string) []string {
-	b, err := os.ReadFile(filepath.Join(root, "config", "demo", "airlock.yaml"))
+	b, err := os.ReadFile(filepath.Join(root, "internal", "config", "demo", "airlock.yaml"))
 	must(tb, err)
 	var cfg struct {
 		Pipelines []struct {

@@ -3,7 +3,7 @@
 // Airlock's read_pool_file, which returns one file's bytes as text and
 // nothing else — no policy, no audit, no fence, no limits.
 //
-// It exists only to be measured against (internal/benchpeers) and is never
+// It exists only to be measured against (internal/testkit/benchpeers) and is never
 // part of bin/airlock (TestPlainMCPNotShipped in the repository root). It
 // serves exactly one file, named when it starts: the pool and path
 // arguments are accepted and ignored, so the agent-facing shape matches

@@ -1,7 +1,7 @@
 // Command plainmcp serves [plainmcp.New] over stdio, or over streamable
 // HTTP at /mcp with --http ADDR (it prints "listening on http://ADDR/mcp"
 // to stderr once it accepts connections). It is a benchmark baseline
-// (internal/benchpeers), not part of Airlock.
+// (internal/testkit/benchpeers), not part of Airlock.
 package main
 
 import (

@@ -1,4 +1,4 @@
-// Command testidp runs internal/testidp's OpenID Provider on loopback for
+// Command testidp runs internal/testkit/testidp's OpenID Provider on loopback for
 // the e2e suite: `testidp -clients clients.json` prints the issuer URL on
 // its first line of stdout and serves until SIGTERM or SIGINT. A test
 // helper, never shipped with airlock.

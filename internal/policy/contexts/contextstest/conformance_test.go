@@ -1,4 +1,4 @@
-package contexts
+package contextstest
 
 import (
 	"cmp"
@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // memStore is a minimal in-memory Store, here only so that the
@@ -19,15 +21,15 @@ import (
 // against copies of it with one bug each.
 type memStore struct {
 	mu         sync.Mutex
-	contexts   map[string]*Context
-	sessions   map[string]*Session
+	contexts   map[string]*contexts.Context
+	sessions   map[string]*contexts.Session
 	usage      map[string][]byte
 	challenges map[string]time.Time
 }
 
 func newMemStore() *memStore {
 	return &memStore{
-		contexts: map[string]*Context{}, sessions: map[string]*Session{},
+		contexts: map[string]*contexts.Context{}, sessions: map[string]*contexts.Session{},
 		usage: map[string][]byte{}, challenges: map[string]time.Time{},
 	}
 }
@@ -40,14 +42,14 @@ func (m *memStore) lock(ctx context.Context) error {
 	return nil
 }
 
-func validContext(c *Context) error {
-	if c.ID == "" || !ValidPhase(c.Phase) {
-		return fmt.Errorf("context %q: %w", c.ID, ErrInvalid)
+func validContext(c *contexts.Context) error {
+	if c.ID == "" || !contexts.ValidPhase(c.Phase) {
+		return fmt.Errorf("context %q: %w", c.ID, contexts.ErrInvalid)
 	}
 	return nil
 }
 
-func (m *memStore) EnsureContext(ctx context.Context, c *Context) (*Context, error) {
+func (m *memStore) EnsureContext(ctx context.Context, c *contexts.Context) (*contexts.Context, error) {
 	if err := validContext(c); err != nil {
 		return nil, err
 	}
@@ -61,7 +63,7 @@ func (m *memStore) EnsureContext(ctx context.Context, c *Context) (*Context, err
 	return m.contexts[c.ID].Clone(), nil
 }
 
-func (m *memStore) CreateContext(ctx context.Context, c *Context) error {
+func (m *memStore) CreateContext(ctx context.Context, c *contexts.Context) error {
 	if err := validContext(c); err != nil {
 		return err
 	}
@@ -70,32 +72,32 @@ func (m *memStore) CreateContext(ctx context.Context, c *Context) error {
 	}
 	defer m.mu.Unlock()
 	if _, ok := m.contexts[c.ID]; ok {
-		return ErrExists
+		return contexts.ErrExists
 	}
 	m.contexts[c.ID] = c.Clone()
 	return nil
 }
 
-func (m *memStore) GetContext(ctx context.Context, id string) (*Context, error) {
+func (m *memStore) GetContext(ctx context.Context, id string) (*contexts.Context, error) {
 	if err := m.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer m.mu.Unlock()
 	c, ok := m.contexts[id]
 	if !ok {
-		return nil, ErrNotFound
+		return nil, contexts.ErrNotFound
 	}
 	return c.Clone(), nil
 }
 
-func (m *memStore) UpdateContext(ctx context.Context, id string, mutate func(*Context) error) (*Context, error) {
+func (m *memStore) UpdateContext(ctx context.Context, id string, mutate func(*contexts.Context) error) (*contexts.Context, error) {
 	if err := m.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer m.mu.Unlock()
 	c, ok := m.contexts[id]
 	if !ok {
-		return nil, ErrNotFound
+		return nil, contexts.ErrNotFound
 	}
 	next := c.Clone()
 	if err := mutate(next); err != nil {
@@ -110,30 +112,30 @@ func (m *memStore) UpdateContext(ctx context.Context, id string, mutate func(*Co
 	return next.Clone(), nil
 }
 
-func (m *memStore) ListContexts(ctx context.Context, principal string) ([]*Context, error) {
+func (m *memStore) ListContexts(ctx context.Context, principal string) ([]*contexts.Context, error) {
 	if err := m.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer m.mu.Unlock()
-	var out []*Context
+	var out []*contexts.Context
 	for _, c := range m.contexts {
 		if principal == "" || c.Principal == principal {
 			out = append(out, c.Clone())
 		}
 	}
-	slices.SortFunc(out, func(a, b *Context) int {
+	slices.SortFunc(out, func(a, b *contexts.Context) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
 	return out, nil
 }
 
-func (m *memStore) OpenSession(ctx context.Context, s *Session, maxOpen int, idle time.Duration) error {
+func (m *memStore) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) error {
 	if err := m.lock(ctx); err != nil {
 		return err
 	}
 	defer m.mu.Unlock()
 	if _, ok := m.sessions[s.ID]; ok {
-		return ErrExists
+		return contexts.ErrExists
 	}
 	n := 0
 	for _, o := range m.sessions {
@@ -142,21 +144,21 @@ func (m *memStore) OpenSession(ctx context.Context, s *Session, maxOpen int, idl
 		}
 	}
 	if maxOpen > 0 && n >= maxOpen {
-		return ErrSessionCap
+		return contexts.ErrSessionCap
 	}
 	c := *s
 	m.sessions[s.ID] = &c
 	return nil
 }
 
-func (m *memStore) GetSession(ctx context.Context, id string) (*Session, error) {
+func (m *memStore) GetSession(ctx context.Context, id string) (*contexts.Session, error) {
 	if err := m.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer m.mu.Unlock()
 	s, ok := m.sessions[id]
 	if !ok {
-		return nil, ErrNotFound
+		return nil, contexts.ErrNotFound
 	}
 	c := *s
 	return &c, nil
@@ -169,7 +171,7 @@ func (m *memStore) TouchSession(ctx context.Context, id string, now time.Time) e
 	defer m.mu.Unlock()
 	s, ok := m.sessions[id]
 	if !ok || !s.ClosedAt.IsZero() {
-		return ErrNotFound
+		return contexts.ErrNotFound
 	}
 	s.LastSeen = now
 	return nil
@@ -188,7 +190,7 @@ func (m *memStore) CloseSession(ctx context.Context, id, reason string, now time
 	return true, nil
 }
 
-func (m *memStore) CloseIdleSessions(ctx context.Context, idleBefore, now time.Time, reason string) ([]*Session, error) {
+func (m *memStore) CloseIdleSessions(ctx context.Context, idleBefore, now time.Time, reason string) ([]*contexts.Session, error) {
 	if err := m.lock(ctx); err != nil {
 		return nil, err
 	}
@@ -201,22 +203,22 @@ func (m *memStore) CloseIdleSessions(ctx context.Context, idleBefore, now time.T
 	}
 	m.mu.Unlock()
 	all, _ := m.ListSessions(context.Background(), "", false)
-	return slices.DeleteFunc(all, func(s *Session) bool { return !slices.Contains(ids, s.ID) }), nil
+	return slices.DeleteFunc(all, func(s *contexts.Session) bool { return !slices.Contains(ids, s.ID) }), nil
 }
 
-func (m *memStore) ListSessions(ctx context.Context, contextID string, openOnly bool) ([]*Session, error) {
+func (m *memStore) ListSessions(ctx context.Context, contextID string, openOnly bool) ([]*contexts.Session, error) {
 	if err := m.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer m.mu.Unlock()
-	var out []*Session
+	var out []*contexts.Session
 	for _, s := range m.sessions {
 		if (contextID == "" || s.ContextID == contextID) && (!openOnly || s.ClosedAt.IsZero()) {
 			c := *s
 			out = append(out, &c)
 		}
 	}
-	slices.SortFunc(out, func(a, b *Session) int {
+	slices.SortFunc(out, func(a, b *contexts.Session) int {
 		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 	})
 	return out, nil
@@ -257,7 +259,7 @@ func (m *memStore) UseChallenge(ctx context.Context, nonce string, expires time.
 	}
 	defer m.mu.Unlock()
 	if _, ok := m.challenges[nonce]; ok {
-		return ErrReplayed
+		return contexts.ErrReplayed
 	}
 	m.challenges[nonce] = expires
 	return nil
@@ -274,16 +276,16 @@ type (
 	closesNothing    struct{ *memStore }
 )
 
-func (m ensureOverwrites) EnsureContext(ctx context.Context, c *Context) (*Context, error) {
+func (m ensureOverwrites) EnsureContext(ctx context.Context, c *contexts.Context) (*contexts.Context, error) {
 	m.mu.Lock()
 	m.contexts[c.ID] = c.Clone()
 	m.mu.Unlock()
 	return c.Clone(), nil
 }
 
-func (m mutateErrStores) UpdateContext(ctx context.Context, id string, mutate func(*Context) error) (*Context, error) {
+func (m mutateErrStores) UpdateContext(ctx context.Context, id string, mutate func(*contexts.Context) error) (*contexts.Context, error) {
 	var merr error
-	out, err := m.memStore.UpdateContext(ctx, id, func(c *Context) error {
+	out, err := m.memStore.UpdateContext(ctx, id, func(c *contexts.Context) error {
 		merr = mutate(c)
 		return nil
 	})
@@ -293,17 +295,17 @@ func (m mutateErrStores) UpdateContext(ctx context.Context, id string, mutate fu
 	return out, err
 }
 
-func (m sharesMemory) GetContext(ctx context.Context, id string) (*Context, error) {
+func (m sharesMemory) GetContext(ctx context.Context, id string) (*contexts.Context, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if c, ok := m.contexts[id]; ok {
 		return c, nil
 	}
-	return nil, ErrNotFound
+	return nil, contexts.ErrNotFound
 }
 
 // OpenSession counts, lets go, and inserts: the race the cap must not have.
-func (m capCheckThenAct) OpenSession(ctx context.Context, s *Session, maxOpen int, idle time.Duration) error {
+func (m capCheckThenAct) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) error {
 	open, _ := m.ListSessions(ctx, "", true)
 	n := 0
 	for _, o := range open {
@@ -313,12 +315,12 @@ func (m capCheckThenAct) OpenSession(ctx context.Context, s *Session, maxOpen in
 	}
 	time.Sleep(time.Millisecond)
 	if maxOpen > 0 && n >= maxOpen {
-		return ErrSessionCap
+		return contexts.ErrSessionCap
 	}
 	return m.memStore.OpenSession(ctx, s, 0, 0)
 }
 
-func (m capIgnoresIdle) OpenSession(ctx context.Context, s *Session, maxOpen int, _ time.Duration) error {
+func (m capIgnoresIdle) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, _ time.Duration) error {
 	return m.memStore.OpenSession(ctx, s, maxOpen, 0)
 }
 
@@ -338,7 +340,7 @@ func (m usageLostUpdate) UpdateUsage(ctx context.Context, keys []string, fn func
 	return m.memStore.UpdateUsage(ctx, nil, func(map[string][]byte) (map[string][]byte, error) { return next, nil })
 }
 
-func (m closesNothing) CloseIdleSessions(ctx context.Context, idleBefore, now time.Time, reason string) ([]*Session, error) {
+func (m closesNothing) CloseIdleSessions(ctx context.Context, idleBefore, now time.Time, reason string) ([]*contexts.Session, error) {
 	return nil, nil
 }
 
@@ -347,21 +349,21 @@ const brokenEnv = "CONTEXTS_BROKEN_STORE"
 // mutants are stores with one bug each, and the conformance check that
 // must catch it.
 var mutants = map[string]struct {
-	store  func() Store
+	store  func() contexts.Store
 	caught string
 }{
-	"ensure overwrites":      {func() Store { return ensureOverwrites{newMemStore()} }, "EnsureContext"},
-	"mutate error stores":    {func() Store { return mutateErrStores{newMemStore()} }, "UpdateContext"},
-	"shares memory":          {func() Store { return sharesMemory{newMemStore()} }, "ContextNoSharedMemory"},
-	"cap check then act":     {func() Store { return capCheckThenAct{newMemStore()} }, "SessionCapConcurrent"},
-	"cap ignores idle":       {func() Store { return capIgnoresIdle{newMemStore()} }, "SessionCapIdle"},
-	"usage lost update":      {func() Store { return usageLostUpdate{newMemStore()} }, "UsageConcurrent"},
-	"closes no idle session": {func() Store { return closesNothing{newMemStore()} }, "CloseIdleSessions"},
+	"ensure overwrites":      {func() contexts.Store { return ensureOverwrites{newMemStore()} }, "EnsureContext"},
+	"mutate error stores":    {func() contexts.Store { return mutateErrStores{newMemStore()} }, "UpdateContext"},
+	"shares memory":          {func() contexts.Store { return sharesMemory{newMemStore()} }, "ContextNoSharedMemory"},
+	"cap check then act":     {func() contexts.Store { return capCheckThenAct{newMemStore()} }, "SessionCapConcurrent"},
+	"cap ignores idle":       {func() contexts.Store { return capIgnoresIdle{newMemStore()} }, "SessionCapIdle"},
+	"usage lost update":      {func() contexts.Store { return usageLostUpdate{newMemStore()} }, "UsageConcurrent"},
+	"closes no idle session": {func() contexts.Store { return closesNothing{newMemStore()} }, "CloseIdleSessions"},
 }
 
 // TestConformanceOnMemoryStore: the suite passes a store known to be right.
 func TestConformanceOnMemoryStore(t *testing.T) {
-	StoreConformance(t, func(*testing.T) (Store, Store) {
+	StoreConformance(t, func(*testing.T) (contexts.Store, contexts.Store) {
 		m := newMemStore()
 		return m, m
 	})
@@ -394,7 +396,7 @@ func TestBrokenStoreChild(t *testing.T) {
 	if name == "" {
 		t.Skip("run by TestConformanceCatchesBrokenStores")
 	}
-	StoreConformance(t, func(*testing.T) (Store, Store) {
+	StoreConformance(t, func(*testing.T) (contexts.Store, contexts.Store) {
 		st := mutants[name].store()
 		return st, st
 	})

@@ -1,4 +1,9 @@
-package contexts
+// Package contextstest holds the conformance suite every [contexts.Store]
+// must pass (the SQLite and PostgreSQL stores run it, and it runs itself
+// against an in-memory store and against mutants with one bug each). It is
+// test code: only _test.go files may import it, and the airlock binary
+// never links it (TestTestPackagesNotShipped in the module root).
+package contextstest
 
 import (
 	"context"
@@ -9,12 +14,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // StoreConformance checks that a Store keeps the contract documented on
-// [Store]: exact round trips, no shared memory, atomic read-modify-write
-// that loses no update, a session cap that holds under concurrency, single
-// use of challenges, and context cancellation.
+// [contexts.Store]: exact round trips, no shared memory, atomic
+// read-modify-write that loses no update, a session cap that holds under
+// concurrency, single use of challenges, and context cancellation.
 //
 // open must return two handles on one new, empty database for each call,
 // as two processes sharing it would have them; every concurrency check
@@ -23,16 +30,16 @@ import (
 // with t.Cleanup.
 //
 //	func TestSQLiteContexts(t *testing.T) {
-//		contexts.StoreConformance(t, func(t *testing.T) (contexts.Store, contexts.Store) {
+//		contextstest.StoreConformance(t, func(t *testing.T) (contexts.Store, contexts.Store) {
 //			a, path := openTemp(t)
 //			return a, openPath(t, path)
 //		})
 //	}
-func StoreConformance(t *testing.T, open func(t *testing.T) (Store, Store)) {
+func StoreConformance(t *testing.T, open func(t *testing.T) (contexts.Store, contexts.Store)) {
 	t.Helper()
 	for _, c := range []struct {
 		name string
-		fn   func(t *testing.T, a, b Store)
+		fn   func(t *testing.T, a, b contexts.Store)
 	}{
 		{"ContextRoundTrip", confContextRoundTrip},
 		{"ContextInvalid", confContextInvalid},
@@ -66,10 +73,10 @@ var confEpoch = time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC)
 
 // confContext returns a context with every field set, including text a
 // careless encoding would mangle.
-func confContext(id, principal string, created time.Time) *Context {
-	return &Context{
+func confContext(id, principal string, created time.Time) *contexts.Context {
+	return &contexts.Context{
 		ID: id, Parent: "ctx_parent", Principal: principal, Role: "analyst",
-		Policy: "default", PolicyVersion: "v3 “quoted” ✓", Phase: PhasePlanning,
+		Policy: "default", PolicyVersion: "v3 “quoted” ✓", Phase: contexts.PhasePlanning,
 		Pools:     []string{"catalog", "prices-2025", "<b>&amp;</b>"},
 		Env:       map[string]string{"REGION": "eu-west-1", "NOTE": "line1\nline2\t😀", "EMPTY": ""},
 		CreatedAt: created, CreatedBy: "operator:bob",
@@ -79,7 +86,7 @@ func confContext(id, principal string, created time.Time) *Context {
 
 // confCtxJSON is a comparable rendering of c: times in UTC, no pools or
 // env as none, so only a real difference shows.
-func confCtxJSON(c *Context) string {
+func confCtxJSON(c *contexts.Context) string {
 	if c == nil {
 		return "<nil>"
 	}
@@ -95,14 +102,14 @@ func confCtxJSON(c *Context) string {
 	return string(b)
 }
 
-func confSameCtx(t *testing.T, what string, got, want *Context) {
+func confSameCtx(t *testing.T, what string, got, want *contexts.Context) {
 	t.Helper()
 	if g, w := confCtxJSON(got), confCtxJSON(want); g != w {
 		t.Errorf("%s:\n got %s\nwant %s", what, g, w)
 	}
 }
 
-func confGetCtx(t *testing.T, st Store, id string) *Context {
+func confGetCtx(t *testing.T, st contexts.Store, id string) *contexts.Context {
 	t.Helper()
 	c, err := st.GetContext(context.Background(), id)
 	if err != nil {
@@ -111,23 +118,23 @@ func confGetCtx(t *testing.T, st Store, id string) *Context {
 	return c
 }
 
-func confCreateCtx(t *testing.T, st Store, c *Context) {
+func confCreateCtx(t *testing.T, st contexts.Store, c *contexts.Context) {
 	t.Helper()
 	if err := st.CreateContext(context.Background(), c); err != nil {
 		t.Fatalf("CreateContext(%s): %v", c.ID, err)
 	}
 }
 
-func confContextRoundTrip(t *testing.T, a, b Store) {
+func confContextRoundTrip(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	want := confContext("c1", "alice", confEpoch)
 	confCreateCtx(t, a, want)
-	for name, st := range map[string]Store{"same handle": a, "other handle": b} {
+	for name, st := range map[string]contexts.Store{"same handle": a, "other handle": b} {
 		confSameCtx(t, "GetContext through the "+name, confGetCtx(t, st, "c1"), want)
 	}
 
 	// A default context with nothing optional set survives as such.
-	bare := &Context{ID: DefaultID("alice"), Principal: "alice", Phase: PhaseExecution, CreatedAt: confEpoch}
+	bare := &contexts.Context{ID: contexts.DefaultID("alice"), Principal: "alice", Phase: contexts.PhaseExecution, CreatedAt: confEpoch}
 	confCreateCtx(t, b, bare)
 	got := confGetCtx(t, a, bare.ID)
 	confSameCtx(t, "GetContext of a bare context", got, bare)
@@ -136,14 +143,14 @@ func confContextRoundTrip(t *testing.T, a, b Store) {
 	}
 
 	other := confContext("c1", "mallory", confEpoch.Add(time.Hour))
-	for name, st := range map[string]Store{"same handle": a, "other handle": b} {
-		if err := st.CreateContext(ctx, other); !errors.Is(err, ErrExists) {
+	for name, st := range map[string]contexts.Store{"same handle": a, "other handle": b} {
+		if err := st.CreateContext(ctx, other); !errors.Is(err, contexts.ErrExists) {
 			t.Errorf("CreateContext of a stored id through the %s: %v, want ErrExists", name, err)
 		}
 	}
 	confSameCtx(t, "after a refused CreateContext", confGetCtx(t, b, "c1"), want)
-	for name, st := range map[string]Store{"same handle": a, "other handle": b} {
-		if _, err := st.GetContext(ctx, "missing"); !errors.Is(err, ErrNotFound) {
+	for name, st := range map[string]contexts.Store{"same handle": a, "other handle": b} {
+		if _, err := st.GetContext(ctx, "missing"); !errors.Is(err, contexts.ErrNotFound) {
 			t.Errorf("GetContext(missing) through the %s: %v, want ErrNotFound", name, err)
 		}
 	}
@@ -151,16 +158,16 @@ func confContextRoundTrip(t *testing.T, a, b Store) {
 
 // confContextInvalid: a context no context may hold is refused with
 // ErrInvalid, and nothing is stored.
-func confContextInvalid(t *testing.T, a, _ Store) {
+func confContextInvalid(t *testing.T, a, _ contexts.Store) {
 	ctx := context.Background()
 	noID := confContext("", "alice", confEpoch)
 	badPhase := confContext("c2", "alice", confEpoch)
 	badPhase.Phase = "executing"
-	for name, c := range map[string]*Context{"empty id": noID, "unknown phase": badPhase} {
-		if err := a.CreateContext(ctx, c); !errors.Is(err, ErrInvalid) {
+	for name, c := range map[string]*contexts.Context{"empty id": noID, "unknown phase": badPhase} {
+		if err := a.CreateContext(ctx, c); !errors.Is(err, contexts.ErrInvalid) {
 			t.Errorf("CreateContext with %s: %v, want ErrInvalid", name, err)
 		}
-		if _, err := a.EnsureContext(ctx, c); !errors.Is(err, ErrInvalid) {
+		if _, err := a.EnsureContext(ctx, c); !errors.Is(err, contexts.ErrInvalid) {
 			t.Errorf("EnsureContext with %s: %v, want ErrInvalid", name, err)
 		}
 	}
@@ -169,17 +176,17 @@ func confContextInvalid(t *testing.T, a, _ Store) {
 	}
 	want := confContext("c1", "alice", confEpoch)
 	confCreateCtx(t, a, want)
-	_, err := a.UpdateContext(ctx, "c1", func(c *Context) error {
+	_, err := a.UpdateContext(ctx, "c1", func(c *contexts.Context) error {
 		c.Phase, c.Role = "", "admin"
 		return nil
 	})
-	if !errors.Is(err, ErrInvalid) {
+	if !errors.Is(err, contexts.ErrInvalid) {
 		t.Errorf("UpdateContext to an empty phase: %v, want ErrInvalid", err)
 	}
 	confSameCtx(t, "after a refused UpdateContext", confGetCtx(t, a, "c1"), want)
 }
 
-func confEnsureContext(t *testing.T, a, b Store) {
+func confEnsureContext(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	first := confContext("c1", "alice", confEpoch)
 	got, err := a.EnsureContext(ctx, first)
@@ -192,8 +199,8 @@ func confEnsureContext(t *testing.T, a, b Store) {
 	// A second Ensure, from either handle, returns the stored row
 	// unchanged, whatever it was given.
 	second := confContext("c1", "alice", confEpoch.Add(time.Hour))
-	second.Phase, second.Pools, second.CreatedBy = PhaseExecution, []string{"other"}, "someone else"
-	for name, st := range map[string]Store{"same handle": a, "other handle": b} {
+	second.Phase, second.Pools, second.CreatedBy = contexts.PhaseExecution, []string{"other"}, "someone else"
+	for name, st := range map[string]contexts.Store{"same handle": a, "other handle": b} {
 		got, err := st.EnsureContext(ctx, second)
 		if err != nil {
 			t.Fatalf("EnsureContext of a stored id through the %s: %v", name, err)
@@ -206,17 +213,17 @@ func confEnsureContext(t *testing.T, a, b Store) {
 // confEnsureContextRace: callers on both handles ensure one id at once,
 // each with a different context; one row is stored and every caller gets
 // exactly it.
-func confEnsureContextRace(t *testing.T, a, b Store) {
+func confEnsureContextRace(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	const perHandle = 8
-	id := DefaultID("alice")
-	got := make([]*Context, 2*perHandle)
+	id := contexts.DefaultID("alice")
+	got := make([]*contexts.Context, 2*perHandle)
 	errs := make([]error, 2*perHandle)
 	inputs := make([]string, 2*perHandle)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range 2 * perHandle {
-		st := [2]Store{a, b}[i%2]
+		st := [2]contexts.Store{a, b}[i%2]
 		c := confContext(id, "alice", confEpoch)
 		c.Parent, c.CreatedBy = "", fmt.Sprint("caller ", i)
 		inputs[i] = confCtxJSON(c)
@@ -244,16 +251,16 @@ func confEnsureContextRace(t *testing.T, a, b Store) {
 	}
 }
 
-func confUpdateContext(t *testing.T, a, b Store) {
+func confUpdateContext(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	orig := confContext("c1", "alice", confEpoch)
 	confCreateCtx(t, a, orig)
 
 	at := confEpoch.Add(time.Minute)
-	got, err := b.UpdateContext(ctx, "c1", func(c *Context) error {
+	got, err := b.UpdateContext(ctx, "c1", func(c *contexts.Context) error {
 		confSameCtx(t, "what mutate was given", c, orig)
 		c.ID = "other" // the store keeps the id
-		c.Phase, c.PolicyVersion, c.UpdatedAt = PhaseExecution, "v4", at
+		c.Phase, c.PolicyVersion, c.UpdatedAt = contexts.PhaseExecution, "v4", at
 		c.Pools = c.Pools[:1]
 		c.Env["REGION"] = "us-east-1"
 		delete(c.Env, "EMPTY")
@@ -263,21 +270,21 @@ func confUpdateContext(t *testing.T, a, b Store) {
 		t.Fatal(err)
 	}
 	want := orig.Clone()
-	want.Phase, want.PolicyVersion, want.UpdatedAt = PhaseExecution, "v4", at
+	want.Phase, want.PolicyVersion, want.UpdatedAt = contexts.PhaseExecution, "v4", at
 	want.Pools = want.Pools[:1]
 	want.Env["REGION"] = "us-east-1"
 	delete(want.Env, "EMPTY")
 	confSameCtx(t, "UpdateContext result", got, want)
 	confSameCtx(t, "stored after UpdateContext", confGetCtx(t, a, "c1"), want)
-	if _, err := a.GetContext(ctx, "other"); !errors.Is(err, ErrNotFound) {
+	if _, err := a.GetContext(ctx, "other"); !errors.Is(err, contexts.ErrNotFound) {
 		t.Errorf("mutate changing the id created or found %q: %v", "other", err)
 	}
 
 	// A failing mutate: its error comes back unchanged, nothing stored.
 	boom := errors.New("boom")
-	for name, st := range map[string]Store{"same handle": b, "other handle": a} {
-		got, err := st.UpdateContext(ctx, "c1", func(c *Context) error {
-			c.Phase, c.Pools = PhasePlanning, append(c.Pools, "leak")
+	for name, st := range map[string]contexts.Store{"same handle": b, "other handle": a} {
+		got, err := st.UpdateContext(ctx, "c1", func(c *contexts.Context) error {
+			c.Phase, c.Pools = contexts.PhasePlanning, append(c.Pools, "leak")
 			return boom
 		})
 		if err != boom || got != nil {
@@ -287,18 +294,18 @@ func confUpdateContext(t *testing.T, a, b Store) {
 	confSameCtx(t, "stored after failing mutates", confGetCtx(t, b, "c1"), want)
 
 	called := false
-	_, err = a.UpdateContext(ctx, "missing", func(*Context) error {
+	_, err = a.UpdateContext(ctx, "missing", func(*contexts.Context) error {
 		called = true
 		return nil
 	})
-	if !errors.Is(err, ErrNotFound) || called {
+	if !errors.Is(err, contexts.ErrNotFound) || called {
 		t.Errorf("UpdateContext(missing): %v (mutate called: %v), want ErrNotFound without mutate", err, called)
 	}
 }
 
 // confUpdateContextConcurrent: read-modify-write loses no update, between
 // handles either: every caller's pool is in the result.
-func confUpdateContextConcurrent(t *testing.T, a, b Store) {
+func confUpdateContextConcurrent(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	c := confContext("c1", "alice", confEpoch)
 	c.Pools = nil
@@ -308,12 +315,12 @@ func confUpdateContextConcurrent(t *testing.T, a, b Store) {
 	start := make(chan struct{})
 	want := make([]string, 0, 2*perHandle)
 	for i := range 2 * perHandle {
-		st := [2]Store{a, b}[i%2]
+		st := [2]contexts.Store{a, b}[i%2]
 		pool := fmt.Sprintf("p%02d", i)
 		want = append(want, pool)
 		wg.Go(func() {
 			<-start
-			_, err := st.UpdateContext(ctx, "c1", func(c *Context) error {
+			_, err := st.UpdateContext(ctx, "c1", func(c *contexts.Context) error {
 				c.Pools = append(c.Pools, pool)
 				return nil
 			})
@@ -331,17 +338,17 @@ func confUpdateContextConcurrent(t *testing.T, a, b Store) {
 	}
 }
 
-func confListContexts(t *testing.T, a, b Store) {
+func confListContexts(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	// Created out of order, through both handles.
-	for i, c := range []*Context{
+	for i, c := range []*contexts.Context{
 		confContext("e", "bob", confEpoch.Add(4*time.Second)),
 		confContext("c", "alice", confEpoch.Add(2*time.Second)),
 		confContext("a", "alice", confEpoch),
 		confContext("d", "bob", confEpoch.Add(3*time.Second)),
 		confContext("b", "alice", confEpoch.Add(time.Second)),
 	} {
-		confCreateCtx(t, [2]Store{a, b}[i%2], c)
+		confCreateCtx(t, [2]contexts.Store{a, b}[i%2], c)
 	}
 	for _, c := range []struct{ principal, want string }{
 		{"", "abcde"},
@@ -349,7 +356,7 @@ func confListContexts(t *testing.T, a, b Store) {
 		{"bob", "de"},
 		{"carol", ""},
 	} {
-		for name, st := range map[string]Store{"same handle": a, "other handle": b} {
+		for name, st := range map[string]contexts.Store{"same handle": a, "other handle": b} {
 			list, err := st.ListContexts(ctx, c.principal)
 			if err != nil {
 				t.Fatal(err)
@@ -372,10 +379,10 @@ func confListContexts(t *testing.T, a, b Store) {
 
 // confContextNoSharedMemory: nothing a Store is given or returns aliases
 // what it stores.
-func confContextNoSharedMemory(t *testing.T, a, _ Store) {
+func confContextNoSharedMemory(t *testing.T, a, _ contexts.Store) {
 	ctx := context.Background()
-	scribble := func(c *Context) {
-		c.Role, c.Phase = "admin", PhaseExecution
+	scribble := func(c *contexts.Context) {
+		c.Role, c.Phase = "admin", contexts.PhaseExecution
 		c.Pools[0] = "evil"
 		c.Pools = append(c.Pools, "more")
 		c.Env["REGION"] = "evil"
@@ -405,8 +412,8 @@ func confContextNoSharedMemory(t *testing.T, a, _ Store) {
 	scribble(list[0])
 	confSameCtx(t, "after changing what GetContext and ListContexts returned", confGetCtx(t, a, "c1"), want)
 
-	var kept *Context
-	out, err := a.UpdateContext(ctx, "c1", func(c *Context) error {
+	var kept *contexts.Context
+	out, err := a.UpdateContext(ctx, "c1", func(c *contexts.Context) error {
 		kept = c
 		c.PolicyVersion = "v9"
 		return nil

@@ -1,4 +1,4 @@
-package contexts
+package contextstest
 
 import (
 	"context"
@@ -9,21 +9,23 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // The sessions, usage and challenge checks of StoreConformance.
 
 // confSession returns an open session of principal in contextID, created
 // and last seen at created.
-func confSession(id, contextID, principal string, created time.Time) *Session {
-	return &Session{
+func confSession(id, contextID, principal string, created time.Time) *contexts.Session {
+	return &contexts.Session{
 		ID: id, ContextID: contextID, Principal: principal, Transport: "stdio",
 		Elicitation: true, CreatedAt: created, LastSeen: created,
 	}
 }
 
 // confSessJSON is a comparable rendering of s, times in UTC.
-func confSessJSON(s *Session) string {
+func confSessJSON(s *contexts.Session) string {
 	if s == nil {
 		return "<nil>"
 	}
@@ -33,21 +35,21 @@ func confSessJSON(s *Session) string {
 	return string(b)
 }
 
-func confSameSess(t *testing.T, what string, got, want *Session) {
+func confSameSess(t *testing.T, what string, got, want *contexts.Session) {
 	t.Helper()
 	if g, w := confSessJSON(got), confSessJSON(want); g != w {
 		t.Errorf("%s:\n got %s\nwant %s", what, g, w)
 	}
 }
 
-func confOpen(t *testing.T, st Store, s *Session) {
+func confOpen(t *testing.T, st contexts.Store, s *contexts.Session) {
 	t.Helper()
 	if err := st.OpenSession(context.Background(), s, 0, 0); err != nil {
 		t.Fatalf("OpenSession(%s): %v", s.ID, err)
 	}
 }
 
-func confGetSess(t *testing.T, st Store, id string) *Session {
+func confGetSess(t *testing.T, st contexts.Store, id string) *contexts.Session {
 	t.Helper()
 	s, err := st.GetSession(context.Background(), id)
 	if err != nil {
@@ -57,7 +59,7 @@ func confGetSess(t *testing.T, st Store, id string) *Session {
 }
 
 // confSessionIDs lists the ids of the sessions of contextID, in order.
-func confSessionIDs(t *testing.T, st Store, contextID string, openOnly bool) string {
+func confSessionIDs(t *testing.T, st contexts.Store, contextID string, openOnly bool) string {
 	t.Helper()
 	list, err := st.ListSessions(context.Background(), contextID, openOnly)
 	if err != nil {
@@ -70,22 +72,22 @@ func confSessionIDs(t *testing.T, st Store, contextID string, openOnly bool) str
 	return ids
 }
 
-func confSessionRoundTrip(t *testing.T, a, b Store) {
+func confSessionRoundTrip(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	want := confSession("s1", "c1", "alice “a” ✓", confEpoch)
 	want.LastSeen = confEpoch.Add(time.Second)
-	plain := &Session{ID: "s2", ContextID: "c1", Principal: "bob", Transport: "http", CreatedAt: confEpoch, LastSeen: confEpoch}
+	plain := &contexts.Session{ID: "s2", ContextID: "c1", Principal: "bob", Transport: "http", CreatedAt: confEpoch, LastSeen: confEpoch}
 	confOpen(t, a, want)
 	confOpen(t, b, plain)
-	for name, st := range map[string]Store{"same handle": a, "other handle": b} {
+	for name, st := range map[string]contexts.Store{"same handle": a, "other handle": b} {
 		confSameSess(t, "GetSession through the "+name, confGetSess(t, st, "s1"), want)
 		confSameSess(t, "GetSession of a session without elicitation through the "+name, confGetSess(t, st, "s2"), plain)
 	}
-	if err := b.OpenSession(ctx, confSession("s1", "c2", "mallory", confEpoch), 0, 0); !errors.Is(err, ErrExists) {
+	if err := b.OpenSession(ctx, confSession("s1", "c2", "mallory", confEpoch), 0, 0); !errors.Is(err, contexts.ErrExists) {
 		t.Errorf("OpenSession of a stored id: %v, want ErrExists", err)
 	}
 	confSameSess(t, "after a refused OpenSession", confGetSess(t, a, "s1"), want)
-	if _, err := b.GetSession(ctx, "missing"); !errors.Is(err, ErrNotFound) {
+	if _, err := b.GetSession(ctx, "missing"); !errors.Is(err, contexts.ErrNotFound) {
 		t.Errorf("GetSession(missing): %v, want ErrNotFound", err)
 	}
 	got := confGetSess(t, a, "s1")
@@ -93,7 +95,7 @@ func confSessionRoundTrip(t *testing.T, a, b Store) {
 	confSameSess(t, "after changing what GetSession returned", confGetSess(t, a, "s1"), want)
 }
 
-func confTouchAndClose(t *testing.T, a, b Store) {
+func confTouchAndClose(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	s := confSession("s1", "c1", "alice", confEpoch)
 	confOpen(t, a, s)
@@ -103,7 +105,7 @@ func confTouchAndClose(t *testing.T, a, b Store) {
 	}
 	s.LastSeen = later
 	confSameSess(t, "after TouchSession", confGetSess(t, a, "s1"), s)
-	if err := a.TouchSession(ctx, "missing", later); !errors.Is(err, ErrNotFound) {
+	if err := a.TouchSession(ctx, "missing", later); !errors.Is(err, contexts.ErrNotFound) {
 		t.Errorf("TouchSession(missing): %v, want ErrNotFound", err)
 	}
 
@@ -118,7 +120,7 @@ func confTouchAndClose(t *testing.T, a, b Store) {
 	}
 	// Closing again, from either handle, changes nothing and says so; so
 	// does closing a session never stored.
-	for name, st := range map[string]Store{"same handle": a, "other handle": b} {
+	for name, st := range map[string]contexts.Store{"same handle": a, "other handle": b} {
 		if was, err := st.CloseSession(ctx, "s1", "again", closedAt.Add(time.Hour)); err != nil || was {
 			t.Errorf("second CloseSession through the %s: %v, %v; want false, nil", name, was, err)
 		}
@@ -126,16 +128,16 @@ func confTouchAndClose(t *testing.T, a, b Store) {
 	if was, err := a.CloseSession(ctx, "missing", "x", closedAt); err != nil || was {
 		t.Errorf("CloseSession(missing): %v, %v; want false, nil", was, err)
 	}
-	if err := b.TouchSession(ctx, "s1", closedAt.Add(time.Hour)); !errors.Is(err, ErrNotFound) {
+	if err := b.TouchSession(ctx, "s1", closedAt.Add(time.Hour)); !errors.Is(err, contexts.ErrNotFound) {
 		t.Errorf("TouchSession of a closed session: %v, want ErrNotFound", err)
 	}
 	confSameSess(t, "after closing again and touching", confGetSess(t, a, "s1"), s)
 }
 
-func confSessionCap(t *testing.T, a, b Store) {
+func confSessionCap(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	at := confEpoch
-	open := func(st Store, id, principal string, maxOpen int) error {
+	open := func(st contexts.Store, id, principal string, maxOpen int) error {
 		at = at.Add(time.Second)
 		return st.OpenSession(ctx, confSession(id, "c1", principal, at), maxOpen, 0)
 	}
@@ -144,12 +146,12 @@ func confSessionCap(t *testing.T, a, b Store) {
 			t.Fatalf("session %s under a cap of 2: %v", id, err)
 		}
 	}
-	for name, st := range map[string]Store{"same handle": a, "other handle": b} {
-		if err := open(st, "3", "alice", 2); !errors.Is(err, ErrSessionCap) {
+	for name, st := range map[string]contexts.Store{"same handle": a, "other handle": b} {
+		if err := open(st, "3", "alice", 2); !errors.Is(err, contexts.ErrSessionCap) {
 			t.Errorf("third session under a cap of 2 through the %s: %v, want ErrSessionCap", name, err)
 		}
 	}
-	if _, err := a.GetSession(ctx, "3"); !errors.Is(err, ErrNotFound) {
+	if _, err := a.GetSession(ctx, "3"); !errors.Is(err, contexts.ErrNotFound) {
 		t.Errorf("a session refused by the cap was stored: %v", err)
 	}
 	if err := open(b, "4", "bob", 2); err != nil {
@@ -167,7 +169,7 @@ func confSessionCap(t *testing.T, a, b Store) {
 	if err := open(b, "6", "alice", 3); err != nil {
 		t.Errorf("a session after closing others: %v; closed sessions must not count", err)
 	}
-	if err := open(a, "7", "alice", 2); !errors.Is(err, ErrSessionCap) {
+	if err := open(a, "7", "alice", 2); !errors.Is(err, contexts.ErrSessionCap) {
 		t.Errorf("a session over the cap after closing: %v, want ErrSessionCap", err)
 	}
 	if got := confSessionIDs(t, a, "c1", true); got != "456" {
@@ -178,7 +180,7 @@ func confSessionCap(t *testing.T, a, b Store) {
 // confSessionCapIdle: with an idle timeout, a session not seen within it
 // of the new session's CreatedAt does not count; the boundary is
 // Session.Open's.
-func confSessionCapIdle(t *testing.T, a, b Store) {
+func confSessionCapIdle(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	const idle = 10 * time.Minute
 	now := confEpoch.Add(time.Hour)
@@ -202,11 +204,11 @@ func confSessionCapIdle(t *testing.T, a, b Store) {
 	if err := b.OpenSession(ctx, confSession("n1", "c1", "alice", now), 2, idle); err != nil {
 		t.Errorf("a session beside one live and two idle ones under a cap of 2: %v", err)
 	}
-	if err := a.OpenSession(ctx, confSession("n2", "c1", "alice", now), 2, idle); !errors.Is(err, ErrSessionCap) {
+	if err := a.OpenSession(ctx, confSession("n2", "c1", "alice", now), 2, idle); !errors.Is(err, contexts.ErrSessionCap) {
 		t.Errorf("third live session under a cap of 2: %v, want ErrSessionCap", err)
 	}
 	// Without an idle timeout every session not closed counts.
-	if err := b.OpenSession(ctx, confSession("n3", "c1", "alice", now), 4, 0); !errors.Is(err, ErrSessionCap) {
+	if err := b.OpenSession(ctx, confSession("n3", "c1", "alice", now), 4, 0); !errors.Is(err, contexts.ErrSessionCap) {
 		t.Errorf("a fifth session under a cap of 4 and no idle timeout: %v, want ErrSessionCap", err)
 	}
 	if err := b.OpenSession(ctx, confSession("n4", "c1", "alice", now), 5, 0); err != nil {
@@ -216,14 +218,14 @@ func confSessionCapIdle(t *testing.T, a, b Store) {
 
 // confSessionCapConcurrent: the count and the insert are one atomic step,
 // across handles: of many callers racing under a cap of 3, exactly 3 win.
-func confSessionCapConcurrent(t *testing.T, a, b Store) {
+func confSessionCapConcurrent(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	const perHandle, maxOpen = 8, 3
 	errs := make([]error, 2*perHandle)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range 2 * perHandle {
-		st := [2]Store{a, b}[i%2]
+		st := [2]contexts.Store{a, b}[i%2]
 		s := confSession(fmt.Sprintf("s%02d", i), "c1", "alice", confEpoch.Add(time.Duration(i)*time.Millisecond))
 		wg.Go(func() {
 			<-start
@@ -237,7 +239,7 @@ func confSessionCapConcurrent(t *testing.T, a, b Store) {
 		switch {
 		case err == nil:
 			won++
-		case !errors.Is(err, ErrSessionCap):
+		case !errors.Is(err, contexts.ErrSessionCap):
 			t.Errorf("caller %d: %v, want nil or ErrSessionCap", i, err)
 		}
 	}
@@ -250,7 +252,7 @@ func confSessionCapConcurrent(t *testing.T, a, b Store) {
 	}
 }
 
-func confCloseIdleSessions(t *testing.T, a, b Store) {
+func confCloseIdleSessions(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	now := confEpoch.Add(time.Hour)
 	idleBefore := now.Add(-15 * time.Minute)
@@ -270,7 +272,7 @@ func confCloseIdleSessions(t *testing.T, a, b Store) {
 		if c.closed {
 			s.ClosedAt, s.CloseReason = c.seen, "earlier"
 		}
-		confOpen(t, [2]Store{a, b}[i%2], s)
+		confOpen(t, [2]contexts.Store{a, b}[i%2], s)
 	}
 	closed, err := b.CloseIdleSessions(ctx, idleBefore, now, "idle")
 	if err != nil {
@@ -300,7 +302,7 @@ func confCloseIdleSessions(t *testing.T, a, b Store) {
 	}
 }
 
-func confListSessions(t *testing.T, a, b Store) {
+func confListSessions(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	for i, c := range []struct {
 		id, contextID string
@@ -308,7 +310,7 @@ func confListSessions(t *testing.T, a, b Store) {
 	}{
 		{"d", "c2", 3}, {"b", "c1", 1}, {"e", "c2", 4}, {"a", "c1", 0}, {"c", "c1", 2},
 	} {
-		confOpen(t, [2]Store{a, b}[i%2], confSession(c.id, c.contextID, "alice", confEpoch.Add(c.created*time.Second)))
+		confOpen(t, [2]contexts.Store{a, b}[i%2], confSession(c.id, c.contextID, "alice", confEpoch.Add(c.created*time.Second)))
 	}
 	if _, err := a.CloseSession(ctx, "b", "done", confEpoch.Add(time.Minute)); err != nil {
 		t.Fatal(err)
@@ -324,7 +326,7 @@ func confListSessions(t *testing.T, a, b Store) {
 		{"c1", true, "ac"},
 		{"c3", false, ""},
 	} {
-		for name, st := range map[string]Store{"same handle": a, "other handle": b} {
+		for name, st := range map[string]contexts.Store{"same handle": a, "other handle": b} {
 			if got := confSessionIDs(t, st, c.contextID, c.openOnly); got != c.want {
 				t.Errorf("ListSessions(%q, %v) through the %s: %q, want %q", c.contextID, c.openOnly, name, got, c.want)
 			}
@@ -332,7 +334,7 @@ func confListSessions(t *testing.T, a, b Store) {
 	}
 }
 
-func confUsageValue(t *testing.T, st Store, key string) []byte {
+func confUsageValue(t *testing.T, st contexts.Store, key string) []byte {
 	t.Helper()
 	v, err := st.Usage(context.Background(), key)
 	if err != nil {
@@ -341,7 +343,7 @@ func confUsageValue(t *testing.T, st Store, key string) []byte {
 	return v
 }
 
-func confUsage(t *testing.T, a, b Store) {
+func confUsage(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	if v := confUsageValue(t, a, "calls:alice"); v != nil {
 		t.Errorf("Usage of a missing key: %q, want nil", v)
@@ -358,7 +360,7 @@ func confUsage(t *testing.T, a, b Store) {
 		t.Fatal(err)
 	}
 	kept[0] = 'X' // the store must have copied it
-	for name, st := range map[string]Store{"same handle": a, "other handle": b} {
+	for name, st := range map[string]contexts.Store{"same handle": a, "other handle": b} {
 		if v := confUsageValue(t, st, "calls:alice"); string(v) != `{"n":1}` {
 			t.Errorf("Usage through the %s: %q, want %q", name, v, `{"n":1}`)
 		}
@@ -404,14 +406,14 @@ func confUsage(t *testing.T, a, b Store) {
 
 // confUsageConcurrent: counters incremented from both handles at once lose
 // no update, and the keys of one call change together.
-func confUsageConcurrent(t *testing.T, a, b Store) {
+func confUsageConcurrent(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	const perHandle = 50
 	keys := []string{"calls", "pair"}
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range 2 * perHandle {
-		st := [2]Store{a, b}[i%2]
+		st := [2]contexts.Store{a, b}[i%2]
 		wg.Go(func() {
 			<-start
 			err := st.UpdateUsage(ctx, keys, func(cur map[string][]byte) (map[string][]byte, error) {
@@ -437,15 +439,15 @@ func confUsageConcurrent(t *testing.T, a, b Store) {
 	}
 }
 
-func confUseChallenge(t *testing.T, a, b Store) {
+func confUseChallenge(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	// Expiries are real times: a store may forget nonces past theirs.
 	expires := time.Now().Add(time.Hour)
 	if err := a.UseChallenge(ctx, "n1", expires); err != nil {
 		t.Fatal(err)
 	}
-	for name, st := range map[string]Store{"same handle": a, "other handle": b} {
-		if err := st.UseChallenge(ctx, "n1", expires); !errors.Is(err, ErrReplayed) {
+	for name, st := range map[string]contexts.Store{"same handle": a, "other handle": b} {
+		if err := st.UseChallenge(ctx, "n1", expires); !errors.Is(err, contexts.ErrReplayed) {
 			t.Errorf("replay through the %s: %v, want ErrReplayed", name, err)
 		}
 	}
@@ -458,7 +460,7 @@ func confUseChallenge(t *testing.T, a, b Store) {
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range 2 * perHandle {
-		st := [2]Store{a, b}[i%2]
+		st := [2]contexts.Store{a, b}[i%2]
 		wg.Go(func() {
 			<-start
 			errs[i] = st.UseChallenge(ctx, "n3", expires)
@@ -471,7 +473,7 @@ func confUseChallenge(t *testing.T, a, b Store) {
 		switch {
 		case err == nil:
 			won++
-		case !errors.Is(err, ErrReplayed):
+		case !errors.Is(err, contexts.ErrReplayed):
 			t.Errorf("caller %d: %v, want nil or ErrReplayed", i, err)
 		}
 	}
@@ -482,7 +484,7 @@ func confUseChallenge(t *testing.T, a, b Store) {
 
 // confContextCanceled: with a done context every method fails with its
 // error, runs no callback and stores nothing.
-func confContextCanceled(t *testing.T, a, _ Store) {
+func confContextCanceled(t *testing.T, a, _ contexts.Store) {
 	bg := context.Background()
 	confCreateCtx(t, a, confContext("c1", "alice", confEpoch))
 	confOpen(t, a, confSession("s1", "c1", "alice", confEpoch))
@@ -493,7 +495,7 @@ func confContextCanceled(t *testing.T, a, _ Store) {
 		"CreateContext": func() error { return a.CreateContext(ctx, confContext("c2", "alice", confEpoch)) },
 		"GetContext":    func() error { _, err := a.GetContext(ctx, "c1"); return err },
 		"UpdateContext": func() error {
-			_, err := a.UpdateContext(ctx, "c1", func(*Context) error { t.Error("mutate ran"); return nil })
+			_, err := a.UpdateContext(ctx, "c1", func(*contexts.Context) error { t.Error("mutate ran"); return nil })
 			return err
 		},
 		"ListContexts": func() error { _, err := a.ListContexts(ctx, ""); return err },
@@ -520,10 +522,10 @@ func confContextCanceled(t *testing.T, a, _ Store) {
 			t.Errorf("%s: %v, want context.Canceled", name, err)
 		}
 	}
-	if _, err := a.GetContext(bg, "c2"); !errors.Is(err, ErrNotFound) {
+	if _, err := a.GetContext(bg, "c2"); !errors.Is(err, contexts.ErrNotFound) {
 		t.Errorf("a canceled call stored context c2: %v", err)
 	}
-	if _, err := a.GetSession(bg, "s2"); !errors.Is(err, ErrNotFound) {
+	if _, err := a.GetSession(bg, "s2"); !errors.Is(err, contexts.ErrNotFound) {
 		t.Errorf("a canceled call stored session s2: %v", err)
 	}
 	confSameSess(t, "session after canceled calls", confGetSess(t, a, "s1"), confSession("s1", "c1", "alice", confEpoch))

@@ -1,4 +1,4 @@
-package declarations
+package declarationstest
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/airlock-dev/airlock/declarations"
 )
 
 const brokenEnv = "DECLARATIONS_BROKEN_STORE"
@@ -16,16 +18,16 @@ const brokenEnv = "DECLARATIONS_BROKEN_STORE"
 // mutants are stores with one bug each, and the conformance check that
 // must catch it.
 var mutants = map[string]struct {
-	store  func() Store
+	store  func() declarations.Store
 	caught string
 }{
-	"ignores from":         {func() Store { return ignoresFrom{NewMemoryStore()} }, "TransitionCAS"},
-	"no state on ErrState": {func() Store { return noStateOnErr{NewMemoryStore()} }, "TransitionCAS"},
-	"shares memory":        {func() Store { return sharesMemory{NewMemoryStore()} }, "NoSharedMemory"},
-	"keeps seconds":        {func() Store { return keepsSeconds{NewMemoryStore()} }, "CreateGet"},
-	"ignores context":      {func() Store { return ignoresContext{NewMemoryStore()} }, "ContextCanceled"},
-	"unordered list":       {func() Store { return unordered{NewMemoryStore()} }, "List"},
-	"check then act":       {func() Store { return checkThenAct{NewMemoryStore()} }, "TransitionConcurrent"},
+	"ignores from":         {func() declarations.Store { return ignoresFrom{NewMemoryStore()} }, "TransitionCAS"},
+	"no state on ErrState": {func() declarations.Store { return noStateOnErr{NewMemoryStore()} }, "TransitionCAS"},
+	"shares memory":        {func() declarations.Store { return sharesMemory{NewMemoryStore()} }, "NoSharedMemory"},
+	"keeps seconds":        {func() declarations.Store { return keepsSeconds{NewMemoryStore()} }, "CreateGet"},
+	"ignores context":      {func() declarations.Store { return ignoresContext{NewMemoryStore()} }, "ContextCanceled"},
+	"unordered list":       {func() declarations.Store { return unordered{NewMemoryStore()} }, "List"},
+	"check then act":       {func() declarations.Store { return checkThenAct{NewMemoryStore()} }, "TransitionConcurrent"},
 }
 
 // TestConformanceCatchesBrokenStores runs StoreConformance in a child
@@ -55,18 +57,23 @@ func TestBrokenStoreChild(t *testing.T) {
 	if name == "" {
 		t.Skip("run by TestConformanceCatchesBrokenStores")
 	}
-	StoreConformance(t, func(*testing.T) Store { return mutants[name].store() })
+	StoreConformance(t, func(*testing.T) declarations.Store { return mutants[name].store() })
 }
 
 type ignoresFrom struct{ *MemoryStore }
 
-func (s ignoresFrom) Transition(ctx context.Context, id string, _ []State, to State, mutate func(*Declaration) error) (*Declaration, error) {
-	return s.MemoryStore.Transition(ctx, id, States(), to, mutate)
+// Transition moves the declaration from whatever state it is in.
+func (s ignoresFrom) Transition(ctx context.Context, id string, _ []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (*declarations.Declaration, error) {
+	cur, err := s.MemoryStore.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.MemoryStore.Transition(ctx, id, []declarations.State{cur.State}, to, mutate)
 }
 
 type noStateOnErr struct{ *MemoryStore }
 
-func (s noStateOnErr) Transition(ctx context.Context, id string, from []State, to State, mutate func(*Declaration) error) (*Declaration, error) {
+func (s noStateOnErr) Transition(ctx context.Context, id string, from []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (*declarations.Declaration, error) {
 	d, err := s.MemoryStore.Transition(ctx, id, from, to, mutate)
 	if err != nil {
 		return nil, err
@@ -76,18 +83,18 @@ func (s noStateOnErr) Transition(ctx context.Context, id string, from []State, t
 
 type sharesMemory struct{ *MemoryStore }
 
-func (s sharesMemory) Get(_ context.Context, id string) (*Declaration, error) {
+func (s sharesMemory) Get(_ context.Context, id string) (*declarations.Declaration, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d, ok := s.m[id]; ok {
 		return d, nil
 	}
-	return nil, ErrNotFound
+	return nil, declarations.ErrNotFound
 }
 
 type keepsSeconds struct{ *MemoryStore }
 
-func (s keepsSeconds) Create(ctx context.Context, d *Declaration) error {
+func (s keepsSeconds) Create(ctx context.Context, d *declarations.Declaration) error {
 	c := d.Clone()
 	c.CreatedAt = c.CreatedAt.Truncate(time.Second)
 	return s.MemoryStore.Create(ctx, c)
@@ -95,13 +102,13 @@ func (s keepsSeconds) Create(ctx context.Context, d *Declaration) error {
 
 type ignoresContext struct{ *MemoryStore }
 
-func (s ignoresContext) Get(_ context.Context, id string) (*Declaration, error) {
+func (s ignoresContext) Get(_ context.Context, id string) (*declarations.Declaration, error) {
 	return s.MemoryStore.Get(context.Background(), id)
 }
 
 type unordered struct{ *MemoryStore }
 
-func (s unordered) List(ctx context.Context, f Filter) ([]*Declaration, error) {
+func (s unordered) List(ctx context.Context, f declarations.Filter) ([]*declarations.Declaration, error) {
 	limit := f.Limit
 	f.Limit = 0
 	out, err := s.MemoryStore.List(ctx, f)
@@ -116,13 +123,13 @@ func (s unordered) List(ctx context.Context, f Filter) ([]*Declaration, error) {
 // caller that checked before the first write wins.
 type checkThenAct struct{ *MemoryStore }
 
-func (s checkThenAct) Transition(ctx context.Context, id string, from []State, to State, mutate func(*Declaration) error) (*Declaration, error) {
+func (s checkThenAct) Transition(ctx context.Context, id string, from []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (*declarations.Declaration, error) {
 	d, err := s.MemoryStore.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if !slices.Contains(from, d.State) {
-		return d, ErrState
+		return d, declarations.ErrState
 	}
 	for range 10 {
 		runtime.Gosched()
