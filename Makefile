@@ -37,7 +37,7 @@ browser-deps:
 # throwaway PostgreSQL cluster (scripts/pg-test-cluster: a temporary
 # directory, an unprivileged user, a unix socket) serves every test binary
 # that runs the store against PostgreSQL. The full AgentDojo replay under
-# the provenance policies (about 1.5 minutes alone, several times that
+# the provenance policies (40-80 s on the shared 2 cores, several times that
 # under -race) runs in its own step without -race; the -race pass skips it
 # (internal/testkit/agentdojo/provenance_test.go).
 test-go: pg-deps

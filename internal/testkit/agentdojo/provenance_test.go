@@ -28,7 +28,7 @@ var provenanceFloors = map[string]provenanceFloor{
 // every attack pair, the evasion sample) under their provenance policies
 // and fails if any attack succeeds or a figure falls below its floor.
 //
-// It takes about 1.5 minutes on two idle cores without the race detector
+// It takes 40 s on two quiet cores (80 s at load average 7) without -race
 // (the suites run side by side; most of it is Airlock's per-call work),
 // several times that under -race, so it runs only when
 // AGENTDOJO_PROVENANCE=1 and never under -race: `make test-go` runs it in
