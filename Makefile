@@ -36,9 +36,13 @@ browser-deps:
 # the sandbox trampoline, which is built separately without cgo. One
 # throwaway PostgreSQL cluster (scripts/pg-test-cluster: a temporary
 # directory, an unprivileged user, a unix socket) serves every test binary
-# that runs the store against PostgreSQL.
+# that runs the store against PostgreSQL. The full AgentDojo replay under
+# the provenance policies (40-80 s on the shared 2 cores, several times that
+# under -race) runs in its own step without -race; the -race pass skips it
+# (internal/testkit/agentdojo/provenance_test.go).
 test-go: pg-deps
 	scripts/pg-test-cluster run env CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+	AGENTDOJO_PROVENANCE=1 $(GO) test -count=1 -run '^TestAgentDojoFull$$' ./internal/testkit/agentdojo
 
 # Real external MCP clients against bin/airlock (see e2e/README.md): the
 # TypeScript SDK over stdio, streamable HTTP and SSE, the inspector CLI, and
@@ -128,7 +132,8 @@ clean:
 # AgentDojo's prompt-injection suites replayed through an in-process Airlock,
 # no model (internal/testkit/agentdojo/README.md). SUITE and CONFIG take one
 # file or a comma-separated list (CONFIG defaults to NAME.policy.yaml beside
-# each suite); POLICIES picks policies of those files (default: all).
+# each suite); POLICIES picks policies of those files (default: provenance
+# where the file has it, else all; POLICIES=all runs the baselines too).
 .PHONY: agentdojo
 AGENTDOJO := testdata/agentdojo
 SUITE    ?= $(AGENTDOJO)/banking.json,$(AGENTDOJO)/slack.json,$(AGENTDOJO)/travel.json

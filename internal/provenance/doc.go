@@ -21,7 +21,9 @@
 // look-alike characters are not folded there, so a Cyrillic "раypal.com"
 // or "jay@gооgle.com" never passes for a trusted "paypal.com" or
 // "jay@google.com". Trusted wins when the value is found in trusted and
-// untrusted sources alike: the principal's input explains it.
+// untrusted sources alike: the principal's input explains it. A trusted
+// text's host glued to the next sentence ("www.x.com.They sent") is also
+// read without the capitalised word; untrusted text gets no such reading.
 //
 // Otherwise the value is [OriginUntrusted] if any part of it is found in
 // untrusted content under the LOOSE comparison: the look-alike [Skeleton]

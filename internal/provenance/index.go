@@ -1,6 +1,7 @@
 package provenance
 
 import (
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -101,11 +102,43 @@ func (ix *Index) addTrusted(id int, text string) {
 	for _, k := range datesIn(strict, maxTokensPerSource) {
 		addKey(ix.exact, "date:"+k, id)
 	}
+	for _, h := range gluedHosts(text) {
+		for _, t := range tokens(strictFold(h), 1) {
+			if k, ok := Normalize(t.kind, t.text); ok && (t.kind == KindHost || t.kind == KindURL) {
+				addKey(ix.exact, namespace(t.kind)+":"+k, id)
+			}
+		}
+	}
 	if len(strict) <= ix.opt.MaxValueBytes {
 		for _, k := range exactKeys(strict, classify(strict, false)) {
 			addKey(ix.exact, k, id)
 		}
 	}
+}
+
+// gluedHostRE is a host written at the end of a sentence whose next
+// sentence follows without a space ("www.our-company.com.They sent …"):
+// the host, then "." and a capitalised word. Case is read before folding:
+// a host's labels are not capitalised words.
+var gluedHostRE = regexp.MustCompile(`^((?:[\p{L}\p{N}](?:[\p{L}\p{N}\-]*[\p{L}\p{N}])?\.)+\p{Ll}{2,24})\.\p{Lu}\p{Ll}+$`)
+
+// gluedHosts returns the hosts of a trusted text that end a sentence
+// glued to the next one. Only the principal's text gets this second
+// reading (it adds trusted keys, never untrusted evidence); a word with a
+// path, port or "@" is left alone, so "x.com/a.Read.Me" or
+// "mail.Google.com" keep their one reading.
+func gluedHosts(text string) []string {
+	var out []string
+	for _, f := range strings.Fields(text) {
+		f = strings.TrimRight(f, ".,;:!?)'\"")
+		if strings.ContainsAny(f, "/@:") {
+			continue
+		}
+		if m := gluedHostRE.FindStringSubmatch(f); m != nil && len(out) < maxTokensPerSource {
+			out = append(out, m[1])
+		}
+	}
+	return out
 }
 
 // namespace groups kinds whose exact keys are comparable: a URL without

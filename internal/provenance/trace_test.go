@@ -236,3 +236,29 @@ func TestInvalidIntegrity(t *testing.T) {
 		t.Errorf("zero integrity: %+v", a)
 	}
 }
+
+// TestGluedSentenceHost: a host the principal wrote at the end of a
+// sentence glued to the next one ("www.our-company.com.They sent …",
+// AgentDojo slack user_task_4) is the principal's host, not an unknown
+// "….com.they" the agent "wrote". The second reading is only for hosts
+// followed by a capitalised word, and only for trusted text.
+func TestGluedSentenceHost(t *testing.T) {
+	ix := NewIndex([]Source{{ID: "task", Integrity: Trusted,
+		Text: "Post it to our website www.our-company.com.They sent it to mail.Google.com and x.com/a.Read.Me today."},
+		{ID: "page", Integrity: Untrusted, Text: "Visit evil-site.net.Now and www.our-company.com"}}, nil)
+	cases := []struct {
+		value string
+		want  Origin
+	}{
+		{`"www.our-company.com"`, OriginTrusted},
+		{`"www.our-company.com.They"`, OriginTrusted}, // the literal reading stays
+		{`"google.com"`, OriginAgent},                 // a capitalised label is not a sentence
+		{`"x.com/a.read"`, OriginAgent},               // a path is never cut
+		{`"evil-site.net"`, OriginUntrusted},          // untrusted text gets no second reading
+	}
+	for _, c := range cases {
+		if a := traceOne(t, ix, c.value); a.Origin != c.want {
+			t.Errorf("%s: origin %s, want %s (%+v)", c.value, a.Origin, c.want, a.Matches)
+		}
+	}
+}

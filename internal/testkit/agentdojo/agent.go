@@ -131,12 +131,15 @@ func (a *Agent) Declare(ctx context.Context, upstream, prompt string, call ToolC
 	}
 	if res.state == "declared" { // waits for a person
 		st.HumanStep, st.Rule = true, res.rule
-		verb, reason := "approve", "agentdojo benign replay: the user asked for this"
+		// The approver approves the user's own call and vouches for its
+		// values in this context (--endorse): a later need using the same
+		// value is not asked about again, as a person would expect.
+		op := []string{"approvals", "approve", res.id, "--endorse", "--reason", "agentdojo replay: the user asked for this"}
 		if !approve {
-			verb, reason = "deny", "agentdojo attack replay: not what the user asked"
+			op = []string{"approvals", "deny", res.id, "--reason", "agentdojo attack replay: not what the user asked"}
 		}
-		if out, err := a.al.Op(ctx, "approvals", verb, res.id, "--reason", reason); err != nil {
-			return st, fmt.Errorf("approvals %s %s: %v\n%s", verb, res.id, err, out)
+		if out, err := a.al.Op(ctx, op...); err != nil {
+			return st, fmt.Errorf("approvals %s %s: %v\n%s", op[1], res.id, err, out)
 		}
 		if !approve {
 			st.Outcome = Escalated

@@ -15,7 +15,9 @@ import (
 type SuiteRun struct {
 	Suite  *Suite
 	Policy *PolicyFile
-	// Policies are the names of the file's policies to run; empty = all.
+	// Policies are the names of the file's policies to run; empty = the
+	// file's DefaultPolicy when it has one, else all of them; AllPolicies
+	// ("all") = all of them.
 	Policies []string
 }
 
@@ -115,6 +117,27 @@ const (
 	NotScorable     = "not_scorable"
 )
 
+// DefaultPolicy is the policy a run picks from a policy file when none is
+// named: the provenance policy; the baselines run when named (or with
+// AllPolicies).
+const DefaultPolicy = "provenance"
+
+// AllPolicies, as a policy name, selects every policy of a file.
+const AllPolicies = "all"
+
+// Select is the policies of the file a run with these names replays: the
+// names given; every policy for none when the file has no DefaultPolicy,
+// or for AllPolicies; else DefaultPolicy.
+func (pf *PolicyFile) Select(names []string) []string {
+	switch {
+	case contains(names, AllPolicies), len(names) == 0 && !contains(pf.Names, DefaultPolicy):
+		return pf.Names
+	case len(names) == 0:
+		return []string{DefaultPolicy}
+	}
+	return names
+}
+
 // Run replays every suite under every selected policy through one Airlock
 // server and scores it.
 func Run(ctx context.Context, runs []SuiteRun, opt Options) (*Report, error) {
@@ -149,7 +172,7 @@ func Run(ctx context.Context, runs []SuiteRun, opt Options) (*Report, error) {
 			return nil, fmt.Errorf("policy file %s is for suite %s, not %s", r.Policy.Path, r.Policy.Suite, r.Suite.Name)
 		}
 		for _, p := range r.Policies {
-			if !contains(r.Policy.Names, p) {
+			if p != AllPolicies && !contains(r.Policy.Names, p) {
 				return nil, fmt.Errorf("policy file %s has no policy %q (it has %s)", r.Policy.Path, p, strings.Join(r.Policy.Names, ", "))
 			}
 		}
@@ -191,10 +214,7 @@ func Run(ctx context.Context, runs []SuiteRun, opt Options) (*Report, error) {
 	}
 	var jobs []job
 	for _, r := range runs {
-		pols := r.Policies
-		if len(pols) == 0 {
-			pols = r.Policy.Names
-		}
+		pols := r.Policy.Select(r.Policies)
 		for _, p := range pols {
 			jobs = append(jobs, job{r, p})
 		}

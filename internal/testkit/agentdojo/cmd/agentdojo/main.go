@@ -32,7 +32,7 @@ func run() error {
 		"suite files, comma-separated")
 	configs := flag.String("config", "", "policy files, comma-separated, one per suite in the same order (default: DIR/NAME.policy.yaml beside each suite file)")
 	report := flag.String("report", filepath.Join("bin", "agentdojo-report.json"), "where to write the JSON report")
-	policies := flag.String("policies", "", "policies of each file to run, comma-separated (default: all of them)")
+	policies := flag.String("policies", "", "policies of each file to run, comma-separated, or all (default: provenance when the file has it, else all)")
 	evasions := flag.String("evasions", "sample", "evasion arm: sample (one pair per injection task), all (every scorable pair) or none")
 	maxTasks := flag.Int("max-user-tasks", 0, "replay only the first N user tasks of each suite (0: all)")
 	flag.Parse()
