@@ -24,7 +24,7 @@ func run(t *testing.T, args ...string) (string, error) {
 }
 
 func TestPolicyCommands(t *testing.T) {
-	example := filepath.Join("..", "internal", "policy", "policy", "testdata", "example.yaml")
+	example := filepath.Join("..", "testdata", "policy", "example.yaml")
 	tests := []struct {
 		name string
 		args []string
@@ -32,8 +32,8 @@ func TestPolicyCommands(t *testing.T) {
 		err  error
 	}{
 		{"check ok", []string{"policy", "check", example}, "OK", nil},
-		{"test passes", []string{"policy", "test", example, filepath.Join("..", "internal", "policy", "policy", "testdata", "example_cases.yaml")}, "PASS", nil},
-		{"test fails", []string{"policy", "test", example, filepath.Join("..", "internal", "policy", "policy", "testdata", "failing_cases.yaml")}, "FAIL", ErrFailed},
+		{"test passes", []string{"policy", "test", example, filepath.Join("..", "testdata", "policy", "example_cases.yaml")}, "PASS", nil},
+		{"test fails", []string{"policy", "test", example, filepath.Join("..", "testdata", "policy", "failing_cases.yaml")}, "FAIL", ErrFailed},
 		{"explain", []string{"policy", "explain", example, "--policy", "base", "--call", `{"capability":"pool.read","args":{"pool":"sales"}}`}, "allow", nil},
 		{"explain unknown policy", []string{"policy", "explain", example, "--policy", "nope", "--call", `{"capability":"pool.read"}`}, "", ErrUsage},
 		{"schema", []string{"policy", "schema"}, `"policies"`, nil},

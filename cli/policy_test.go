@@ -12,9 +12,9 @@ import (
 // outputs against golden files, and its exit statuses.
 func TestPolicyWorkbench(t *testing.T) {
 	const (
-		example = "../internal/policy/policy/testdata/example.yaml"
-		cases   = "../internal/policy/policy/testdata/example_cases.yaml"
-		failing = "../internal/policy/policy/testdata/failing_cases.yaml"
+		example = "../testdata/policy/example.yaml"
+		cases   = "../testdata/policy/example_cases.yaml"
+		failing = "../testdata/policy/failing_cases.yaml"
 	)
 	tests := []struct {
 		name   string
@@ -49,7 +49,7 @@ func TestPolicyWorkbench(t *testing.T) {
 // still checks, keeps its comments, is idempotent, and --check exits 1
 // exactly when the file is not formatted.
 func TestPolicyFmt(t *testing.T) {
-	orig, err := os.ReadFile("../internal/policy/policy/testdata/example.yaml")
+	orig, err := os.ReadFile("../testdata/policy/example.yaml")
 	must(t, err)
 	file := filepath.Join(t.TempDir(), "policy.yaml")
 	must(t, os.WriteFile(file, orig, 0o640))

@@ -84,18 +84,18 @@ func ExampleExplain() {
 }
 
 func ExampleRunCases() {
-	s, err := policy.LoadFile("testdata/example.yaml")
+	s, err := policy.LoadFile("../../../testdata/policy/example.yaml")
 	if err != nil {
 		panic(err)
 	}
-	rep, err := policy.RunCases(s, "testdata/failing_cases.yaml", nil)
+	rep, err := policy.RunCases(s, "../../../testdata/policy/failing_cases.yaml", nil)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Print(rep)
 	// Output:
-	// testdata/failing_cases.yaml:8: FAIL "wrong effect" (policy base): want allow, got deny by default: no allow pattern or allow rule of policy "base" matches the capability
-	// testdata/failing_cases.yaml:11: FAIL "wrong rule" (policy base): want require_approval by some-other-rule, got require_approval by big-reads-need-ok: rule "big-reads-need-ok" of policy "base" matched: (args.limit ?? 0) > 500000 (large reads are reviewed by an operator)
+	// ../../../testdata/policy/failing_cases.yaml:8: FAIL "wrong effect" (policy base): want allow, got deny by default: no allow pattern or allow rule of policy "base" matches the capability
+	// ../../../testdata/policy/failing_cases.yaml:11: FAIL "wrong rule" (policy base): want require_approval by some-other-rule, got require_approval by big-reads-need-ok: rule "big-reads-need-ok" of policy "base" matched: (args.limit ?? 0) > 500000 (large reads are reviewed by an operator)
 	// FAIL: 1/3 cases passed
 }
 

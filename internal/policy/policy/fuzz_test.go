@@ -16,7 +16,7 @@ import (
 // error must carry the file name, and a policy that loads must decide
 // without panicking.
 func FuzzLoad(f *testing.F) {
-	for _, name := range []string{"testdata/example.yaml", "testdata/example_cases.yaml"} {
+	for _, name := range []string{"../../../testdata/policy/example.yaml", "../../../testdata/policy/example_cases.yaml"} {
 		if b, err := os.ReadFile(name); err == nil {
 			f.Add(b)
 		}
@@ -168,7 +168,7 @@ func FuzzDecideArgs(f *testing.F) {
 }
 
 func examplePolicy(t testing.TB) *Policy {
-	s, err := LoadFile("testdata/example.yaml")
+	s, err := LoadFile("../../../testdata/policy/example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

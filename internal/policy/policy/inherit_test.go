@@ -135,7 +135,7 @@ func TestInheritanceAccepted(t *testing.T) {
 // TestChildNeverWidens is the property inheritance promises: for any
 // input, a child's decision is at least as strict as its parent's.
 func TestChildNeverWidens(t *testing.T) {
-	for _, file := range []string{"testdata/example.yaml", "testdata/roles.yaml"} {
+	for _, file := range []string{"../../../testdata/policy/example.yaml", "testdata/roles.yaml"} {
 		t.Run(file, func(t *testing.T) { childNeverWidens(t, file) })
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func TestLoadFileIgnoresOtherSections(t *testing.T) {
-	s, err := LoadFile("testdata/example.yaml")
+	s, err := LoadFile("../../../testdata/policy/example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,11 +96,11 @@ func TestRunCasesExamples(t *testing.T) {
 }
 
 func TestRunCasesReportsMismatches(t *testing.T) {
-	s, err := LoadFile("testdata/example.yaml")
+	s, err := LoadFile("../../../testdata/policy/example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := RunCases(s, "testdata/failing_cases.yaml", nil)
+	rep, err := RunCases(s, "../../../testdata/policy/failing_cases.yaml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestRunCasesReportsMismatches(t *testing.T) {
 }
 
 func TestRunCasesErrors(t *testing.T) {
-	s, err := LoadFile("testdata/example.yaml")
+	s, err := LoadFile("../../../testdata/policy/example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestCallInputNormalisesNumbers(t *testing.T) {
 }
 
 func TestExplain(t *testing.T) {
-	s, err := LoadFile("testdata/example.yaml")
+	s, err := LoadFile("../../../testdata/policy/example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestMalformedYAMLDoesNotPanic(t *testing.T) {
 	if err := os.WriteFile(path, []byte("cases: ! \n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s, err := LoadFile("testdata/example.yaml")
+	s, err := LoadFile("../../../testdata/policy/example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
