@@ -93,7 +93,7 @@ func TestReadmeCommands(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	// The files README commands name, as a fresh clone has them.
-	for _, dir := range []string{"internal/policy/policy/testdata", "internal/config/demo", "docs"} {
+	for _, dir := range []string{"testdata", "internal/config/demo", "docs"} {
 		cp := exec.Command("cp", "-r", dir, filepath.Join(root, dir))
 		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, dir)), 0o755); err != nil {
 			t.Fatal(err)
