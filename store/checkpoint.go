@@ -31,7 +31,7 @@ import (
 //     log, so an fsync of a later commit flushes every earlier one. A call
 //     is only answered after its audit record committed, which is after
 //     its usage update in the log, so an answered call's usage is on disk
-//     whenever its record is (TestDeferredStateDurableWithRecord).
+//     whenever its record is (TestDurableAcrossSIGKILL).
 
 const (
 	// checkpointRecords is how many committed records wake the

@@ -24,7 +24,7 @@ var errUnconvertible = errors.New("audit record cannot be converted")
 // version-4 audit_log into audit_records in the compact form, exactly —
 // every hash and prev_hash as stored, so the chain verifies after the
 // migration if and only if it did before (TestMigrateV4File,
-// TestPostgresMigrateV4).
+// TestMigrateV4, both engines).
 func convertAuditLog(ctx context.Context, tx *sql.Tx, d *dialect) error {
 	in := &interner{ids: &strIDs{}, d: d, tx: tx}
 	ins, err := tx.PrepareContext(ctx, sqlInsertRecord)

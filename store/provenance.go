@@ -17,7 +17,7 @@ import (
 // the principal's side and what it has handed to the agent, with labels, so
 // that a need's arguments can be traced to where their values came from.
 // It lives in the store so every process serving the context sees the same
-// labels and they survive a restart (TestProvenanceSharedAndDurable).
+// labels and they survive a restart (TestProvenanceSurvivesRestart, TestPostgresProvenance).
 //
 // Three tables, migration 7:
 //
