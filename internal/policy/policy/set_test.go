@@ -113,7 +113,7 @@ func TestRunCasesReportsMismatches(t *testing.T) {
 	}
 	out := rep.String()
 	for _, want := range []string{
-		`testdata/failing_cases.yaml:8: FAIL "wrong effect" (policy base): want allow, got deny by default`,
+		`testdata/policy/failing_cases.yaml:8: FAIL "wrong effect" (policy base): want allow, got deny by default`,
 		`want require_approval by some-other-rule, got require_approval by big-reads-need-ok`,
 		"FAIL: 1/3 cases passed",
 	} {
