@@ -34,6 +34,11 @@ import (
 //     policy.Input.Provenance, and its summary goes into the call's audit
 //     record ([call.auditProvenance]).
 //
+// Readers (who may see the content; nil is public) come from the
+// operator's configuration only: a pool's page carries its pool's
+// readers, a pipeline's output the meet of its inputs' (tools), an
+// upstream's answer its upstream's ([call.readersOf]).
+//
 // Trusted is narrow on purpose. Only the operator's side adds a trusted
 // input (operator.API.AddTask); a page read from a configured pool
 // whose trust is trusted is a trusted label; everything else the agent is
