@@ -49,6 +49,9 @@ type PoolConfig struct {
 	Path        string `json:"path" jsonschema:"description=Directory holding the pool's files. Relative paths are resolved against the config file's directory.,minLength=1"`
 	Trust       Trust  `json:"trust,omitempty" jsonschema:"description=trusted or untrusted (the default). Untrusted content is fenced before the agent sees it.,enum=trusted,enum=untrusted"`
 	Manifest    string `json:"manifest,omitempty" jsonschema:"description=SHA-256 manifest in sha256sum format. Default SHA256SUMS inside the pool directory; a relative path is relative to (and must stay inside) the pool directory."`
+	// Readers is who may see the pool's content (readers.go); nil is
+	// public. It is carried into the provenance labels of its pages.
+	Readers []string `json:"readers,omitempty" jsonschema:"description=Who may see this pool's content (principals\\, e-mail addresses or handles; free strings). Labels of its pages carry them so a policy can refuse to send the content to anyone else (provenance.NAME.readers\\, readable_by). Absent means public.,minItems=1,maxItems=64,minLength=1,maxLength=256"`
 }
 
 // Validate checks the config without touching the disk and reports every
@@ -81,6 +84,14 @@ func (c PoolConfig) Validate() error {
 		// A relative manifest is opened through the pool's os.Root, so it
 		// could not escape anyway; saying so here gives a clearer error.
 		bad("relative manifest path %q leaves the pool directory", m)
+	}
+	if len(c.Readers) > MaxReaders {
+		bad("more than %d readers", MaxReaders)
+	}
+	for i, r := range c.Readers {
+		if err := CheckReader(r); err != nil {
+			bad("readers[%d]: %v", i, err)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -25,6 +25,9 @@ type PoolInfo struct {
 	Files       int    `json:"files"`     // manifest entries
 	Bytes       int64  `json:"bytes"`     // total size of the entries found when the registry was opened
 	Integrity   string `json:"integrity"` // an Integrity* constant: this pool's state in this Context
+	// Readers is who may see the pool's content (PoolConfig.Readers).
+	// Not shown to the agent: it is the operator's list of people.
+	Readers []string `json:"-"`
 }
 
 // Operations named in AccessRecord.Op.

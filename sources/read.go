@@ -8,6 +8,7 @@ import (
 	"mime"
 	"os"
 	"path"
+	"slices"
 	"sync"
 	"unicode/utf8"
 
@@ -32,6 +33,9 @@ type ReadResult struct {
 	SHA256       string
 	MIMEType     string
 	Binary       bool // NUL byte or invalid UTF-8 in the first 8 KiB
+	// Readers is who may see the pool's content (PoolConfig.Readers; nil
+	// is public), for the page's provenance label. A copy.
+	Readers []string
 }
 
 // Read returns the window [offset, offset+limit) of a file of a bound pool,
@@ -211,6 +215,7 @@ func (c *Context) page(p *pool, name string, sum [32]byte, data []byte, offset, 
 		SHA256:     hex.EncodeToString(sum[:]),
 		MIMEType:   mimeType(name, binary),
 		Binary:     binary,
+		Readers:    slices.Clone(p.cfg.Readers),
 	}
 }
 

@@ -276,6 +276,7 @@ func (p *pool) info(integrity string) PoolInfo {
 		Files:       p.manifest.Len(),
 		Bytes:       p.bytes,
 		Integrity:   integrity,
+		Readers:     slices.Clone(p.cfg.Readers),
 	}
 }
 

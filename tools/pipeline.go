@@ -24,6 +24,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/limits"
 	"github.com/airlock-dev/airlock/schemas"
+	"github.com/airlock-dev/airlock/sources"
 )
 
 // RunPipelineArgs are run_pipeline's arguments.
@@ -179,11 +180,18 @@ func pipelineHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*too
 	if len(col.Outputs) > 0 && col.Manifest != "" {
 		ev.OutputPool, ev.OutputTrust = outputPoolID(ev.RunID), outputTrust(env, p.Inputs)
 	}
+	readers := outputReaders(env, p.Inputs)
 	out := ev.result(res)
+	if out.Untrusted != nil {
+		out.Untrusted.Readers = readers
+	}
 	if ev.OutputPool != "" {
 		out.Derived = &toolkit.DerivedPool{ID: ev.OutputPool, Dir: col.PublishedDir, Manifest: col.Manifest,
-			Trust: ev.OutputTrust, Description: fmt.Sprintf("Outputs of run %s of pipeline %s", ev.RunID, p.Name)}
-		if ev.OutputTrust == "trusted" {
+			Trust: ev.OutputTrust, Readers: readers, Description: fmt.Sprintf("Outputs of run %s of pipeline %s", ev.RunID, p.Name)}
+		// Inline outputs carry no label of their own: content only some
+		// readers may see is read from the output pool, whose pages are
+		// labelled with them.
+		if ev.OutputTrust == "trusted" && readers == nil {
 			out.Text += inlineOutputs(col)
 		}
 	}
@@ -241,6 +249,19 @@ func outputTrust(env *toolkit.Env, inputs []string) string {
 		}
 	}
 	return "trusted"
+}
+
+// outputReaders is who may see what a run over inputs produced: the meet
+// of the input pools' readers (nil when all are public), since it may
+// have copied anything from any of them.
+func outputReaders(env *toolkit.Env, inputs []string) []string {
+	var out []string
+	for _, p := range env.Sources.Pools() {
+		if slices.Contains(inputs, p.ID) {
+			out = sources.MeetReaders(out, p.Readers)
+		}
+	}
+	return out
 }
 
 // Small trusted text outputs come back inline, so a short answer needs no

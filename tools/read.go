@@ -78,7 +78,7 @@ func renderRead(r *sources.ReadResult, budget int) (*toolkit.Result, error) {
 	if !untrusted {
 		res.Text = string(r.Data)
 		res.TrustedText = res.Text
-		res.Trusted = &toolkit.Provenance{Kind: "pool_file", Source: sources.FileURI(r.PoolID, r.Path), Trust: string(r.Trust)}
+		res.Trusted = &toolkit.Provenance{Kind: "pool_file", Source: sources.FileURI(r.PoolID, r.Path), Trust: string(r.Trust), Readers: r.Readers}
 		if hint != "" {
 			res.Text += "\n" + hint
 		}
@@ -86,7 +86,7 @@ func renderRead(r *sources.ReadResult, budget int) (*toolkit.Result, error) {
 	}
 	res.Text = hint
 	res.UntrustedText = string(r.Data)
-	res.Untrusted = &toolkit.Provenance{Kind: "pool_file", Source: sources.FileURI(r.PoolID, r.Path), Trust: string(r.Trust)}
+	res.Untrusted = &toolkit.Provenance{Kind: "pool_file", Source: sources.FileURI(r.PoolID, r.Path), Trust: string(r.Trust), Readers: r.Readers}
 	return res, nil
 }
 

@@ -259,6 +259,9 @@ func (c *Config) check() error {
 	}
 	pools := map[string]bool{}
 	for i, p := range c.Pools {
+		if err := c.checkReaders(fmt.Sprintf("$.pools[%d].readers", i), p.Readers); err != nil {
+			return err
+		}
 		if err := p.Validate(); err != nil {
 			return c.at(fmt.Sprintf("$.pools[%d]", i), err)
 		}

@@ -43,6 +43,10 @@ type Upstream struct {
 	// EgressHosts and package egress).
 	Hosts []string `json:"hosts,omitempty" jsonschema:"description=Hosts a stdio server may reach (host or host:port; exact names\\, no wildcards; a port-less entry means 443 for https and 80 for http). Only through Airlock's egress proxy (HTTPS_PROXY/HTTP_PROXY in its environment)\\, and only when the calling policy's network section also allows the host. Without hosts a stdio server has no network at all."`
 	Trust string   `json:"trust,omitempty" jsonschema:"enum=untrusted,description=Trust of what the upstream returns; always fenced as untrusted (default untrusted)."`
+	// Readers is who may see what the upstream returns (see
+	// sources.CheckReader); nil is public. Carried into the provenance
+	// labels of its answers.
+	Readers []string `json:"readers,omitempty" jsonschema:"minItems=1,maxItems=64,minLength=1,maxLength=256,description=Who may see what the upstream returns (principals\\, e-mail addresses or handles; free strings). Labels of its answers carry them so a policy can refuse to send the content to anyone else (provenance.NAME.readers\\, readable_by). Absent means public."`
 	// Limits of one call.
 	TimeoutMS      int64 `json:"timeout_ms,omitempty" jsonschema:"minimum=0,description=Whole-call timeout: start\\, handshake\\, listing and the tool call (default 30000)."`
 	MaxResultBytes int64 `json:"max_result_bytes,omitempty" jsonschema:"minimum=0,description=Largest tool result accepted; a larger one is UPSTREAM_RESULT_TOO_LARGE (default 1048576)."`
@@ -116,6 +120,9 @@ func (c *Config) checkUpstreams() error {
 		seen[u.ID] = true
 		if u.Stdio() == (u.URL != "") {
 			return at("", fmt.Errorf("upstream %q: set exactly one of command (stdio) or url (streamable HTTP): %w", u.ID, ErrInvalid))
+		}
+		if err := c.checkReaders(fmt.Sprintf("$.upstreams[%d].readers", i), u.Readers); err != nil {
+			return err
 		}
 		if u.Trust != UpstreamTrustUntrusted {
 			return at(".trust", fmt.Errorf("upstream %q: trust %q (only untrusted: what an upstream says is always fenced): %w", u.ID, u.Trust, ErrInvalid))

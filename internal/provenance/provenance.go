@@ -59,7 +59,7 @@ const (
 type Source struct {
 	ID        string    // attribution id, "task", "endorsement:<id>"
 	Integrity Integrity // Trusted or Untrusted; anything else counts as Untrusted
-	Readers   []string  // who may see it; nil or empty means public
+	Readers   []string  // who may see it; nil means public, an empty non-nil slice nobody
 	Text      string
 }
 
@@ -143,9 +143,12 @@ func meetReaders(a, b []string) []string {
 	return out
 }
 
-// normReaders turns a source's reader list into a sorted set, nil if public.
+// normReaders turns a source's reader list into a sorted set, nil if
+// public. An empty non-nil list stays empty: it means nobody (the store
+// keeps it apart from public), and reading it as public would let content
+// no one may see be sent to anyone.
 func normReaders(rs []string) []string {
-	if len(rs) == 0 {
+	if rs == nil {
 		return nil
 	}
 	out := slices.Clone(rs)

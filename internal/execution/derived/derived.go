@@ -55,6 +55,8 @@ type derivedEntry struct {
 	Dir         string `json:"dir"`
 	Manifest    string `json:"manifest"`
 	Trust       string `json:"trust"`
+	// Readers keeps null (public) apart from [] (nobody): no omitempty.
+	Readers []string `json:"readers"`
 }
 
 // maxDerivedPools bounds the pools one context accumulates; the oldest
@@ -63,7 +65,7 @@ const maxDerivedPools = 64
 
 // Add opens d here and records it for the context in the store.
 func (p *Pools) Add(ctx context.Context, contextID string, d *toolkit.DerivedPool) error {
-	e := derivedEntry{ID: d.ID, Description: d.Description, Dir: d.Dir, Manifest: d.Manifest, Trust: d.Trust}
+	e := derivedEntry{ID: d.ID, Description: d.Description, Dir: d.Dir, Manifest: d.Manifest, Trust: d.Trust, Readers: d.Readers}
 	if err := p.pools.AddPool(e.poolConfig()); err != nil {
 		return err
 	}
@@ -101,7 +103,7 @@ func (p *Pools) Add(ctx context.Context, contextID string, d *toolkit.DerivedPoo
 }
 
 func (e derivedEntry) poolConfig() sources.PoolConfig {
-	return sources.PoolConfig{ID: e.ID, Description: e.Description, Path: e.Dir, Trust: sources.Trust(e.Trust), Manifest: e.Manifest}
+	return sources.PoolConfig{ID: e.ID, Description: e.Description, Path: e.Dir, Trust: sources.Trust(e.Trust), Manifest: e.Manifest, Readers: e.Readers}
 }
 
 // derivedIDs are the derived pools a context lists.

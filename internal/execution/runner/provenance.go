@@ -3,8 +3,10 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"slices"
 
+	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/internal/execution/provtrace"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 	"github.com/airlock-dev/airlock/internal/kit/rawjson"
@@ -32,6 +34,11 @@ import (
 //     policy.Input.Provenance, and its summary goes into the call's audit
 //     record ([call.auditProvenance]).
 //
+// Readers (who may see the content; nil is public) come from the
+// operator's configuration only: a pool's page carries its pool's
+// readers, a pipeline's output the meet of its inputs' (tools), an
+// upstream's answer its upstream's ([call.readersOf]).
+//
 // Trusted is narrow on purpose. Only the operator's side adds a trusted
 // input (operator.API.AddTask); a page read from a configured pool
 // whose trust is trusted is a trusted label; everything else the agent is
@@ -51,6 +58,7 @@ const maxAuditArgs = 64
 // seen is what a call handed the agent that needs a label.
 type seen struct {
 	kind, source, integrity, text string
+	readers                       []string // nil: public
 }
 
 // saw notes content the response carries, for recordSeen; render calls
@@ -66,7 +74,25 @@ func (c *call) saw(p *toolkit.Provenance, text, attributionID string, audit map[
 	if p.Trust == string(sources.Trusted) && c.configuredPool(p.Source) {
 		s.integrity = store.IntegrityTrusted
 	}
+	s.readers = c.readersOf(p)
 	c.seen = append(c.seen, s)
+}
+
+// readersOf is who may see content of provenance p: a pool's page (and a
+// pipeline's output) carries the readers the tool took from the pool's
+// configuration; an upstream's answer those of the configured upstream,
+// looked up here from the source the runner itself wrote (MCPSource).
+// Both when they apply meet; nil is public.
+func (c *call) readersOf(p *toolkit.Provenance) []string {
+	readers := p.Readers
+	if p.Kind == string(declarations.OpMCP) {
+		if u, err := url.Parse(p.Source); err == nil && u.Scheme == "mcp" {
+			if up, ok := c.s.r.Config().Upstream(u.Host); ok {
+				readers = sources.MeetReaders(readers, up.Readers)
+			}
+		}
+	}
+	return slices.Clone(readers)
 }
 
 // configuredPool reports whether a pool file URI names a pool the
@@ -89,13 +115,17 @@ func (c *call) recordSeen(ctx context.Context, resp *Response) *Response {
 	var labels []map[string]any
 	for _, s := range c.seen {
 		l := &store.ContentLabel{ContextID: c.s.contextID, Source: store.CutSource(s.source), Kind: store.CutSource(s.kind),
-			Integrity: s.integrity, Text: s.text, CreatedAt: c.start}
+			Integrity: s.integrity, Readers: s.readers, Text: s.text, CreatedAt: c.start}
 		evicted, err := c.s.r.db.RecordContent(context.WithoutCancel(ctx), l, max)
 		if err != nil {
 			return c.boundError(violation.Wrap(violation.Unavailable, err, "the provenance of this result cannot be recorded; it is withheld"))
 		}
-		labels = append(labels, map[string]any{"seq": l.Seq, "source": l.Source, "integrity": l.Integrity,
-			"sha256": l.SHA256, "bytes": l.Bytes, "evicted": evicted})
+		label := map[string]any{"seq": l.Seq, "source": l.Source, "integrity": l.Integrity,
+			"sha256": l.SHA256, "bytes": l.Bytes, "evicted": evicted}
+		if l.Readers != nil {
+			label["readers"] = l.Readers
+		}
+		labels = append(labels, label)
 	}
 	c.rec.Extra = mergeExtra(c.rec.Extra, "labels", labels)
 	return resp

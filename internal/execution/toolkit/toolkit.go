@@ -301,6 +301,9 @@ type DerivedPool struct {
 	Dir         string // host path; never shown to the agent
 	Manifest    string // host path of the sha256sum manifest
 	Trust       string // "trusted" or "untrusted"
+	// Readers is who may see the outputs: the meet of the input pools'
+	// readers (sources.MeetReaders); nil is public.
+	Readers []string
 }
 
 // Provenance describes where untrusted text came from.
@@ -308,6 +311,10 @@ type Provenance struct {
 	Kind   string // e.g. "pool_file", "comm.fetch"
 	Source string // e.g. "pool:web-notes/2026/notes.md"
 	Trust  string
+	// Readers is who may see the content, from the configuration of the
+	// pool it was read from (nil: public). The runner adds an upstream's
+	// readers itself; the label records them.
+	Readers []string
 	// Attribute asks the runner to sign an attribution for the fenced
 	// content (source, time, session, declaration, content hash, trust).
 	Attribute     bool

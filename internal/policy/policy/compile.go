@@ -81,7 +81,7 @@ var exprOptions = append([]expr.Option{
 	// now() would read the wall clock and make conditions untestable; the
 	// now variable is the call's time, which a test case can set.
 	expr.DisableBuiltin("now"),
-}, nowFunctions()...)
+}, append(nowFunctions(), readersFunctions()...)...)
 
 // Compile checks spec and returns the policy it describes. It is for a
 // single policy without a parent; spec.Extends must be empty (use CompileSet
