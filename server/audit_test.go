@@ -25,7 +25,7 @@ func TestEveryCallIsAudited(t *testing.T) {
 		t.Fatal("unknown tool accepted")
 	}
 	recs := f.auditRecords(t)
-	byOutcome := map[string]operator.AuditRecord{}
+	byOutcome := map[string]audit.Record{}
 	for _, r := range recs {
 		byOutcome[r.Tool+"/"+r.Violation] = r
 	}

@@ -465,13 +465,13 @@ func (f *fixture) edgeRefusals(t *testing.T, code violation.Code) (records, tota
 	return records, total
 }
 
-func (f *fixture) auditRecords(t *testing.T) []operator.AuditRecord {
+func (f *fixture) auditRecords(t *testing.T) []audit.Record {
 	t.Helper()
 	op, err := operator.Open(f.state, true)
 	must(t, err)
 	defer op.Close()
-	var out []operator.AuditRecord
-	must(t, op.Scan(context.Background(), 0, func(r *operator.AuditRecord) error {
+	var out []audit.Record
+	must(t, op.Scan(context.Background(), 0, func(r *audit.Record) error {
 		out = append(out, *r)
 		return nil
 	}))

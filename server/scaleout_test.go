@@ -85,7 +85,7 @@ func verifyShared(t *testing.T, fs []*fixture) {
 		if !v.OK {
 			t.Fatalf("instance %d: chain does not verify: %+v", i, v)
 		}
-		must(t, op.Scan(context.Background(), 0, func(r *operator.AuditRecord) error {
+		must(t, op.Scan(context.Background(), 0, func(r *audit.Record) error {
 			instances[r.Instance] = true
 			return nil
 		}))

@@ -138,7 +138,7 @@ func TestUpstreamStdioEgress(t *testing.T) {
 }
 
 // lastEgressRecord is the newest upstream.egress record for host.
-func lastEgressRecord(t *testing.T, f *fixture, host string) operator.AuditRecord {
+func lastEgressRecord(t *testing.T, f *fixture, host string) audit.Record {
 	t.Helper()
 	recs := f.auditRecords(t)
 	for i := len(recs) - 1; i >= 0; i-- {
@@ -155,5 +155,5 @@ func lastEgressRecord(t *testing.T, f *fixture, host string) operator.AuditRecor
 		}
 	}
 	t.Fatalf("no upstream.egress record for %s", host)
-	return operator.AuditRecord{}
+	return audit.Record{}
 }
