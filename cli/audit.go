@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
@@ -140,7 +141,7 @@ func auditTail(ctx context.Context, op *operator.API, io Streams, n int, follow,
 	if err != nil {
 		return err
 	}
-	print := func(r *operator.AuditRecord) error {
+	print := func(r *audit.Record) error {
 		if asJSON {
 			return json.NewEncoder(io.Out).Encode(r)
 		}
@@ -165,7 +166,7 @@ func auditTail(ctx context.Context, op *operator.API, io Streams, n int, follow,
 			return nil
 		case <-time.After(poll):
 		}
-		err := op.Scan(ctx, last, func(r *operator.AuditRecord) error {
+		err := op.Scan(ctx, last, func(r *audit.Record) error {
 			last = r.Seq
 			return print(r)
 		})

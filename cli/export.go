@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/audit/exportcursor"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
@@ -70,7 +71,7 @@ func auditExport(ctx context.Context, op *operator.API, io Streams, opts exportO
 	}
 	defer func() { err = errors.Join(err, commit()) }()
 	var pending int
-	print := func(r *operator.AuditRecord) error {
+	print := func(r *audit.Record) error {
 		if r.Seq != next {
 			// Never print around a gap or a repeat: the resume point
 			// would be wrong from here on.

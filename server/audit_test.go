@@ -8,6 +8,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
@@ -25,7 +26,7 @@ func TestEveryCallIsAudited(t *testing.T) {
 		t.Fatal("unknown tool accepted")
 	}
 	recs := f.auditRecords(t)
-	byOutcome := map[string]operator.AuditRecord{}
+	byOutcome := map[string]audit.Record{}
 	for _, r := range recs {
 		byOutcome[r.Tool+"/"+r.Violation] = r
 	}

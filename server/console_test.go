@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
@@ -131,9 +132,9 @@ func (b *browser) admin(t *testing.T) string {
 
 // consoleRecords are the audit records of the console (its refusals and
 // the operator actions taken through it).
-func consoleRecords(t *testing.T, f *fixture, capability, code string) []operator.AuditRecord {
+func consoleRecords(t *testing.T, f *fixture, capability, code string) []audit.Record {
 	t.Helper()
-	var out []operator.AuditRecord
+	var out []audit.Record
 	for _, r := range f.auditRecords(t) {
 		if r.Transport == "console" && (capability == "" || r.Capability == capability) && (code == "" || r.Violation == code) {
 			out = append(out, r)

@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
@@ -465,13 +466,13 @@ func (f *fixture) edgeRefusals(t *testing.T, code violation.Code) (records, tota
 	return records, total
 }
 
-func (f *fixture) auditRecords(t *testing.T) []operator.AuditRecord {
+func (f *fixture) auditRecords(t *testing.T) []audit.Record {
 	t.Helper()
 	op, err := operator.Open(f.state, true)
 	must(t, err)
 	defer op.Close()
-	var out []operator.AuditRecord
-	must(t, op.Scan(context.Background(), 0, func(r *operator.AuditRecord) error {
+	var out []audit.Record
+	must(t, op.Scan(context.Background(), 0, func(r *audit.Record) error {
 		out = append(out, *r)
 		return nil
 	}))

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	statedir "github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/store/pgtest"
@@ -85,7 +86,7 @@ func verifyShared(t *testing.T, fs []*fixture) {
 		if !v.OK {
 			t.Fatalf("instance %d: chain does not verify: %+v", i, v)
 		}
-		must(t, op.Scan(context.Background(), 0, func(r *operator.AuditRecord) error {
+		must(t, op.Scan(context.Background(), 0, func(r *audit.Record) error {
 			instances[r.Instance] = true
 			return nil
 		}))

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
@@ -138,7 +139,7 @@ func TestUpstreamStdioEgress(t *testing.T) {
 }
 
 // lastEgressRecord is the newest upstream.egress record for host.
-func lastEgressRecord(t *testing.T, f *fixture, host string) operator.AuditRecord {
+func lastEgressRecord(t *testing.T, f *fixture, host string) audit.Record {
 	t.Helper()
 	recs := f.auditRecords(t)
 	for i := len(recs) - 1; i >= 0; i-- {
@@ -155,5 +156,5 @@ func lastEgressRecord(t *testing.T, f *fixture, host string) operator.AuditRecor
 		}
 	}
 	t.Fatalf("no upstream.egress record for %s", host)
-	return operator.AuditRecord{}
+	return audit.Record{}
 }

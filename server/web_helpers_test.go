@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
@@ -304,9 +305,9 @@ func (w *web) modernCall(t *testing.T, role string, headers map[string]string, e
 }
 
 // sessionRefusals are the audited session refusals with code.
-func (f *fixture) sessionRefusals(t *testing.T, code string) []operator.AuditRecord {
+func (f *fixture) sessionRefusals(t *testing.T, code string) []audit.Record {
 	t.Helper()
-	var out []operator.AuditRecord
+	var out []audit.Record
 	for _, r := range f.auditRecords(t) {
 		if r.Capability == "transport.session" && r.Violation == code {
 			out = append(out, r)
@@ -318,9 +319,9 @@ func (f *fixture) sessionRefusals(t *testing.T, code string) []operator.AuditRec
 // toolRecords are the final audit records of tool calls (not the
 // "started" records of consequential ones) with the given violation code
 // ("" = successful calls).
-func (f *fixture) toolRecords(t *testing.T, tool, code string) []operator.AuditRecord {
+func (f *fixture) toolRecords(t *testing.T, tool, code string) []audit.Record {
 	t.Helper()
-	var out []operator.AuditRecord
+	var out []audit.Record
 	for _, r := range f.auditRecords(t) {
 		if r.Tool == tool && r.Outcome != "started" && r.Violation == code {
 			out = append(out, r)

@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -179,17 +177,4 @@ func (db *DB) execDeferred(ctx context.Context, what, query string, args ...any)
 		return 0, err
 	}
 	return n, nil
-}
-
-// errNoCheckpointer: CheckpointRuns on a handle without one.
-var errNoCheckpointer = errors.New("store: no checkpointer (read-only or PostgreSQL)")
-
-// checkpointRuns reports how many checkpoints the checkpointer ran.
-func (db *DB) checkpointRuns() (int64, error) {
-	if db.ckpt == nil {
-		return 0, fmt.Errorf("%w", errNoCheckpointer)
-	}
-	db.ckpt.mu.Lock()
-	defer db.ckpt.mu.Unlock()
-	return db.ckpt.runs, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -407,4 +408,17 @@ func TestWALStaysBounded(t *testing.T) {
 	if largest > 12<<20 {
 		t.Fatalf("the WAL grew to %d bytes over 3000 commits; want it restarted near 4 MiB", largest)
 	}
+}
+
+// errNoCheckpointer: checkpointRuns on a handle without one.
+var errNoCheckpointer = errors.New("store: no checkpointer (read-only or PostgreSQL)")
+
+// checkpointRuns reports how many checkpoints the checkpointer ran.
+func (db *DB) checkpointRuns() (int64, error) {
+	if db.ckpt == nil {
+		return 0, fmt.Errorf("%w", errNoCheckpointer)
+	}
+	db.ckpt.mu.Lock()
+	defer db.ckpt.mu.Unlock()
+	return db.ckpt.runs, nil
 }

@@ -8,13 +8,6 @@ import (
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 )
 
-// Record is the audit record, defined by package audit with its canonical
-// encoding and hash. The name is transitional (issue 21): it stays only
-// until the operator's side of the runner builds its records with the
-// audit package's constructors; the store itself uses audit.Record, and
-// new code should too.
-type Record = audit.Record
-
 // timeLayout is how times are stored: fixed width, so the text sorts in time
 // order, and exact to the microsecond, so it round-trips.
 const timeLayout = "2006-01-02T15:04:05.000000Z"

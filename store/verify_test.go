@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -279,5 +278,3 @@ func unhex(h string) []byte {
 	}
 	return b
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -8,9 +8,7 @@
 //
 //   - Every record the trail holds is built by a constructor of this
 //     package ([Call] for a tool call, one per [Kind] for everything
-//     else), never by hand. (Until the operator's side of the runner
-//     moves into its own package, issue 21 phase 2, its files still build
-//     theirs; the golden files already pin what they write.)
+//     else), never by hand.
 //   - The canonical encoding of an existing record never changes: a chain
 //     written by any earlier release still verifies. A new encoding gets
 //     a new tag (canonical.go). The golden files in testdata pin the bytes

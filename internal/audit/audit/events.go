@@ -54,6 +54,10 @@ const (
 	KindPhase Kind = "operator.phase"
 	// KindChildContext: an operator created a child context ([ChildContext]).
 	KindChildContext Kind = "operator.context_create"
+	// KindContextTask: an operator gave a context its task text, its trusted input ([ContextTask]).
+	KindContextTask Kind = "operator.context_task"
+	// KindEndorse: an approver vouched for values in one context, so its later needs trace them as endorsed ([Endorse]).
+	KindEndorse Kind = "context.endorse"
 	// KindUpstreamApprove: an operator approved an upstream tool's definition ([UpstreamApprove]).
 	KindUpstreamApprove Kind = "operator.upstream_approve"
 	// KindKillSwitch: the kill switch engaged or released ([KillSwitch]).
@@ -312,6 +316,50 @@ func ChildContext(at time.Time, op Operator, cx *Context, reason string, err err
 		r.ContextID, r.Phase = cx.ID, cx.Phase
 		r.Extra = jsonOf(map[string]any{"parent": cx.Parent, "policy": cx.Policy, "pools": cx.Pools})
 	}
+	refused(r, err)
+	return r
+}
+
+// ContextTask records op's order to give context contextID (in phase)
+// its task text t: its digest and size, never the text. err is why the
+// task was refused or could not be stored.
+func ContextTask(at time.Time, op Operator, contextID, phase, reason string, t Task, err error) *Record {
+	r := &Record{Time: at, ContextID: contextID, Principal: op.principal(), Transport: op.Transport, Capability: string(KindContextTask),
+		Phase: phase, Decision: allow, Outcome: OutcomeOK, Reason: reason,
+		Extra: jsonOf(map[string]any{"input": t.Input, "sha256": t.SHA256, "bytes": t.Bytes})}
+	refused(r, err)
+	return r
+}
+
+// Endorse records one endorsement act in context contextID by principal
+// by ("operator:alice", or "elicitation:alice" for the approver at the
+// client) over transport: each value's argument, id and keyed hash, never
+// the value. err is why the act failed (nothing to endorse, the store).
+func Endorse(at time.Time, by, transport, contextID, reason string, e Endorsement, err error) *Record {
+	// Maps, not structs: the extra's bytes are those the endorsements
+	// written before this constructor existed carry (sorted keys, a null
+	// list when there was nothing to endorse).
+	var endorsed []map[string]any
+	for _, v := range e.Values {
+		entry := map[string]any{"arg": v.Arg, "id": v.ID, "value_hmac": v.ValueHMAC}
+		if v.Already {
+			entry["already"] = true
+		}
+		endorsed = append(endorsed, entry)
+	}
+	extra := map[string]any{"endorsed": endorsed}
+	if e.DeclarationID != "" {
+		extra["declaration_id"] = e.DeclarationID
+	}
+	if e.Skipped != nil {
+		skipped := make([]map[string]any, 0, len(e.Skipped))
+		for _, s := range e.Skipped {
+			skipped = append(skipped, map[string]any{"arg": s.Arg, "why": s.Why})
+		}
+		extra["skipped"] = skipped
+	}
+	r := &Record{Time: at, ContextID: contextID, Principal: by, Transport: transport, Capability: string(KindEndorse),
+		Decision: allow, Outcome: OutcomeOK, Reason: reason, Extra: jsonOf(extra)}
 	refused(r, err)
 	return r
 }

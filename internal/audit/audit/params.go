@@ -105,6 +105,34 @@ type Kill struct {
 	At      time.Time // when it was made
 }
 
+// Task is a context's task text as its record names it: never the text.
+type Task struct {
+	Input  string // its id among the context's trusted inputs
+	SHA256 string // of the text; "" when it was not stored
+	Bytes  int
+}
+
+// Endorsement is what one endorsement act vouched for.
+type Endorsement struct {
+	DeclarationID string // the need the values came from; "" for none
+	Values        []EndorsedValue
+	Skipped       []SkippedValue // values that could not be endorsed; nil: none listed
+}
+
+// EndorsedValue is one value endorsed, by its keyed hash.
+type EndorsedValue struct {
+	Arg       string // the argument it was found in
+	ID        string // the endorsement's id (derived from the value)
+	ValueHMAC string // the audit's keyed hash of the value
+	Already   bool   // endorsed before in this context, or twice in this act
+}
+
+// SkippedValue is one value of a need left unendorsed, and why.
+type SkippedValue struct {
+	Arg string
+	Why string
+}
+
 // jsonOf is the JSON of v, which cannot fail for the maps the
 // constructors build; if it did, the record says so rather than lose the
 // event.

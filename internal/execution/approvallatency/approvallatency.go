@@ -103,6 +103,16 @@ func (w *Watch) Sweep(ctx context.Context) {
 			waiting[id] = since
 		}
 	}
+	// The needs that stopped waiting and were not reported here, chosen
+	// while the lock is held: once w.waiting is published, Waiting (the
+	// runner's notifyPending) writes to it, so this sweep must not read it
+	// after unlocking (TestSweepConcurrentWithWaiting).
+	left := map[string]time.Time{}
+	for id, since := range prev {
+		if _, still := waiting[id]; !still && !here[id] {
+			left[id] = since
+		}
+	}
 	w.waiting = waiting
 	// Keep only what a later sweep can still meet (ids waiting now).
 	w.here = map[string]bool{}
@@ -112,10 +122,7 @@ func (w *Watch) Sweep(ctx context.Context) {
 		}
 	}
 	w.mu.Unlock()
-	for id, since := range prev {
-		if _, still := waiting[id]; still || here[id] {
-			continue
-		}
+	for id, since := range left {
 		d, err := w.st.Get(ctx, id)
 		if err != nil || d == nil {
 			continue

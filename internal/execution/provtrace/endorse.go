@@ -11,7 +11,6 @@ import (
 
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/internal/audit/audit"
-	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/internal/policy/policy"
 	"github.com/airlock-dev/airlock/store"
 )
@@ -38,7 +37,7 @@ import (
 //     of its value (never the value), who and why (TestEndorsementAudited).
 
 // EndorseCapability is the capability of an endorsement's audit record.
-const EndorseCapability = "context.endorse"
+const EndorseCapability = string(audit.KindEndorse)
 
 // ErrNothingToEndorse: a need whose arguments are all trusted already, or
 // none of whose values can be endorsed (cut, too long).
@@ -70,7 +69,7 @@ func (e *Endorser) Need(ctx context.Context, d *declarations.Declaration) ([]*st
 	}
 	var (
 		vals    []Value
-		skipped []map[string]any
+		skipped []audit.SkippedValue
 	)
 	for _, a := range args {
 		switch {
@@ -79,7 +78,7 @@ func (e *Endorser) Need(ctx context.Context, d *declarations.Declaration) ([]*st
 			// A value cut before tracing is not the value the need
 			// carries; vouching for its prefix would vouch for a different
 			// value.
-			skipped = append(skipped, map[string]any{"arg": a.Name, "why": "cut or too long"})
+			skipped = append(skipped, audit.SkippedValue{Arg: a.Name, Why: "cut or too long"})
 		default:
 			vals = append(vals, Value{Arg: a.Name, Value: a.Value})
 		}
@@ -89,11 +88,11 @@ func (e *Endorser) Need(ctx context.Context, d *declarations.Declaration) ([]*st
 
 // Values stores vals as endorsements of contextID (declID names the need
 // they came from, "" for none) and audits the act.
-func (e *Endorser) Values(ctx context.Context, contextID, declID string, vals []Value, skipped []map[string]any) ([]*store.Endorsement, error) {
+func (e *Endorser) Values(ctx context.Context, contextID, declID string, vals []Value, skipped []audit.SkippedValue) ([]*store.Endorsement, error) {
 	var (
-		out     []*store.Endorsement
-		entries []map[string]any
-		err     error
+		out []*store.Endorsement
+		act = audit.Endorsement{DeclarationID: declID, Skipped: skipped}
+		err error
 	)
 	if len(vals) == 0 {
 		err = ErrNothingToEndorse
@@ -111,27 +110,16 @@ func (e *Endorser) Values(ctx context.Context, contextID, declID string, vals []
 			break
 		}
 		row := &store.Endorsement{ContextID: contextID, ID: EndorsementID(v.Value), Value: v.Value, By: e.By, Reason: e.Reason}
-		entry := map[string]any{"arg": v.Arg, "id": row.ID, "value_hmac": e.Hash(v.Value)}
+		entry := audit.EndorsedValue{Arg: v.Arg, ID: row.ID, ValueHMAC: e.Hash(v.Value)}
 		if have[row.ID] {
-			entry["already"] = true // the same value twice in one need, or endorsed before
+			entry.Already = true // the same value twice in one need, or endorsed before
 		} else if err = e.DB.AddEndorsement(ctx, row); err == nil {
 			have[row.ID] = true
 			out = append(out, row)
 		}
-		entries = append(entries, entry)
+		act.Values = append(act.Values, entry)
 	}
-	extra := map[string]any{"endorsed": entries}
-	if declID != "" {
-		extra["declaration_id"] = declID
-	}
-	if skipped != nil {
-		extra["skipped"] = skipped
-	}
-	rec := &audit.Record{Time: e.Now().UTC(), ContextID: contextID, Principal: e.By, Transport: e.Transport,
-		Capability: EndorseCapability, Decision: "allow", Outcome: audit.OutcomeOK, Reason: e.Reason, Extra: rawjson.Marshal(extra)}
-	if err != nil {
-		rec.Decision, rec.Outcome, rec.Error = "deny", audit.OutcomeError, err.Error()
-	}
+	rec := audit.Endorse(e.Now().UTC(), e.By, e.Transport, contextID, e.Reason, act, err)
 	if aerr := e.DB.Append(context.WithoutCancel(ctx), rec); aerr != nil {
 		return nil, errors.Join(err, fmt.Errorf("auditing the endorsement: %w", aerr))
 	}

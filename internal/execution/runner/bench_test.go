@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/edge/tracing"
 	"github.com/airlock-dev/airlock/internal/policy/policy"
@@ -32,7 +33,7 @@ func BenchmarkReadDirectHandler(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := &call{s: s, rec: s.record("")}
+	c := &call{s: s, rec: audit.Call(r.now().UTC(), s.actor(), "", nil)}
 	ctx := context.Background()
 	if err := c.load(ctx); err != nil {
 		b.Fatal(err)
@@ -109,7 +110,7 @@ func BenchmarkReadGovernedNoCommit(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		c := &call{s: s, in: Call{Tool: "read_pool_file", Args: readArgs}, rec: s.record(""), start: r.now()}
+		c := &call{s: s, in: Call{Tool: "read_pool_file", Args: readArgs}, rec: audit.Call(r.now().UTC(), s.actor(), "read_pool_file", nil), start: r.now()}
 		c.rec.Args = r.redactArgs(readArgs)
 		res, err := c.steps(ctx)
 		if err != nil {

@@ -8,14 +8,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/execution/derived"
 	"github.com/airlock-dev/airlock/internal/execution/state"
-	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 	"github.com/airlock-dev/airlock/internal/policy/policy"
 	"github.com/airlock-dev/airlock/sources"
-	"github.com/airlock-dev/airlock/store"
 )
 
 // maxChain bounds how deep child contexts nest; deeper chains (only a
@@ -57,7 +56,7 @@ func (r *Runner) resolveContext(ctx context.Context, principal, role, handle str
 		cx, err = r.db.EnsureContext(ctx, &contexts.Context{ID: id, Principal: principal, Role: role, Policy: rc.Policy,
 			PolicyVersion: pol.Version(), Phase: rc.InitialPhase, Pools: slices.Clone(rc.Pools), CreatedAt: now, CreatedBy: "airlock", UpdatedAt: now})
 		if err == nil && cx.CreatedAt.Equal(now) {
-			r.auditContext(ctx, cx, "context.create", "default context of "+principal)
+			r.auditContext(ctx, audit.ContextCreate(r.now().UTC(), auditedContext(cx), "default context of "+principal))
 		}
 	}
 	if err != nil {
@@ -74,7 +73,7 @@ func (r *Runner) resolveContext(ctx context.Context, principal, role, handle str
 		if err != nil {
 			return nil, fmt.Errorf("rebinding context: %w", err)
 		}
-		r.auditContext(ctx, cx, "context.rebind", "the role's policy or pools changed")
+		r.auditContext(ctx, audit.ContextRebind(r.now().UTC(), auditedContext(cx), "the role's policy or pools changed"))
 	}
 	return cx, nil
 }
@@ -149,13 +148,18 @@ func (r *Runner) boundUsage(contextID string) (sources.UsageSummary, bool) {
 	return v.(*binding).sc.Usage(), true
 }
 
-func (r *Runner) auditContext(ctx context.Context, cx *contexts.Context, capability, reason string) {
-	rec := &store.Record{Time: r.now().UTC(), ContextID: cx.ID, Principal: cx.Principal, Role: cx.Role, Transport: "internal",
-		Capability: capability, Phase: cx.Phase, Decision: "allow", Outcome: "ok", Reason: reason,
-		Extra: rawjson.Marshal(map[string]any{"parent": cx.Parent, "policy": cx.Policy, "policy_version": cx.PolicyVersion, "pools": cx.Pools})}
+// auditContext writes rec, the record of a change to a context; a
+// failure is logged (the context is changed already).
+func (r *Runner) auditContext(ctx context.Context, rec *audit.Record) {
 	if err := r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
-		r.log.Error("auditing a context change", "context", cx.ID, "err", err)
+		r.log.Error("auditing a context change", "context", rec.ContextID, "err", err)
 	}
+}
+
+// auditedContext is cx as its records name it.
+func auditedContext(cx *contexts.Context) audit.Context {
+	return audit.Context{ID: cx.ID, Parent: cx.Parent, Principal: cx.Principal, Role: cx.Role, Phase: cx.Phase,
+		Policy: cx.Policy, PolicyVersion: cx.PolicyVersion, Pools: cx.Pools}
 }
 
 // policyOf is the compiled policy a context runs under now; a context whose

@@ -5,12 +5,11 @@ import (
 	"reflect"
 
 	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/execution/hooks"
 	"github.com/airlock-dev/airlock/internal/execution/notify"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
-	"github.com/airlock-dev/airlock/internal/kit/rawjson"
-	"github.com/airlock-dev/airlock/store"
 )
 
 // The notifier tells the configured webhooks and command hooks (run in the
@@ -50,15 +49,13 @@ func (r *Runner) ExpireDeclarations(ctx context.Context) int {
 		r.log.Error("expiring declarations", "err", err)
 	}
 	for _, d := range moved {
-		what := "approval"
-		if d.State == declarations.StateDeclared {
-			what = "declaration (no decision in time)"
+		undecided := d.State == declarations.StateDeclared
+		if undecided {
 			r.notifier.Load().Send(notify.Event{Event: notify.ApprovalExpired, Time: r.now().UTC(), DeclarationID: d.ID,
 				ContextID: d.ContextID, Principal: d.Principal, Operation: string(d.Need.Operation), RuleID: d.RuleID, ExpiresAt: d.ExpiresAt})
 		}
-		rec := &store.Record{Time: r.now().UTC(), Principal: "airlock", Transport: "internal", Capability: "declaration.expire",
-			ContextID: d.ContextID, Decision: "deny", Outcome: "denied", Reason: what + " expired",
-			Extra: rawjson.Marshal(map[string]any{"declaration_id": d.ID, "was": d.State, "owner": d.Principal, "expires_at": d.ExpiresAt})}
+		rec := audit.DeclarationExpire(r.now().UTC(), audit.Expiry{ID: d.ID, ContextID: d.ContextID, Owner: d.Principal,
+			State: string(d.State), ExpiresAt: d.ExpiresAt, Undecided: undecided})
 		if err := r.db.Append(ctx, rec); err != nil {
 			r.log.Error("auditing expiry", "declaration", d.ID, "err", err)
 		}

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/execution/catalog"
 	"github.com/airlock-dev/airlock/internal/policy/policy"
-	"github.com/airlock-dev/airlock/store"
 )
 
 // generation is one loaded configuration, its compiled policies and the
@@ -33,12 +33,9 @@ var ErrReloadPools = errors.New("the pools section changed; restart to apply it"
 // old one in force; either way the attempt is audited.
 func (r *Runner) Reload(ctx context.Context, cfg *config.Config, by string) error {
 	err := r.reload(cfg)
-	rec := &store.Record{
-		Time: r.now().UTC(), Principal: "operator:" + by, Transport: "signal", Capability: "operator.reload",
-		Decision: "allow", Outcome: "ok", Reason: "configuration reloaded from " + cfg.File(),
-	}
+	rec := audit.Reload(r.now().UTC(), by, cfg.File())
 	if err != nil {
-		rec.Decision, rec.Outcome, rec.Reason, rec.Error = "deny", "denied", "reload refused; previous configuration kept", err.Error()
+		rec = audit.ReloadRefusal(r.now().UTC(), by, err)
 	}
 	if aerr := r.db.Append(context.WithoutCancel(ctx), rec); aerr != nil {
 		r.log.Error("auditing reload", "err", aerr)
@@ -87,11 +84,7 @@ func (r *Runner) newGeneration(cfg *config.Config) (*generation, error) {
 
 // RecordReloadFailure audits a reload whose configuration did not even load.
 func (r *Runner) RecordReloadFailure(ctx context.Context, by string, err error) {
-	rec := &store.Record{
-		Time: r.now().UTC(), Principal: "operator:" + by, Transport: "signal", Capability: "operator.reload",
-		Decision: "deny", Outcome: "denied", Reason: "reload refused; previous configuration kept", Error: err.Error(),
-	}
-	if aerr := r.db.Append(context.WithoutCancel(ctx), rec); aerr != nil {
+	if aerr := r.db.Append(context.WithoutCancel(ctx), audit.ReloadRefusal(r.now().UTC(), by, err)); aerr != nil {
 		r.log.Error("auditing reload failure", "err", aerr)
 	}
 }

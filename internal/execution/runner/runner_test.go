@@ -8,15 +8,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/airlock-dev/airlock/internal/policy/contexts"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
 	"github.com/airlock-dev/airlock/phasegate"
 	"github.com/airlock-dev/airlock/store"
 )
@@ -86,7 +87,7 @@ func setPhase(t testing.TB, r *Runner, s *Session, phase string) {
 	}
 }
 
-func lastRecord(t *testing.T, r *Runner) store.Record {
+func lastRecord(t *testing.T, r *Runner) audit.Record {
 	t.Helper()
 	recs, err := r.db.Tail(context.Background(), 1)
 	if err != nil || len(recs) != 1 {

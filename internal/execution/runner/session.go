@@ -2,17 +2,15 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/airlock-dev/airlock/internal/kit/rawjson"
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
-	"github.com/airlock-dev/airlock/store"
 )
 
 // SessionParams identify who opens a session and over what.
@@ -88,10 +86,7 @@ func (r *Runner) OpenSession(ctx context.Context, p SessionParams) (*Session, er
 		return nil, fmt.Errorf("opening session: %w", err)
 	}
 	s := &Session{r: r, id: p.ID, contextID: cx.ID, principal: p.Principal, role: p.Role, transport: p.Transport, elicitation: p.Elicitation, clientID: p.ClientID}
-	rec := s.record("session.open")
-	rec.Phase = cx.Phase
-	rec.Decision, rec.Outcome, rec.Reason = "allow", "ok", fmt.Sprintf("context %s, pools bound: %v", cx.ID, cx.Pools)
-	rec.Extra = s.withClient(rawjson.Marshal(map[string]any{"pools_bound": cx.Pools, "context_id": cx.ID, "policy": cx.Policy}))
+	rec := audit.SessionOpen(r.now().UTC(), s.actor(), cx.Phase, cx.Policy, cx.Pools)
 	if err := r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
 		return nil, fmt.Errorf("auditing session open: %w", err)
 	}
@@ -166,16 +161,20 @@ func (r *Runner) CloseSession(ctx context.Context, id, reason string) {
 	if err != nil {
 		return
 	}
-	r.auditSessionEnd(ctx, row, "session.close", reason)
+	r.auditSessionEnd(ctx, row, func(at time.Time, a audit.Actor, usage any) *audit.Record {
+		return audit.SessionClose(at, a, reason, usage)
+	})
 }
 
-func (r *Runner) auditSessionEnd(ctx context.Context, row *contexts.Session, capability, reason string) {
-	rec := &store.Record{Time: r.now().UTC(), SessionID: row.ID, ContextID: row.ContextID, Principal: row.Principal,
-		Transport: row.Transport, Capability: capability, Decision: "allow", Outcome: "ok", Reason: reason}
+// auditSessionEnd writes the record end builds of session row's end, with
+// its context's usage as this process knows it (nil: none).
+func (r *Runner) auditSessionEnd(ctx context.Context, row *contexts.Session, end func(time.Time, audit.Actor, any) *audit.Record) {
+	var usage any
 	if u, ok := r.boundUsage(row.ContextID); ok {
-		rec.Extra = rawjson.Marshal(u)
+		usage = u
 	}
-	if err := r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
+	a := audit.Actor{SessionID: row.ID, ContextID: row.ContextID, Principal: row.Principal, Transport: row.Transport}
+	if err := r.db.Append(context.WithoutCancel(ctx), end(r.now().UTC(), a, usage)); err != nil {
 		r.log.Error("auditing session end", "session", row.ID, "err", err)
 	}
 }
@@ -193,7 +192,9 @@ func (r *Runner) closeIdleSessions(ctx context.Context) {
 		return
 	}
 	for _, row := range rows {
-		r.auditSessionEnd(ctx, row, "session.expire", fmt.Sprintf("no request for %s", idle))
+		r.auditSessionEnd(ctx, row, func(at time.Time, a audit.Actor, usage any) *audit.Record {
+			return audit.SessionExpire(at, a, idle, usage)
+		})
 	}
 }
 
@@ -202,11 +203,11 @@ func (r *Runner) closeIdleSessions(ctx context.Context) {
 // presented id is recorded only as a keyed hash: it may be someone else's
 // live credential.
 func (r *Runner) RecordSessionRefusal(ctx context.Context, transport, principal, role string, code violation.Code, presented, reason string) {
-	rec := &store.Record{Time: r.now().UTC(), Principal: principal, Role: role, Transport: transport,
-		Capability: "transport.session", Decision: "deny", Outcome: "denied", Violation: string(code), Reason: reason}
+	var presentedHash string
 	if presented != "" {
-		rec.Extra = rawjson.Marshal(map[string]string{"presented_session": r.redactor.Hash(presented)})
+		presentedHash = r.redactor.Hash(presented)
 	}
+	rec := audit.SessionRefusal(r.now().UTC(), audit.Actor{Principal: principal, Role: role, Transport: transport}, code, presentedHash, reason)
 	if err := r.db.Append(context.WithoutCancel(ctx), rec); err != nil {
 		r.log.Error("auditing a session refusal", "err", err)
 	}
@@ -230,13 +231,6 @@ func (s *Session) Phase(ctx context.Context) string {
 	return effectivePhase(chain)
 }
 
-func (s *Session) record(capability string) *store.Record {
-	return &store.Record{
-		Time: s.r.now().UTC(), SessionID: s.id, ContextID: s.contextID, Principal: s.principal,
-		Role: s.role, Transport: s.transport, Capability: capability, Extra: s.withClient(nil),
-	}
-}
-
 // WithClient returns a copy of s whose records name the OAuth client the
 // current request's access token was issued to. A session handle lives
 // longer than one token, so the client is set per request.
@@ -247,18 +241,4 @@ func (s *Session) WithClient(clientID string) *Session {
 	c := *s
 	c.clientID = clientID
 	return &c
-}
-
-// withClient adds client_id to a record's extra JSON object (nil: a new
-// one), when the session has one.
-func (s *Session) withClient(extra json.RawMessage) json.RawMessage {
-	if s.clientID == "" {
-		return extra
-	}
-	m := map[string]json.RawMessage{}
-	if len(extra) > 0 && json.Unmarshal(extra, &m) != nil {
-		return extra // not an object: leave it as it is
-	}
-	m["client_id"] = rawjson.Marshal(s.clientID)
-	return rawjson.Marshal(m)
 }

@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/audit/witness"
-	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/internal/policy/killswitch"
 	"github.com/airlock-dev/airlock/store"
 )
@@ -240,20 +240,11 @@ func (a *Anchor) recordAsync(st killswitch.State) {
 	}()
 }
 
-// killRecord is the audit record of a kill switch change.
-func killRecord(st killswitch.State) *store.Record {
-	return &store.Record{
-		Principal: "operator:" + st.By, Transport: "cli", Capability: "operator.kill_switch",
-		Decision: "allow", Outcome: "ok", Reason: st.Reason,
-		Extra: rawjson.Marshal(map[string]any{"engaged": st.Engaged, "change": st.ID, "changed_at": st.At.UTC()}),
-	}
-}
-
 // RecordKill records kill switch change st once in db's chain (see
 // store.RecordKillSwitch); it returns the record, nil if the change was
 // already recorded.
-func RecordKill(ctx context.Context, db *store.DB, st killswitch.State) (*store.Record, error) {
-	rec := killRecord(st)
+func RecordKill(ctx context.Context, db *store.DB, st killswitch.State) (*audit.Record, error) {
+	rec := audit.KillSwitch(audit.Kill{ID: st.ID, Engaged: st.Engaged, By: st.By, Reason: st.Reason, At: st.At})
 	ok, err := db.RecordKillSwitch(ctx, store.KillChange{ID: st.ID, Engaged: st.Engaged, By: st.By, Reason: st.Reason, At: st.At}, rec)
 	if err != nil || !ok {
 		return nil, err

@@ -25,12 +25,12 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/execution/comm"
 	"github.com/airlock-dev/airlock/internal/execution/sandbox"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 	"github.com/airlock-dev/airlock/internal/kit/argschema"
-	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/pinning"
 	"github.com/airlock-dev/airlock/store"
@@ -268,7 +268,7 @@ func (u *Connector) Observe(ctx context.Context, s *Session, up config.Upstream,
 		return nil, err
 	}
 	for _, p := range changes {
-		u.audit(ctx, by, "upstream.pin", p, "tool definition now "+string(p.State), nil)
+		u.append(ctx, audit.UpstreamPin(u.now().UTC(), by, auditPin(p)))
 	}
 	if len(skipped) > 0 {
 		u.log.Warn("upstream tools not pinnable (bad name, duplicate or ambiguous schema)", "upstream", up.ID, "count", len(skipped))
@@ -276,30 +276,25 @@ func (u *Connector) Observe(ctx context.Context, s *Session, up config.Upstream,
 	return out, nil
 }
 
-// audit appends one record about a pin.
-func (u *Connector) audit(ctx context.Context, by, capability string, p *pinning.Pin, reason string, err error) {
-	u.Audit(ctx, "upstream", by, capability, p, reason, err)
+// AuditApproval records op's approval of the definition of pin p with
+// digest (why: the operator's reason), or its failure err.
+func (u *Connector) AuditApproval(ctx context.Context, op audit.Operator, p *pinning.Pin, digest, why string, err error) {
+	u.append(ctx, audit.UpstreamApprove(u.now().UTC(), op, auditPin(p), digest, why, err))
 }
 
-// Audit appends one record about pin p, naming the transport the order
-// came through (an operator's approval: "cli" or "console").
-func (u *Connector) Audit(ctx context.Context, transport, by, capability string, p *pinning.Pin, reason string, err error) {
-	rec := &store.Record{
-		Time: u.now().UTC(), Principal: by, Transport: transport, Capability: capability, Decision: "allow", Outcome: "ok",
-		Reason: reason, Extra: rawjson.Marshal(map[string]any{
-			"upstream": p.Upstream, "tool": p.Tool, "state": p.State, "seen_digest": p.SeenDigest,
-			"approved_digest": p.ApprovedDigest, "flags": len(p.Flags),
-		}),
-	}
-	if p.State == pinning.Changed {
-		rec.Decision = "deny"
-	}
-	if err != nil {
-		rec.Outcome, rec.Error = "error", err.Error()
-	}
+// append writes one record about a pin; a failure is logged, not
+// returned: the pin's change is made already.
+func (u *Connector) append(ctx context.Context, rec *audit.Record) {
 	if aerr := u.db.Append(context.WithoutCancel(ctx), rec); aerr != nil {
 		u.log.Error("auditing a pin change", "err", aerr)
 	}
+}
+
+// auditPin is p as its audit records name it; a changed definition is
+// blocked (its calls are refused).
+func auditPin(p *pinning.Pin) audit.Pin {
+	return audit.Pin{Upstream: p.Upstream, Tool: p.Tool, State: string(p.State), SeenDigest: p.SeenDigest,
+		ApprovedDigest: p.ApprovedDigest, Flags: len(p.Flags), Blocked: p.State == pinning.Changed}
 }
 
 // Check is the pin half of toolkit.UpstreamPins: the need's arguments

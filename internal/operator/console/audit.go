@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
@@ -125,7 +126,7 @@ func parseTime(v string) (time.Time, error) {
 }
 
 // Match reports whether rec passes every set field.
-func (f Filter) Match(rec *operator.AuditRecord) bool {
+func (f Filter) Match(rec *audit.Record) bool {
 	switch {
 	case f.Before > 0 && rec.Seq >= f.Before,
 		f.Context != "" && !strings.HasPrefix(rec.ContextID, f.Context),
@@ -165,7 +166,7 @@ type auditData struct {
 	Filter       Filter
 	FromText     string
 	ToText       string
-	Records      []*operator.AuditRecord
+	Records      []*audit.Record
 	Older        string // query of the next (older) page; "" at the end
 	Verification operator.AuditVerification
 	Full         bool
@@ -200,8 +201,8 @@ func (c *Console) auditPage(w http.ResponseWriter, r *http.Request, s *session) 
 	if err == nil {
 		// The last auditPageSize+1 matches: one more than shown says
 		// whether there is an older page.
-		var ring []*operator.AuditRecord
-		err = c.op.Scan(ctx, 0, func(rec *operator.AuditRecord) error {
+		var ring []*audit.Record
+		err = c.op.Scan(ctx, 0, func(rec *audit.Record) error {
 			if f.Match(rec) {
 				cp := *rec
 				ring = append(ring, &cp)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/airlock-dev/airlock/internal/operator/operator"
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 )
 
 func TestParseFilter(t *testing.T) {
@@ -60,7 +60,7 @@ var longA = func() string {
 }()
 
 func TestFilterMatch(t *testing.T) {
-	rec := &operator.AuditRecord{Seq: 10, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), ContextID: "ctx-abc",
+	rec := &audit.Record{Seq: 10, Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), ContextID: "ctx-abc",
 		Principal: "agent/env:TOKEN", Tool: "declare_need", Capability: "comm.fetch", Decision: "deny", Violation: "POLICY_DENIED"}
 	for _, tc := range []struct {
 		name string

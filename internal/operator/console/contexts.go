@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/operator/report"
 	"github.com/airlock-dev/airlock/internal/policy/limits"
@@ -85,7 +86,7 @@ func (c *Console) contextData(r *http.Request, id string) (contextData, error) {
 	for _, s := range ss {
 		d.Open = append(d.Open, s.ID)
 	}
-	err = c.op.Scan(ctx, 0, func(rec *operator.AuditRecord) error {
+	err = c.op.Scan(ctx, 0, func(rec *audit.Record) error {
 		if rec.ContextID == cx.ID && rec.SessionID != "" && !slices.Contains(d.Seen, rec.SessionID) {
 			d.Seen = append(d.Seen, rec.SessionID)
 		}
@@ -153,7 +154,7 @@ func (c *Console) setPhase(w http.ResponseWriter, r *http.Request, s *session) {
 // runRow is one run_pipeline call with its evidence, as audited.
 type runRow struct {
 	Seq       int64
-	Record    *operator.AuditRecord
+	Record    *audit.Record
 	Run       report.PipelineRun
 	Outputs   []runOutput
 	Evidence  string // the whole evidence, indented JSON
@@ -174,7 +175,7 @@ const maxRuns = 100
 func (c *Console) runsPage(w http.ResponseWriter, r *http.Request, s *session) {
 	p := newPage(s, "runs", "Pipeline runs", r)
 	var rows []runRow
-	err := c.op.Scan(r.Context(), 0, func(rec *operator.AuditRecord) error {
+	err := c.op.Scan(r.Context(), 0, func(rec *audit.Record) error {
 		var extra struct {
 			Evidence json.RawMessage `json:"evidence"`
 		}

@@ -47,7 +47,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 			Data: loginData{LoginToken: r.PostForm.Get("login_token")}})
 		return
 	}
-	if err := c.op.RecordAction(r.Context(), "operator.console_login", principal, "console login", nil); err != nil {
+	if err := c.op.RecordLogin(r.Context(), principal, "console login", nil); err != nil {
 		// A login that cannot be audited does not happen (fail closed).
 		status, msg := c.publicError(err)
 		c.render(w, status, "login", page{Title: "Log in", Error: msg, Data: loginData{LoginToken: r.PostForm.Get("login_token")}})
@@ -65,7 +65,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 func (c *Console) logout(w http.ResponseWriter, r *http.Request, s *session) {
 	c.sessions.remove(cookieValue(r, cookieSession))
 	http.SetCookie(w, newCookie(r, cookieSession, "", -1))
-	if err := c.op.RecordAction(r.Context(), "operator.console_logout", s.principal, "console logout", nil); err != nil {
+	if err := c.op.RecordLogout(r.Context(), s.principal, "console logout", nil); err != nil {
 		c.log.Error("console: auditing a logout", "err", err)
 	}
 	http.Redirect(w, r, Path+"/login", http.StatusSeeOther)

@@ -5,8 +5,7 @@ import (
 	"fmt"
 
 	"github.com/airlock-dev/airlock/declarations"
-	"github.com/airlock-dev/airlock/internal/kit/rawjson"
-	"github.com/airlock-dev/airlock/store"
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 )
 
 // Declaration is a declared need and where it stands.
@@ -48,20 +47,15 @@ func (o *API) decide(ctx context.Context, id, by, reason string, approve bool) (
 	} else {
 		d, err = m.Deny(ctx, id, who, reason)
 	}
-	capability := "operator.deny"
-	if approve {
-		capability = "operator.approve"
-	}
-	rec := &store.Record{
-		Time: o.now().UTC(), Principal: who, Transport: o.transport, Capability: capability, Decision: "allow", Outcome: "ok",
-		Reason: reason, Extra: rawjson.Marshal(map[string]string{"declaration_id": id}),
-	}
+	var contextID string
 	if d != nil {
-		rec.ContextID = d.ContextID
+		contextID = d.ContextID
 	}
-	if err != nil {
-		rec.Outcome, rec.Error = "error", err.Error()
+	record := audit.Deny
+	if approve {
+		record = audit.Approve
 	}
+	rec := record(o.now().UTC(), o.operator(by), id, contextID, reason, err)
 	if aerr := o.db.Append(ctx, rec); aerr != nil {
 		return nil, fmt.Errorf("auditing the decision: %w", aerr)
 	}

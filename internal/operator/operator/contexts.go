@@ -10,13 +10,12 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/execution/state"
-	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 	"github.com/airlock-dev/airlock/internal/policy/limits"
 	"github.com/airlock-dev/airlock/phasegate"
-	"github.com/airlock-dev/airlock/store"
 )
 
 // Context is a runtime context as the store holds it.
@@ -35,13 +34,7 @@ var ErrAmbiguousID = errors.New("ambiguous context id")
 // while its parent is in planning. The order is audited, refused or not.
 func (o *API) SetPhase(ctx context.Context, contextID, phase, by, reason string) (*Context, error) {
 	cx, err := o.setPhase(ctx, contextID, phase)
-	rec := &store.Record{
-		Time: o.now().UTC(), ContextID: contextID, Principal: "operator:" + by, Transport: o.transport, Capability: "operator.phase",
-		Phase: phase, Decision: "allow", Outcome: "ok", Reason: reason,
-	}
-	if err != nil {
-		rec.Decision, rec.Outcome, rec.Error = "deny", "error", err.Error()
-	}
+	rec := audit.Phase(o.now().UTC(), o.operator(by), contextID, phase, reason, err)
 	if aerr := o.db.Append(ctx, rec); aerr != nil {
 		return nil, fmt.Errorf("auditing the phase change: %w", aerr)
 	}
@@ -129,15 +122,11 @@ func (o *API) CreateChild(ctx context.Context, cfg *config.Config, spec ChildSpe
 		}
 	}
 	cx, handle, err := o.createChild(ctx, cfg, spec, by)
-	rec := &store.Record{Time: o.now().UTC(), Principal: "operator:" + by, Transport: o.transport, Capability: "operator.context_create",
-		Decision: "allow", Outcome: "ok", Reason: reason}
+	var created *audit.Context
 	if cx != nil {
-		rec.ContextID, rec.Phase = cx.ID, cx.Phase
-		rec.Extra = rawjson.Marshal(map[string]any{"parent": cx.Parent, "policy": cx.Policy, "pools": cx.Pools})
+		created = &audit.Context{ID: cx.ID, Parent: cx.Parent, Phase: cx.Phase, Policy: cx.Policy, Pools: cx.Pools}
 	}
-	if err != nil {
-		rec.Decision, rec.Outcome, rec.Error = "deny", "error", err.Error()
-	}
+	rec := audit.ChildContext(o.now().UTC(), o.operator(by), created, reason, err)
 	if aerr := o.db.Append(ctx, rec); aerr != nil {
 		return nil, "", fmt.Errorf("auditing the new context: %w", aerr)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/audit/witness"
 	"github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/internal/policy/killswitch"
@@ -77,7 +78,7 @@ func TripKillSwitch(stateDir, by, reason string) (killswitch.State, error) {
 // RecordKillChange appends the audit record of kill switch change st,
 // retrying while the store is locked until it succeeds or ctx ends. It
 // returns the record (nil if the change was already recorded).
-func RecordKillChange(ctx context.Context, stateDir string, st killswitch.State) (*AuditRecord, error) {
+func RecordKillChange(ctx context.Context, stateDir string, st killswitch.State) (*audit.Record, error) {
 	for {
 		rec, err := tryRecordKillChange(ctx, stateDir, st)
 		if !errors.Is(err, store.ErrUnavailable) {
@@ -91,7 +92,7 @@ func RecordKillChange(ctx context.Context, stateDir string, st killswitch.State)
 	}
 }
 
-func tryRecordKillChange(ctx context.Context, stateDir string, st killswitch.State) (*store.Record, error) {
+func tryRecordKillChange(ctx context.Context, stateDir string, st killswitch.State) (*audit.Record, error) {
 	db, err := state.OpenStore(state.StoreLocation("", stateDir), &store.Options{BusyTimeout: time.Second, Instance: witness.NewInstance("cli")})
 	if err != nil {
 		return nil, err

@@ -8,15 +8,13 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/attribution"
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/audit/witness"
 	"github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/internal/execution/upstream"
 	"github.com/airlock-dev/airlock/internal/policy/killswitch"
 	"github.com/airlock-dev/airlock/store"
 )
-
-// AuditRecord is one record of the audit trail.
-type AuditRecord = store.Record
 
 // API is the operator's handle on a state directory. Every change it makes
 // is itself audited. Its methods may be called concurrently (the console
@@ -106,10 +104,10 @@ func (o *API) Close() error {
 }
 
 // Tail returns the last n records, oldest first.
-func (o *API) Tail(ctx context.Context, n int) ([]AuditRecord, error) { return o.db.Tail(ctx, n) }
+func (o *API) Tail(ctx context.Context, n int) ([]audit.Record, error) { return o.db.Tail(ctx, n) }
 
 // Scan calls fn for each record after seq afterSeq, in order.
-func (o *API) Scan(ctx context.Context, afterSeq int64, fn func(*AuditRecord) error) error {
+func (o *API) Scan(ctx context.Context, afterSeq int64, fn func(*audit.Record) error) error {
 	return o.db.Scan(ctx, afterSeq, fn)
 }
 
@@ -123,17 +121,26 @@ func (o *API) AttributionSigner(ctx context.Context) (*attribution.Signer, error
 	return attribution.NewSigner(key)
 }
 
-// RecordAction audits an operator action that changes nothing the other
-// methods record themselves — a console login or logout — with who (by)
-// and why (reason); failure, when not nil, is recorded as the outcome.
-func (o *API) RecordAction(ctx context.Context, capability, by, reason string, failure error) error {
-	rec := &store.Record{Time: o.now().UTC(), Principal: "operator:" + by, Transport: o.transport, Capability: capability,
-		Decision: "allow", Outcome: "ok", Reason: reason}
-	if failure != nil {
-		rec.Decision, rec.Outcome, rec.Error = "deny", "error", failure.Error()
-	}
+// operator is who gives this handle's orders: by, over its transport.
+func (o *API) operator(by string) audit.Operator {
+	return audit.Operator{Name: by, Transport: o.transport}
+}
+
+// RecordLogin audits by signing in to the console (reason: why;
+// failure, when not nil, is recorded as the outcome). It changes nothing
+// the other methods record themselves.
+func (o *API) RecordLogin(ctx context.Context, by, reason string, failure error) error {
+	return o.appendAction(ctx, audit.ConsoleLogin(o.now().UTC(), o.operator(by), reason, failure))
+}
+
+// RecordLogout audits by signing out of the console, as RecordLogin.
+func (o *API) RecordLogout(ctx context.Context, by, reason string, failure error) error {
+	return o.appendAction(ctx, audit.ConsoleLogout(o.now().UTC(), o.operator(by), reason, failure))
+}
+
+func (o *API) appendAction(ctx context.Context, rec *audit.Record) error {
 	if err := o.db.Append(ctx, rec); err != nil {
-		return fmt.Errorf("auditing %s: %w", capability, err)
+		return fmt.Errorf("auditing %s: %w", rec.Capability, err)
 	}
 	return nil
 }

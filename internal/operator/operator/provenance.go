@@ -9,7 +9,6 @@ import (
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/execution/provtrace"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
-	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/internal/policy/redact"
 	"github.com/airlock-dev/airlock/store"
 )
@@ -46,12 +45,8 @@ func (o *API) addTask(ctx context.Context, cx *Context, text, by, reason string)
 	if err == nil {
 		err = o.db.AddTrustedInput(ctx, in)
 	}
-	rec := &audit.Record{Time: o.now().UTC(), ContextID: cx.ID, Principal: "operator:" + by, Transport: o.transport,
-		Capability: "operator.context_task", Phase: cx.Phase, Decision: "allow", Outcome: audit.OutcomeOK, Reason: reason,
-		Extra: rawjson.Marshal(map[string]any{"input": TaskInputID, "sha256": in.SHA256, "bytes": len(text)})}
-	if err != nil {
-		rec.Decision, rec.Outcome, rec.Error = "deny", audit.OutcomeError, err.Error()
-	}
+	rec := audit.ContextTask(o.now().UTC(), o.operator(by), cx.ID, cx.Phase, reason,
+		audit.Task{Input: TaskInputID, SHA256: in.SHA256, Bytes: len(text)}, err)
 	if aerr := o.db.Append(ctx, rec); aerr != nil {
 		return errors.Join(err, fmt.Errorf("auditing the task: %w", aerr))
 	}

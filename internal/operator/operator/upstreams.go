@@ -78,15 +78,7 @@ func (o *API) ApproveUpstreamToolBecause(ctx context.Context, upstream, tool, di
 	if rec == nil {
 		rec = &pinning.Pin{Upstream: upstream, Tool: tool, SeenDigest: digest}
 	}
-	reason := "approved tool definition sha256:" + digest
-	if why != "" {
-		reason = why + " (" + reason + ")"
-	}
-	transport := o.transport
-	if transport == "" {
-		transport = "upstream"
-	}
-	o.upstreamsOf().Audit(ctx, transport, "operator:"+by, "operator.upstream_approve", rec, reason, err)
+	o.upstreamsOf().AuditApproval(ctx, o.operator(by), rec, digest, why, err)
 	if err != nil {
 		return nil, err
 	}

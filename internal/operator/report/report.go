@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
@@ -28,7 +29,7 @@ var (
 
 // Scanner reads the audit trail in order (operator.API.Scan).
 type Scanner interface {
-	Scan(ctx context.Context, afterSeq int64, fn func(*operator.AuditRecord) error) error
+	Scan(ctx context.Context, afterSeq int64, fn func(*audit.Record) error) error
 }
 
 var _ Scanner = (*operator.API)(nil)
@@ -36,7 +37,7 @@ var _ Scanner = (*operator.API)(nil)
 // Build scans the trail for the session whose id is id or starts with it.
 func Build(ctx context.Context, sc Scanner, id string) (*Report, error) {
 	rep := &Report{files: map[string]bool{}, used: map[string]bool{}}
-	err := sc.Scan(ctx, 0, func(r *operator.AuditRecord) error {
+	err := sc.Scan(ctx, 0, func(r *audit.Record) error {
 		if r.SessionID == "" || !strings.HasPrefix(r.SessionID, id) {
 			return nil
 		}
@@ -57,9 +58,6 @@ func Build(ctx context.Context, sc Scanner, id string) (*Report, error) {
 
 // Session is the full id of the session reported on.
 func (s *Report) Session() string { return s.session }
-
-// Runs are the session's pipeline runs with their evidence, in order.
-func (s *Report) Runs() []PipelineRun { return s.runs }
 
 // sourceViolations are the codes that count as source-binding violations.
 var sourceViolations = []string{
@@ -97,10 +95,10 @@ type Report struct {
 	pipelineFiles, violations, calls             int
 	verified, failed                             bool
 	runs                                         []PipelineRun
-	outcomes                                     map[string]int
+	outcomes                                     map[audit.Outcome]int
 }
 
-func (s *Report) add(r *operator.AuditRecord) {
+func (s *Report) add(r *audit.Record) {
 	s.session, s.context, s.principal, s.role, s.transport = r.SessionID, r.ContextID, r.Principal, r.Role, r.Transport
 	var extra struct {
 		PoolsBound []string     `json:"pools_bound"`
@@ -110,28 +108,28 @@ func (s *Report) add(r *operator.AuditRecord) {
 	}
 	_ = json.Unmarshal(r.Extra, &extra)
 	switch r.Capability {
-	case "session.open":
+	case string(audit.KindSessionOpen):
 		s.opened, s.bound = r.Time.Format("2006-01-02 15:04:05Z07:00"), extra.PoolsBound
 		return
-	case "session.close":
+	case string(audit.KindSessionClose):
 		s.closed = r.Time.Format("2006-01-02 15:04:05Z07:00")
 		return
 	}
-	if r.Outcome == "started" {
+	if r.Outcome == audit.OutcomeStarted {
 		return
 	}
 	s.calls++
 	if s.outcomes == nil {
-		s.outcomes = map[string]int{}
+		s.outcomes = map[audit.Outcome]int{}
 	}
-	s.outcomes[string(r.Outcome)]++
+	s.outcomes[r.Outcome]++
 	if slices.Contains(sourceViolations, r.Violation) {
 		s.violations++
 		if r.Violation == string(violation.IntegrityFailure) {
 			s.failed = true
 		}
 	}
-	if r.Outcome != "ok" {
+	if r.Outcome != audit.OutcomeOK {
 		return
 	}
 	switch {
@@ -192,7 +190,7 @@ func (s *Report) WriteMarkdown(w io.Writer) {
 		}
 	}
 	fmt.Fprintln(w, "\n## Calls by outcome\n\n| Outcome | Calls |\n|---------|-------|")
-	for _, o := range []string{"ok", "denied", "violation", "error"} {
+	for _, o := range []audit.Outcome{audit.OutcomeOK, audit.OutcomeDenied, audit.OutcomeViolation, audit.OutcomeError} {
 		if n := s.outcomes[o]; n > 0 {
 			fmt.Fprintf(w, "| %s | %d |\n", o, n)
 		}
