@@ -317,7 +317,7 @@ func TestAppendFailsClosed(t *testing.T) {
 	appendN(t, db, 0, 5)
 	db.Close()
 	var pages int64
-	if err := rawOpen(t, path).QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
+	if err := store.RawOpen(t, path).QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
 		t.Fatal(err)
 	}
 

@@ -42,11 +42,7 @@ func TestContextsMigration(t *testing.T) {
 		t.Errorf("Usage on a version 2 file: %q, %v; want nil", v, err)
 	}
 
-	db, err := Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openAt(t, path, nil)
 	c := &contexts.Context{ID: "c1", Principal: "alice", Phase: contexts.PhasePlanning, CreatedAt: time.Now()}
 	if err := db.CreateContext(ctx, c); err != nil {
 		t.Fatal(err)

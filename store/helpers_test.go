@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -60,18 +59,6 @@ func appendN(t testing.TB, db *store.DB, base, n int) {
 			t.Fatalf("Append %d: %v", base+i, err)
 		}
 	}
-}
-
-// rawOpen opens a second, independent connection to the file, as an
-// attacker or another program would.
-func rawOpen(t testing.TB, path string) *sql.DB {
-	t.Helper()
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
-	return raw
 }
 
 // mustVerify fails the test unless the chain verifies with want records.
