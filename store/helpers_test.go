@@ -61,6 +61,23 @@ func appendN(t testing.TB, db *store.DB, base, n int) {
 	}
 }
 
+// openFull opens the closed store at path capped at its current size
+// (Options.MaxPageCount), so that SQLite fails any write needing a new
+// page with SQLITE_FULL; it is closed when the test ends.
+func openFull(t testing.TB, path string) *store.DB {
+	t.Helper()
+	var pages int64
+	if err := store.RawOpen(t, path).QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	full, err := store.Open(path, &store.Options{MaxPageCount: pages})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { full.Close() })
+	return full
+}
+
 // mustVerify fails the test unless the chain verifies with want records.
 func mustVerify(t testing.TB, db *store.DB, want int64) {
 	t.Helper()

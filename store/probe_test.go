@@ -56,15 +56,7 @@ func TestWritable(t *testing.T) {
 
 	t.Run("full", func(t *testing.T) {
 		db.Close()
-		var pages int64
-		if err := store.RawOpen(t, path).QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
-			t.Fatal(err)
-		}
-		full, err := store.Open(path, &store.Options{MaxPageCount: pages})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer full.Close()
+		full := openFull(t, path)
 		if err := full.Writable(ctx); !errors.Is(err, store.ErrUnavailable) {
 			t.Fatalf("full store: %v, want ErrUnavailable", err)
 		}
