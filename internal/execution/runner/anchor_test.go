@@ -100,10 +100,17 @@ func TestRunnerRefusesRolledBackStore(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(state, statedir.DBFile), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r2, err := New(cfg, state, nil)
+	wantRolledBack(t, cfg, state, "a rolled-back store")
+}
+
+// wantRolledBack fails the test unless New refuses the store in state,
+// described by what, with witness.ErrRolledBack.
+func wantRolledBack(t *testing.T, cfg *config.Config, state, what string) {
+	t.Helper()
+	r, err := New(cfg, state, nil)
 	if err == nil {
-		r2.Close()
-		t.Fatal("runner started on a rolled-back store")
+		r.Close()
+		t.Fatal("runner started on " + what)
 	}
 	if !errors.Is(err, witness.ErrRolledBack) {
 		t.Fatalf("err = %v, want ErrRolledBack", err)

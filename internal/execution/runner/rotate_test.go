@@ -2,11 +2,9 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/audit/witness"
 	"github.com/airlock-dev/airlock/internal/config"
 	statedir "github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
@@ -45,14 +43,7 @@ func TestRunnerRefusesForgedAnchor(t *testing.T) {
 			DELETE FROM audit_records WHERE seq < 6`); err != nil {
 			t.Fatal(err)
 		}
-		r, err := New(cfg, state, nil)
-		if err == nil {
-			r.Close()
-			t.Fatal("runner started on a store whose witnessed records were deleted")
-		}
-		if !errors.Is(err, witness.ErrRolledBack) {
-			t.Fatalf("err = %v, want ErrRolledBack", err)
-		}
+		wantRolledBack(t, cfg, state, "a store whose witnessed records were deleted")
 	})
 	t.Run("rotated", func(t *testing.T) {
 		cfg, state := setup(t)
