@@ -17,12 +17,7 @@ import (
 func TestRunnerRefusesForgedAnchor(t *testing.T) {
 	ctx := context.Background()
 	setup := func(t *testing.T) (*config.Config, string) {
-		dir := t.TempDir()
-		cfg, err := config.Parse("t.yaml", []byte("audit: {checkpoint_every_records: 1, checkpoint_interval_ms: 3600000}\npools: []\npolicies:\n  base: {allow: [\"pool.*\"]}\nroles:\n  local: {policy: base}\n"), dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		state := filepath.Join(dir, "state")
+		cfg, state := checkpointEvery(t, 1)
 		r, err := New(cfg, state, nil)
 		if err != nil {
 			t.Fatal(err)
