@@ -17,16 +17,7 @@ import (
 // read-only handle opened before the upgrade then sees what is declared.
 func TestDeclarationsMigration(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "v1.db")
-	raw := rawSQLite(t, path)
-	migrateTo(t, raw, sqliteDialect, 1)
-	raw.Close()
-
-	ro, err := OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
+	path, ro := openOldReadOnly(t, 1)
 	if _, err := ro.Declarations().Get(ctx, "d1"); !errors.Is(err, declarations.ErrNotFound) {
 		t.Errorf("Get on a version 1 file: %v, want ErrNotFound", err)
 	}

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"path/filepath"
 	"testing"
 )
 
@@ -18,6 +20,23 @@ func openAt(t testing.TB, path string, opts *Options) *DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// openOldReadOnly builds a SQLite file at schema version v, as the program
+// of that version left it, and opens it read-only (which migrates
+// nothing); the handle is closed when the test ends.
+func openOldReadOnly(t testing.TB, v int64) (path string, ro *DB) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), fmt.Sprintf("v%d.db", v))
+	raw := rawSQLite(t, path)
+	migrateTo(t, raw, sqliteDialect, v)
+	raw.Close()
+	ro, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ro.Close() })
+	return path, ro
 }
 
 // RawOpen opens a second, independent connection to the SQLite file, as
