@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -172,26 +171,10 @@ func TestBeginConcurrent(t *testing.T) {
 	m, st, _ := newTestManager(nil)
 	for round := range 25 {
 		d := declareApproved(t, m, "s1")
-		const n = 20
-		var wg sync.WaitGroup
-		errs := make([]error, n)
-		start := make(chan struct{})
-		for i := range n {
-			wg.Go(func() {
-				<-start
-				_, errs[i] = m.Begin(ctx, d.ID, "s1")
-			})
-		}
-		close(start)
-		wg.Wait()
-		won := 0
-		for _, err := range errs {
-			if err == nil {
-				won++
-			} else if !errors.Is(err, declarations.ErrAlreadyConsumed) {
-				t.Fatalf("round %d: %v", round, err)
-			}
-		}
+		won := declarationstest.Race(t, 20, declarations.ErrAlreadyConsumed, func() error {
+			_, err := m.Begin(ctx, d.ID, "s1")
+			return err
+		})
 		if got := declarationstest.WantState(t, st, d.ID, declarations.StateExecuting); won != 1 || got.Attempts != 1 {
 			t.Fatalf("round %d: %d winners, attempts %d", round, won, got.Attempts)
 		}

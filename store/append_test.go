@@ -316,19 +316,10 @@ func TestAppendFailsClosed(t *testing.T) {
 	db, path := openTemp(t, nil)
 	appendN(t, db, 0, 5)
 	db.Close()
-	var pages int64
-	if err := rawOpen(t, path).QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
-		t.Fatal(err)
-	}
-
-	full, err := store.Open(path, &store.Options{MaxPageCount: pages})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer full.Close()
+	full := openFull(t, path)
 	big := sample(99)
 	big.Reason = strings.Repeat("r", 64<<10) // needs new pages
-	err = full.Append(ctx, big)
+	err := full.Append(ctx, big)
 	if !errors.Is(err, store.ErrUnavailable) {
 		t.Fatalf("Append on a full store: err = %v, want ErrUnavailable", err)
 	}

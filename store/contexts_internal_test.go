@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,16 +15,7 @@ import (
 // sees what is stored.
 func TestContextsMigration(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "v2.db")
-	raw := rawSQLite(t, path)
-	migrateTo(t, raw, sqliteDialect, contextsVersion-1)
-	raw.Close()
-
-	ro, err := OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
+	path, ro := openOldReadOnly(t, contextsVersion-1)
 	if _, err := ro.GetContext(ctx, "c1"); !errors.Is(err, contexts.ErrNotFound) {
 		t.Errorf("GetContext on a version 2 file: %v, want ErrNotFound", err)
 	}
@@ -42,11 +32,7 @@ func TestContextsMigration(t *testing.T) {
 		t.Errorf("Usage on a version 2 file: %q, %v; want nil", v, err)
 	}
 
-	db, err := Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openAt(t, path, nil)
 	c := &contexts.Context{ID: "c1", Principal: "alice", Phase: contexts.PhasePlanning, CreatedAt: time.Now()}
 	if err := db.CreateContext(ctx, c); err != nil {
 		t.Fatal(err)

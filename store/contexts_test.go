@@ -3,7 +3,6 @@ package store_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -144,21 +143,9 @@ func TestContextsClosed(t *testing.T) {
 // its callback, and reads go on.
 func TestContextsUnavailable(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "a.db")
-	db, err := store.Open(path, &store.Options{BusyTimeout: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db, path := openTemp(t, &store.Options{BusyTimeout: 50 * time.Millisecond})
 	seedContexts(t, db)
-	lock, err := rawOpen(t, path).Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if _, err := lock.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	lock := store.HoldWriteLock(t, store.RawOpen(t, path))
 	calls := writeCalls(t, db)
 	calls["OpenSession with a cap"] = func(ctx context.Context) error { return db.OpenSession(ctx, testSession("s3"), 5, time.Hour) }
 	for name, call := range calls {
@@ -257,7 +244,7 @@ func TestContextsRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := rawOpen(t, path)
+	raw := store.RawOpen(t, path)
 	var created, pools, env, value string
 	var closedNull, elicitation int
 	err = raw.QueryRow(`SELECT created_at, pools, env FROM contexts WHERE id = 'c1'`).Scan(&created, &pools, &env)
@@ -295,7 +282,7 @@ func TestUseChallengeForgetsExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	var n int
-	if err := rawOpen(t, path).QueryRow(`SELECT COUNT(*) FROM used_challenges`).Scan(&n); err != nil || n != 1 {
+	if err := store.RawOpen(t, path).QueryRow(`SELECT COUNT(*) FROM used_challenges`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("%d nonces kept, %v; want only the live one", n, err)
 	}
 	if err := db.UseChallenge(ctx, "live", time.Now().Add(time.Hour)); !errors.Is(err, contexts.ErrReplayed) {

@@ -51,7 +51,7 @@ func TestMigrationsAppliedOnce(t *testing.T) {
 		mustVerify(t, db, 3)
 		db.Close()
 	}
-	raw := rawOpen(t, path)
+	raw := store.RawOpen(t, path)
 	var n, max int64
 	if err := raw.QueryRow(`SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&n, &max); err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func TestMigrationsAppliedOnce(t *testing.T) {
 func TestSchemaTooNew(t *testing.T) {
 	db, path := openTemp(t, nil)
 	db.Close()
-	raw := rawOpen(t, path)
+	raw := store.RawOpen(t, path)
 	if _, err := raw.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 'x')`); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func closeIf(db *store.DB) {
 func TestOpenReadOnly(t *testing.T) {
 	dir := t.TempDir()
 	notStore := filepath.Join(dir, "plain.db")
-	raw := rawOpen(t, notStore)
+	raw := store.RawOpen(t, notStore)
 	if _, err := raw.Exec(`CREATE TABLE t (x TEXT)`); err != nil {
 		t.Fatal(err)
 	}

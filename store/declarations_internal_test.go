@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -18,16 +17,7 @@ import (
 // read-only handle opened before the upgrade then sees what is declared.
 func TestDeclarationsMigration(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "v1.db")
-	raw := rawSQLite(t, path)
-	migrateTo(t, raw, sqliteDialect, 1)
-	raw.Close()
-
-	ro, err := OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
+	path, ro := openOldReadOnly(t, 1)
 	if _, err := ro.Declarations().Get(ctx, "d1"); !errors.Is(err, declarations.ErrNotFound) {
 		t.Errorf("Get on a version 1 file: %v, want ErrNotFound", err)
 	}
@@ -35,11 +25,7 @@ func TestDeclarationsMigration(t *testing.T) {
 		t.Errorf("List on a version 1 file: %v, %v; want none", list, err)
 	}
 
-	db, err := Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openAt(t, path, nil)
 	if err := db.Append(ctx, &audit.Record{Outcome: audit.OutcomeOK}); err != nil {
 		t.Fatal(err)
 	}
@@ -61,21 +47,13 @@ func TestDeclarationsMigration(t *testing.T) {
 func TestDeclarationsCorruptRow(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "a.db")
-	db, err := Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openAt(t, path, nil)
 	st := db.Declarations()
 	d := &declarations.Declaration{ID: "d1", ContextID: "s1", State: declarations.StateApproved, CreatedAt: time.Now()}
 	if err := st.Create(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
+	raw := RawOpen(t, path)
 	for _, c := range []struct{ name, set string }{
 		{"unknown need field", `need = '{"operation":"comm.fetch","extra":1}'`},
 		{"trailing data", `history = '[] []'`},

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
@@ -319,7 +318,7 @@ func TestDeclarationsRow(t *testing.T) {
 
 	var created, need string
 	var nulls int
-	err = rawOpen(t, path).QueryRow(`SELECT created_at, need,
+	err = store.RawOpen(t, path).QueryRow(`SELECT created_at, need,
 		(expires_at IS NULL) + (executed_at IS NULL) + (decided_at IS NULL)
 		FROM declarations WHERE id = 'd1'`).Scan(&created, &need, &nulls)
 	if err != nil {
@@ -341,27 +340,15 @@ func TestDeclarationsRow(t *testing.T) {
 // not run; reads go on.
 func TestDeclarationsUnavailable(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "a.db")
-	db, err := store.Open(path, &store.Options{BusyTimeout: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db, path := openTemp(t, &store.Options{BusyTimeout: 50 * time.Millisecond})
 	st := db.Declarations()
 	mustCreate(t, st, testDecl("d1", "s1", declarations.StateApproved))
 
-	lock, err := rawOpen(t, path).Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if _, err := lock.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	lock := store.HoldWriteLock(t, store.RawOpen(t, path))
 	if err := st.Create(ctx, testDecl("d2", "s1", declarations.StateDeclared)); !errors.Is(err, store.ErrUnavailable) {
 		t.Errorf("Create under a held lock: %v, want ErrUnavailable", err)
 	}
-	_, err = st.Transition(ctx, "d1", []declarations.State{declarations.StateApproved}, declarations.StateExecuting, func(*declarations.Declaration) error {
+	_, err := st.Transition(ctx, "d1", []declarations.State{declarations.StateApproved}, declarations.StateExecuting, func(*declarations.Declaration) error {
 		t.Error("mutate ran without the write lock")
 		return nil
 	})

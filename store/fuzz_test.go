@@ -99,7 +99,7 @@ func FuzzVerifyEdit(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, seq, col uint8, val string) {
 		path := copyStore(t, tmpl)
-		raw := rawOpen(t, path)
+		raw := store.RawOpen(t, path)
 		c := columns[int(col)%len(columns)]
 		var v any = val
 		if col/8%2 == 1 {

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -62,16 +61,21 @@ func appendN(t testing.TB, db *store.DB, base, n int) {
 	}
 }
 
-// rawOpen opens a second, independent connection to the file, as an
-// attacker or another program would.
-func rawOpen(t testing.TB, path string) *sql.DB {
+// openFull opens the closed store at path capped at its current size
+// (Options.MaxPageCount), so that SQLite fails any write needing a new
+// page with SQLITE_FULL; it is closed when the test ends.
+func openFull(t testing.TB, path string) *store.DB {
 	t.Helper()
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	var pages int64
+	if err := store.RawOpen(t, path).QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	full, err := store.Open(path, &store.Options{MaxPageCount: pages})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { raw.Close() })
-	return raw
+	t.Cleanup(func() { full.Close() })
+	return full
 }
 
 // mustVerify fails the test unless the chain verifies with want records.

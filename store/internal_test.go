@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -17,11 +16,7 @@ import (
 // TestWriterPragmas checks the settings durability rests on, on the very
 // connection that writes.
 func TestWriterPragmas(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "a.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openAt(t, filepath.Join(t.TempDir(), "a.db"), nil)
 	ctx := context.Background()
 	conn, err := db.w.Conn(ctx)
 	if err != nil {
@@ -69,28 +64,14 @@ func TestBatchFailsTogether(t *testing.T) {
 	}
 	db.Close()
 	var pages int64
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
+	raw := RawOpen(t, path)
 	if err := raw.QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
 		t.Fatal(err)
 	}
 	// Room for a few small records, not for a 64 KiB one.
-	db, err = Open(path, &Options{MaxPageCount: pages + 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db = openAt(t, path, &Options{MaxPageCount: pages + 4})
 
-	lock, err := raw.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lock.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	lock := HoldWriteLock(t, raw)
 	results := make(map[string]chan error)
 	start := func(name string, rec *audit.Record) {
 		ch := make(chan error, 1)
@@ -139,13 +120,9 @@ func TestBatchFailsTogether(t *testing.T) {
 // TestAppendBrokenConnection: the writer's connection is gone; Append must
 // fail with ErrUnavailable rather than hang or report success.
 func TestAppendBrokenConnection(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "a.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openAt(t, filepath.Join(t.TempDir(), "a.db"), nil)
 	db.w.Close()
-	err = db.Append(context.Background(), &audit.Record{Outcome: audit.OutcomeOK})
+	err := db.Append(context.Background(), &audit.Record{Outcome: audit.OutcomeOK})
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("err = %v, want ErrUnavailable", err)
 	}
@@ -196,11 +173,7 @@ func TestCanonicalInjective(t *testing.T) {
 func TestKillSwitchCacheHits(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "a.db")
-	db, err := Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openAt(t, path, nil)
 	other, err := Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -257,24 +230,9 @@ func TestKillSwitchCacheHits(t *testing.T) {
 func TestAppendCancelledWhileQueued(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "a.db")
-	db, err := Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	lock, err := raw.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if _, err := lock.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	db := openAt(t, path, nil)
+	raw := RawOpen(t, path)
+	lock := HoldWriteLock(t, raw)
 	first := make(chan error, 1)
 	go func() { first <- db.Append(ctx, &audit.Record{Outcome: audit.OutcomeOK, Reason: "first"}) }()
 	for len(db.queue) != 0 {
@@ -312,11 +270,7 @@ func TestAppendCancelledWhileQueued(t *testing.T) {
 // SQLite's auto-checkpoint on the writer grew the file mid-stream.
 func TestNoCheckpointOnCommit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.db")
-	db, err := Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openAt(t, path, nil)
 	// Hold the checkpointer: stop its loop, keep its connection.
 	close(db.ckpt.stop)
 	<-db.ckpt.done
@@ -356,11 +310,7 @@ func TestNoCheckpointOnCommit(t *testing.T) {
 // TestCheckpointerRuns: left alone, the checkpointer checkpoints after
 // enough records, so the WAL stays bounded without the writer's help.
 func TestCheckpointerRuns(t *testing.T) {
-	db, err := Open(filepath.Join(t.TempDir(), "a.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openAt(t, filepath.Join(t.TempDir(), "a.db"), nil)
 	for range 2 * checkpointRecords {
 		if err := db.Append(context.Background(), &audit.Record{Outcome: audit.OutcomeOK}); err != nil {
 			t.Fatal(err)
@@ -388,11 +338,7 @@ func TestCheckpointerRuns(t *testing.T) {
 // dearer.
 func TestWALStaysBounded(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.db")
-	db, err := Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openAt(t, path, nil)
 	var largest int64
 	for i := range 3000 {
 		r := demoRecord(i)

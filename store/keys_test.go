@@ -84,7 +84,7 @@ func TestKeyRace(t *testing.T) {
 func TestKeyCorrupt(t *testing.T) {
 	ctx := context.Background()
 	db, path := openTemp(t, nil)
-	if _, err := rawOpen(t, path).Exec(`INSERT INTO keys (name, key_hex, created_at) VALUES ('short', 'abcd', 'x')`); err != nil {
+	if _, err := store.RawOpen(t, path).Exec(`INSERT INTO keys (name, key_hex, created_at) VALUES ('short', 'abcd', 'x')`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Key(ctx, "short"); err == nil {

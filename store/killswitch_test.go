@@ -46,7 +46,7 @@ func TestKillSwitch(t *testing.T) {
 		check("after set", tt.engage)
 	}
 	var by, reason string
-	if err := rawOpen(t, path).QueryRow(`SELECT updated_by, reason FROM settings WHERE name = 'kill_switch'`).Scan(&by, &reason); err != nil || by != "op@example" || reason != "drill" {
+	if err := store.RawOpen(t, path).QueryRow(`SELECT updated_by, reason FROM settings WHERE name = 'kill_switch'`).Scan(&by, &reason); err != nil || by != "op@example" || reason != "drill" {
 		t.Fatalf("settings row: %q %q %v", by, reason, err)
 	}
 }
@@ -54,7 +54,7 @@ func TestKillSwitch(t *testing.T) {
 func TestKillSwitchFailsClosed(t *testing.T) {
 	ctx := context.Background()
 	db, path := openTemp(t, nil)
-	raw := rawOpen(t, path)
+	raw := store.RawOpen(t, path)
 	if _, err := raw.Exec(`INSERT INTO settings VALUES ('kill_switch', 'garbage', 'x', 'x', 'x')`); err != nil {
 		t.Fatal(err)
 	}

@@ -59,11 +59,7 @@ func TestMigrateV4File(t *testing.T) {
 	t.Run("intact", func(t *testing.T) {
 		path := copyV4(t)
 		v4Head := readV4Head(t, path)
-		db, err := Open(path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := openAt(t, path, nil)
 		res, err := db.Verify(ctx)
 		if err != nil || !res.OK || res.Records != 80 {
 			t.Fatalf("Verify after migration = %+v, %v", res, err)
@@ -99,11 +95,7 @@ func TestMigrateV4File(t *testing.T) {
 	t.Run("tampered before the upgrade", func(t *testing.T) {
 		path := copyV4(t)
 		v4Tamper(t, path, `UPDATE audit_log SET reason = 'nothing to see' WHERE seq = 23`)
-		db, err := Open(path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := openAt(t, path, nil)
 		res, err := db.Verify(ctx)
 		if err != nil || res.OK || res.FirstBad != 23 || !strings.Contains(res.Problem, "edited") {
 			t.Fatalf("Verify = %+v, %v; want record 23 edited", res, err)
@@ -112,11 +104,7 @@ func TestMigrateV4File(t *testing.T) {
 	t.Run("hash not hex", func(t *testing.T) {
 		path := copyV4(t)
 		v4Tamper(t, path, `UPDATE audit_log SET hash = 'ff' WHERE seq = 7`)
-		db, err := Open(path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := openAt(t, path, nil)
 		res, err := db.Verify(ctx)
 		if err != nil || res.OK || res.FirstBad != 7 {
 			t.Fatalf("Verify = %+v, %v; want record 7 bad", res, err)
@@ -223,11 +211,7 @@ func TestMigrateV4(t *testing.T) {
 		w := rawSQLite(t, path)
 		buildV4(t, w, sqliteDialect, n)
 		w.Close()
-		db, err := Open(path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := openAt(t, path, nil)
 		if res, err := db.Verify(ctx); err != nil || !res.OK || res.Records != n {
 			t.Fatalf("Verify = %+v, %v", res, err)
 		}

@@ -32,7 +32,7 @@ func TestWritable(t *testing.T) {
 		t.Fatalf("healthy store: %v", err)
 	}
 	var probes int
-	if err := rawOpen(t, path).QueryRow(`SELECT count(*) FROM settings WHERE name = 'airlock.ready-probe'`).Scan(&probes); err != nil || probes != 0 {
+	if err := store.RawOpen(t, path).QueryRow(`SELECT count(*) FROM settings WHERE name = 'airlock.ready-probe'`).Scan(&probes); err != nil || probes != 0 {
 		t.Fatalf("the probe left %d rows (%v)", probes, err)
 	}
 	mu.Lock()
@@ -42,15 +42,7 @@ func TestWritable(t *testing.T) {
 	mu.Unlock()
 
 	t.Run("locked by another process", func(t *testing.T) {
-		lock := rawOpen(t, path)
-		conn, err := lock.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-			t.Fatal(err)
-		}
+		conn := store.HoldWriteLock(t, store.RawOpen(t, path))
 		pctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		defer cancel()
 		if err := db.Writable(pctx); !errors.Is(err, store.ErrUnavailable) {
@@ -64,15 +56,7 @@ func TestWritable(t *testing.T) {
 
 	t.Run("full", func(t *testing.T) {
 		db.Close()
-		var pages int64
-		if err := rawOpen(t, path).QueryRow(`PRAGMA page_count`).Scan(&pages); err != nil {
-			t.Fatal(err)
-		}
-		full, err := store.Open(path, &store.Options{MaxPageCount: pages})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer full.Close()
+		full := openFull(t, path)
 		if err := full.Writable(ctx); !errors.Is(err, store.ErrUnavailable) {
 			t.Fatalf("full store: %v, want ErrUnavailable", err)
 		}

@@ -181,7 +181,7 @@ var provenanceMigration = migration{
 // AddTrustedInput stores one trusted input of a context; an input id
 // already taken is ErrExists-like ([ErrProvenanceInvalid]), so a task is
 // given once. Only the operator's side calls it.
-func (db *DB) AddTrustedInput(ctx context.Context, in *TrustedInput) (err error) {
+func (db *DB) AddTrustedInput(ctx context.Context, in *TrustedInput) error {
 	if err := db.writableCtx(ctx, "add trusted input"); err != nil {
 		return err
 	}
@@ -198,35 +198,28 @@ func (db *DB) AddTrustedInput(ctx context.Context, in *TrustedInput) (err error)
 	}
 	in.SHA256 = hexSHA(in.Text)
 	in.CreatedAt = storedTime(in.CreatedAt)
-	what := "adding trusted input to context " + in.ContextID
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return writeError(ctx, what, err)
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
-		}
-	}()
-	if err := db.lockNames(ctx, tx, lockProvenance(in.ContextID)); err != nil {
-		return writeError(ctx, what, err)
-	}
-	var n int64
-	if err := tx.QueryRowContext(ctx, sqlCountTrustedInputs, in.ContextID).Scan(&n); err != nil {
-		return writeError(ctx, what, err)
-	}
-	if n >= MaxTrustedInputs {
-		return fmt.Errorf("store: context %s holds %d trusted inputs already: %w", in.ContextID, n, ErrProvenanceInvalid)
-	}
-	if err := insertOnce(ctx, tx, what, sqlInsertTrustedInput,
+	return db.addCapped(ctx, "adding trusted input to context "+in.ContextID, in.ContextID,
+		sqlCountTrustedInputs, MaxTrustedInputs, "trusted inputs", sqlInsertTrustedInput,
 		[]any{in.ContextID, in.ID, in.Kind, readers, []byte(in.Text), in.SHA256, in.AddedBy, formatTime(in.CreatedAt)},
-		fmt.Errorf("store: context %s already has trusted input %q: %w", in.ContextID, in.ID, ErrProvenanceInvalid)); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return writeError(ctx, what, err)
-	}
-	return nil
+		fmt.Errorf("store: context %s already has trusted input %q: %w", in.ContextID, in.ID, ErrProvenanceInvalid))
+}
+
+// addCapped inserts one row of a context's provenance (a trusted input, an
+// endorsement) under the context's lock: refused with
+// [ErrProvenanceInvalid] when the context already holds max rows of the
+// kind (counted by countSQL; the lock keeps two instances from both
+// passing the count) and with taken when its id is.
+func (db *DB) addCapped(ctx context.Context, what, contextID, countSQL string, max int64, kinds, insertSQL string, args []any, taken error) error {
+	return db.inTx(ctx, what, txOpts{locks: []string{lockProvenance(contextID)}}, func(tx *sql.Tx) error {
+		var n int64
+		if err := tx.QueryRowContext(ctx, countSQL, contextID).Scan(&n); err != nil {
+			return writeError(ctx, what, err)
+		}
+		if n >= max {
+			return fmt.Errorf("store: context %s holds %d %s already: %w", contextID, n, kinds, ErrProvenanceInvalid)
+		}
+		return insertOnce(ctx, tx, what, insertSQL, args, taken)
+	})
 }
 
 // RecordContent appends one label to its context and, in the same
@@ -261,33 +254,25 @@ func (db *DB) RecordContent(ctx context.Context, l *ContentLabel, maxBytes int64
 	}
 	l.SHA256, l.Bytes, l.CreatedAt = hexSHA(l.Text), int64(len(l.Text)), storedTime(l.CreatedAt)
 	what := "recording content of context " + l.ContextID
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, writeError(ctx, what, err)
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
-		}
-	}()
 	// One lock per context: two instances recording at once get
 	// distinct seqs and one eviction each (SQLite's write lock does it).
-	if err := db.lockNames(ctx, tx, lockProvenance(l.ContextID)); err != nil {
-		return 0, writeError(ctx, what, err)
-	}
-	if err := tx.QueryRowContext(ctx, sqlNextContentSeq, l.ContextID).Scan(&l.Seq); err != nil {
-		return 0, writeError(ctx, what, err)
-	}
-	if _, err := tx.ExecContext(ctx, sqlInsertContent, l.ContextID, l.Seq, l.Source, l.Kind, l.Integrity, readers,
-		l.SHA256, l.Bytes, []byte(l.Text), formatTime(l.CreatedAt)); err != nil {
-		return 0, writeError(ctx, what, err)
-	}
-	evicted, err = evictOldest(ctx, tx, l.ContextID, maxBytes)
+	err = db.inTx(ctx, what, txOpts{locks: []string{lockProvenance(l.ContextID)}}, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, sqlNextContentSeq, l.ContextID).Scan(&l.Seq); err != nil {
+			return writeError(ctx, what, err)
+		}
+		if _, err := tx.ExecContext(ctx, sqlInsertContent, l.ContextID, l.Seq, l.Source, l.Kind, l.Integrity, readers,
+			l.SHA256, l.Bytes, []byte(l.Text), formatTime(l.CreatedAt)); err != nil {
+			return writeError(ctx, what, err)
+		}
+		n, err := evictOldest(ctx, tx, l.ContextID, maxBytes)
+		if err != nil {
+			return writeError(ctx, what, err)
+		}
+		evicted = n
+		return nil
+	})
 	if err != nil {
-		return 0, writeError(ctx, what, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, writeError(ctx, what, err)
+		return 0, err
 	}
 	return evicted, nil
 }
@@ -334,7 +319,7 @@ func evictOldest(ctx context.Context, tx *sql.Tx, contextID string, maxBytes int
 
 // AddEndorsement stores one endorsed value of a context; an id already
 // taken is refused with [ErrProvenanceInvalid].
-func (db *DB) AddEndorsement(ctx context.Context, e *Endorsement) (err error) {
+func (db *DB) AddEndorsement(ctx context.Context, e *Endorsement) error {
 	if err := db.writableCtx(ctx, "add endorsement"); err != nil {
 		return err
 	}
@@ -346,35 +331,10 @@ func (db *DB) AddEndorsement(ctx context.Context, e *Endorsement) (err error) {
 		return err
 	}
 	e.CreatedAt = storedTime(e.CreatedAt)
-	what := "adding endorsement to context " + e.ContextID
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return writeError(ctx, what, err)
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
-		}
-	}()
-	if err := db.lockNames(ctx, tx, lockProvenance(e.ContextID)); err != nil {
-		return writeError(ctx, what, err)
-	}
-	var n int64
-	if err := tx.QueryRowContext(ctx, sqlCountEndorsements, e.ContextID).Scan(&n); err != nil {
-		return writeError(ctx, what, err)
-	}
-	if n >= MaxEndorsements {
-		return fmt.Errorf("store: context %s holds %d endorsements already: %w", e.ContextID, n, ErrProvenanceInvalid)
-	}
-	if err := insertOnce(ctx, tx, what, sqlInsertEndorsement,
+	return db.addCapped(ctx, "adding endorsement to context "+e.ContextID, e.ContextID,
+		sqlCountEndorsements, MaxEndorsements, "endorsements", sqlInsertEndorsement,
 		[]any{e.ContextID, e.ID, e.Value, e.By, e.Reason, formatTime(e.CreatedAt)},
-		fmt.Errorf("store: context %s already has endorsement %q: %w", e.ContextID, e.ID, ErrProvenanceInvalid)); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return writeError(ctx, what, err)
-	}
-	return nil
+		fmt.Errorf("store: context %s already has endorsement %q: %w", e.ContextID, e.ID, ErrProvenanceInvalid))
 }
 
 // ContextProvenance reads a context's trusted inputs, labelled content and
@@ -395,7 +355,7 @@ func (db *DB) ContextProvenance(ctx context.Context, contextID string) (_ *Prove
 			return out, nil
 		}
 	}
-	tx, err := db.r.BeginTx(ctx, db.d.verifyTx)
+	tx, err := db.snapshot(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: read provenance: %w", err)
 	}

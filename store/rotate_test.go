@@ -142,14 +142,14 @@ func TestRotationTamper(t *testing.T) {
 			os.WriteFile(f, b, 0o600)
 		}, "sealing checkpoint"},
 		{"anchor forged after deleting the oldest stored records", func(t *testing.T, _, dbPath string) {
-			raw := rawOpen(t, dbPath)
+			raw := store.RawOpen(t, dbPath)
 			if _, err := raw.Exec(`UPDATE audit_anchor SET first_seq = 46, prev_hash = (SELECT lower(hex(hash)) FROM audit_records WHERE seq = 45);
 				DELETE FROM audit_records WHERE seq <= 45`); err != nil {
 				t.Fatal(err)
 			}
 		}, "not signed by the witness key"},
 		{"anchor row deleted", func(t *testing.T, _, dbPath string) {
-			if _, err := rawOpen(t, dbPath).Exec(`DELETE FROM audit_anchor`); err != nil {
+			if _, err := store.RawOpen(t, dbPath).Exec(`DELETE FROM audit_anchor`); err != nil {
 				t.Fatal(err)
 			}
 		}, "seq 1 missing"},
@@ -182,7 +182,7 @@ func TestRotationTamper(t *testing.T) {
 func TestAnchorNeedsTheKey(t *testing.T) {
 	db, path := openTemp(t, nil)
 	appendN(t, db, 1, 20)
-	raw := rawOpen(t, path)
+	raw := store.RawOpen(t, path)
 	if _, err := raw.Exec(`DELETE FROM audit_records WHERE seq <= 10;
 		INSERT INTO audit_anchor (id, first_seq, prev_hash, mac) SELECT 1, 11, lower(hex(prev_hash)), 'forged' FROM audit_records WHERE seq = 11`); err != nil {
 		t.Fatal(err)

@@ -41,14 +41,7 @@ const sizeRecords = 20_000
 // checkpoint, divided by sizeRecords; on PostgreSQL the growth of
 // pg_total_relation_size of the audit tables (indexes and TOAST included).
 func BenchmarkBytesPerRecord(b *testing.B) {
-	recs := make([]*audit.Record, sizeRecords)
-	prev := genesisHash
-	for i := range recs {
-		r := demoRecord(i)
-		r.Seq, r.PrevHash = int64(i+1), prev
-		r.Hash = r.ComputeHash()
-		prev, recs[i] = r.Hash, r
-	}
+	recs := demoRecordsChained(b, sizeRecords)
 	b.Run("sqlite", func(b *testing.B) {
 		for range b.N {
 			v5, v4 := sqliteSizes(b, recs)
@@ -93,6 +86,7 @@ func TestBytesPerRecord(t *testing.T) {
 	}
 }
 
+// demoRecordsChained returns n demo records chained from the genesis hash.
 func demoRecordsChained(t testing.TB, n int) []*audit.Record {
 	recs := make([]*audit.Record, n)
 	prev := genesisHash

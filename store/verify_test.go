@@ -100,7 +100,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 	tmpl := chainTemplate(t)
 	apply := map[string]func(t *testing.T, path, sql string){
 		"go": func(t *testing.T, path, sql string) {
-			raw := rawOpen(t, path)
+			raw := store.RawOpen(t, path)
 			if _, err := raw.Exec(sql); err != nil {
 				t.Fatalf("tamper: %v", err)
 			}
@@ -192,7 +192,7 @@ func TestVerifyDetectsForgery(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			raw := rawOpen(t, path)
+			raw := store.RawOpen(t, path)
 			for _, s := range tt.forge(recs) {
 				if _, err := raw.Exec(s.sql, s.args...); err != nil {
 					t.Fatal(err)
@@ -221,7 +221,7 @@ func TestVerifyLimitFullRewrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := rawOpen(t, path)
+	raw := store.RawOpen(t, path)
 	prev := recs[5].Hash
 	for i := 6; i < 10; i++ {
 		r := recs[i]

@@ -316,6 +316,33 @@ func confTransitionMutateError(t *testing.T, st declarations.Store) {
 	confSame(t, "after a failing mutate", stored, d)
 }
 
+// Race runs call n times at once (released together) and returns how
+// many calls succeeded; a call failing with anything but lost (the error of
+// a caller that lost the race) fails the test.
+func Race(t testing.TB, n int, lost error, call func() error) (won int) {
+	t.Helper()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			errs[i] = call()
+		})
+	}
+	close(start)
+	wg.Wait()
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, lost):
+			t.Errorf("losing call: %v, want %v", err, lost)
+		}
+	}
+	return won
+}
+
 // confTransitionConcurrent is the single-use guarantee at the store: of 20
 // concurrent approved → executing transitions exactly one wins.
 func confTransitionConcurrent(t *testing.T, st declarations.Store) {
@@ -324,29 +351,13 @@ func confTransitionConcurrent(t *testing.T, st declarations.Store) {
 	d.Attempts = 0
 	confCreate(t, st, d)
 	const n = 20
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			_, errs[i] = st.Transition(ctx, "d1", []declarations.State{declarations.StateApproved}, declarations.StateExecuting, func(x *declarations.Declaration) error {
-				x.Attempts++
-				return nil
-			})
+	won := Race(t, n, declarations.ErrState, func() error {
+		_, err := st.Transition(ctx, "d1", []declarations.State{declarations.StateApproved}, declarations.StateExecuting, func(x *declarations.Declaration) error {
+			x.Attempts++
+			return nil
 		})
-	}
-	close(start)
-	wg.Wait()
-	won := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			won++
-		case !errors.Is(err, declarations.ErrState):
-			t.Errorf("losing Transition: %v, want ErrState", err)
-		}
-	}
+		return err
+	})
 	if won != 1 {
 		t.Errorf("%d of %d concurrent transitions won, want exactly 1", won, n)
 	}

@@ -145,21 +145,10 @@ func confManagerLifecycle(t *testing.T, st declarations.Store) {
 // may win.
 func confRaceBegin(t *testing.T, m *declarations.Manager, id, session string) {
 	t.Helper()
-	const racers = 20
-	errs := make([]error, racers)
-	var wg sync.WaitGroup
-	for i := range racers {
-		wg.Go(func() { _, errs[i] = m.Begin(context.Background(), id, session) })
-	}
-	wg.Wait()
-	won := 0
-	for _, err := range errs {
-		if err == nil {
-			won++
-		} else if !errors.Is(err, declarations.ErrAlreadyConsumed) {
-			t.Errorf("losing Begin: %v, want ErrAlreadyConsumed", err)
-		}
-	}
+	won := Race(t, 20, declarations.ErrAlreadyConsumed, func() error {
+		_, err := m.Begin(context.Background(), id, session)
+		return err
+	})
 	if won != 1 {
 		t.Fatalf("%d concurrent Begins won, want 1", won)
 	}

@@ -6,18 +6,9 @@ import (
 	"testing"
 )
 
-// rotatedChain is sliceChain with its records before first moved out.
-type rotatedChain struct {
-	sliceChain
-	first int64
-}
-
-func (c rotatedChain) HashAt(ctx context.Context, seq int64) (string, bool, error) {
-	if seq < c.first {
-		return "", false, nil
-	}
-	return c.sliceChain.HashAt(ctx, seq)
-}
+// rotatedChain is sliceChain with its records before first moved out, and
+// an anchor that says so.
+type rotatedChain struct{ deletedChain }
 
 func (c rotatedChain) RotatedBefore(context.Context) (int64, error) { return c.first, nil }
 
@@ -34,9 +25,9 @@ func TestCheckRotated(t *testing.T) {
 		cps   []Checkpoint
 		want  error
 	}{
-		{"rotated before 3", rotatedChain{full, 3}, cps, nil},
-		{"rotated, a kept record rewritten", rotatedChain{full, 3}, []Checkpoint{cp(2, h('2'), false), cp(4, h('x'), false)}, ErrRewritten},
-		{"rotated, tail cut", rotatedChain{full[:3], 3}, []Checkpoint{cp(2, h('2'), false), cp(4, h('4'), false)}, ErrRolledBack},
+		{"rotated before 3", rotatedChain{deletedChain{full, 3}}, cps, nil},
+		{"rotated, a kept record rewritten", rotatedChain{deletedChain{full, 3}}, []Checkpoint{cp(2, h('2'), false), cp(4, h('x'), false)}, ErrRewritten},
+		{"rotated, tail cut", rotatedChain{deletedChain{full[:3], 3}}, []Checkpoint{cp(2, h('2'), false), cp(4, h('4'), false)}, ErrRolledBack},
 		{"deleted without saying so", deletedChain{full, 3}, cps, ErrRolledBack},
 	}
 	for _, tc := range tests {

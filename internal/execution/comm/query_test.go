@@ -53,6 +53,21 @@ func snapshot(t *testing.T, dir string) map[string][32]byte {
 	return m
 }
 
+// wantUnchanged fails the test unless dir holds exactly the files of
+// before (a snapshot), each with the same contents.
+func wantUnchanged(t *testing.T, dir string, before map[string][32]byte) {
+	t.Helper()
+	after := snapshot(t, dir)
+	if len(after) != len(before) {
+		t.Fatalf("files before %d, after %d", len(before), len(after))
+	}
+	for name, sum := range before {
+		if after[name] != sum {
+			t.Errorf("%s changed", name)
+		}
+	}
+}
+
 func openQuerier(t *testing.T, path string, maxRows int, timeout time.Duration) *Querier {
 	t.Helper()
 	q, err := OpenQuerier(path, maxRows, timeout)
@@ -148,15 +163,7 @@ func TestQueryRefuses(t *testing.T) {
 			wantKind(t, err, tt.kind)
 		})
 	}
-	after := snapshot(t, dir)
-	if len(before) != len(after) {
-		t.Fatalf("files before %d, after %d", len(before), len(after))
-	}
-	for name, sum := range before {
-		if after[name] != sum {
-			t.Errorf("%s changed", name)
-		}
-	}
+	wantUnchanged(t, dir, before)
 }
 
 // TestQueryConnectionIsReadOnly bypasses checkSQL: the connection itself
@@ -184,15 +191,7 @@ func TestQueryConnectionIsReadOnly(t *testing.T) {
 		_, err := q.run(ctx, tt.sql)
 		wantKind(t, err, tt.kind)
 	}
-	after := snapshot(t, dir)
-	if len(after) != len(before) {
-		t.Errorf("files before %v, after %v", len(before), len(after))
-	}
-	for name, sum := range before {
-		if after[name] != sum {
-			t.Errorf("%s changed", name)
-		}
-	}
+	wantUnchanged(t, dir, before)
 }
 
 // TestQueryTimeout: a query that never ends is interrupted.

@@ -118,15 +118,23 @@ func newProxyFixture(t *testing.T, allowPrivate bool) *proxyFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	l, done := serveProxy(t, p)
+	t.Cleanup(func() { l.Close(); <-done })
+	f.addr = l.Addr().String()
+	return f
+}
+
+// serveProxy serves p on a new loopback listener; done is closed when
+// Serve returns.
+func serveProxy(t *testing.T, p *egress.Proxy) (net.Listener, <-chan struct{}) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
 	go func() { p.Serve(l); close(done) }()
-	t.Cleanup(func() { l.Close(); <-done })
-	f.addr = l.Addr().String()
-	return f
+	return l, done
 }
 
 // client is an ordinary proxy-aware Go client (HTTPS_PROXY semantics).
@@ -281,12 +289,7 @@ func serveEnds(t *testing.T, head string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { p.Serve(l); close(done) }()
+	l, done := serveProxy(t, p)
 	c, err := net.Dial("tcp", l.Addr().String())
 	if err != nil {
 		t.Fatal(err)

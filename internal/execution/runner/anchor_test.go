@@ -100,10 +100,30 @@ func TestRunnerRefusesRolledBackStore(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(state, statedir.DBFile), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r2, err := New(cfg, state, nil)
+	wantRolledBack(t, cfg, state, "a rolled-back store")
+}
+
+// checkpointEvery returns a configuration whose witness checkpoints every
+// n records (and not on the clock while a test runs), and a state
+// directory for it.
+func checkpointEvery(t *testing.T, n int) (*config.Config, string) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg, err := config.Parse("t.yaml", []byte(fmt.Sprintf("audit: {checkpoint_every_records: %d, checkpoint_interval_ms: 3600000}\npools: []\npolicies:\n  base: {allow: [\"pool.*\"]}\nroles:\n  local: {policy: base}\n", n)), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, filepath.Join(dir, "state")
+}
+
+// wantRolledBack fails the test unless New refuses the store in state,
+// described by what, with witness.ErrRolledBack.
+func wantRolledBack(t *testing.T, cfg *config.Config, state, what string) {
+	t.Helper()
+	r, err := New(cfg, state, nil)
 	if err == nil {
-		r2.Close()
-		t.Fatal("runner started on a rolled-back store")
+		r.Close()
+		t.Fatal("runner started on " + what)
 	}
 	if !errors.Is(err, witness.ErrRolledBack) {
 		t.Fatalf("err = %v, want ErrRolledBack", err)
@@ -113,12 +133,7 @@ func TestRunnerRefusesRolledBackStore(t *testing.T) {
 // TestCheckpointCadenceFromConfig: audit.checkpoint_every_records bounds
 // the unanchored tail while the server runs.
 func TestCheckpointCadenceFromConfig(t *testing.T) {
-	dir := t.TempDir()
-	cfg, err := config.Parse("t.yaml", []byte("audit: {checkpoint_every_records: 2, checkpoint_interval_ms: 3600000}\npools: []\npolicies:\n  base: {allow: [\"pool.*\"]}\nroles:\n  local: {policy: base}\n"), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	state := filepath.Join(dir, "state")
+	cfg, state := checkpointEvery(t, 2)
 	r, err := New(cfg, state, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -2,11 +2,9 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"testing"
 
-	"github.com/airlock-dev/airlock/internal/audit/witness"
 	"github.com/airlock-dev/airlock/internal/config"
 	statedir "github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
@@ -19,12 +17,7 @@ import (
 func TestRunnerRefusesForgedAnchor(t *testing.T) {
 	ctx := context.Background()
 	setup := func(t *testing.T) (*config.Config, string) {
-		dir := t.TempDir()
-		cfg, err := config.Parse("t.yaml", []byte("audit: {checkpoint_every_records: 1, checkpoint_interval_ms: 3600000}\npools: []\npolicies:\n  base: {allow: [\"pool.*\"]}\nroles:\n  local: {policy: base}\n"), dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		state := filepath.Join(dir, "state")
+		cfg, state := checkpointEvery(t, 1)
 		r, err := New(cfg, state, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -45,14 +38,7 @@ func TestRunnerRefusesForgedAnchor(t *testing.T) {
 			DELETE FROM audit_records WHERE seq < 6`); err != nil {
 			t.Fatal(err)
 		}
-		r, err := New(cfg, state, nil)
-		if err == nil {
-			r.Close()
-			t.Fatal("runner started on a store whose witnessed records were deleted")
-		}
-		if !errors.Is(err, witness.ErrRolledBack) {
-			t.Fatalf("err = %v, want ErrRolledBack", err)
-		}
+		wantRolledBack(t, cfg, state, "a store whose witnessed records were deleted")
 	})
 	t.Run("rotated", func(t *testing.T) {
 		cfg, state := setup(t)

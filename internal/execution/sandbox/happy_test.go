@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -201,7 +200,7 @@ func TestSetupErrors(t *testing.T) {
 // race-enabled test binary itself, which is built with cgo and refuses.
 func TestNewFailsClosed(t *testing.T) {
 	newSandbox(t)
-	if testBinaryHasCgo() {
+	if sandbox.BuiltWithCgo() {
 		_, err := sandbox.New(&sandbox.Options{TrampolinePath: os.Args[0]})
 		if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "cgo") {
 			t.Fatalf("got %v, want ErrUnavailable naming cgo", err)
@@ -215,19 +214,6 @@ func TestNewFailsClosed(t *testing.T) {
 	if !errors.Is(err, sandbox.ErrInvalidSpec) {
 		t.Fatalf("got %v", err)
 	}
-}
-
-func testBinaryHasCgo() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "CGO_ENABLED" {
-			return s.Value == "1"
-		}
-	}
-	return false
 }
 
 // TestConcurrentRuns: runs are independent (own namespaces and cgroups) and

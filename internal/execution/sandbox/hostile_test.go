@@ -76,16 +76,7 @@ func TestHostileTCP(t *testing.T) {
 	}
 	defer ln.Close()
 	var accepted atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
+	go countingServe(&accepted)(ln)
 	res := runHostile(t, hostileSpec(d, "tcp", ln.Addr().String()))
 	expectBlocked(t, res, "EACCES", "ENETUNREACH")
 	time.Sleep(50 * time.Millisecond)

@@ -230,20 +230,30 @@ func (s *scanner) array(depth int) error {
 		if err := s.value(depth + 1); err != nil {
 			return err
 		}
+		if done, err := s.next(']'); done || err != nil {
+			return err
+		}
+	}
+}
+
+// next reads what follows an element of an array or a member of an
+// object: a comma (more to come: done is false) or closer (the container
+// ends: done is true); anything else is a syntax error.
+func (s *scanner) next(closer byte) (done bool, err error) {
+	s.ws()
+	if s.i >= len(s.b) {
+		return false, s.syntax("unexpected end")
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
 		s.ws()
-		if s.i >= len(s.b) {
-			return s.syntax("unexpected end")
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.ws()
-		case ']':
-			s.i++
-			return nil
-		default:
-			return s.syntax("expected , or ]")
-		}
+		return false, nil
+	case closer:
+		s.i++
+		return true, nil
+	default:
+		return false, s.syntax("expected , or " + string(closer))
 	}
 }
 
@@ -318,19 +328,8 @@ func (s *scanner) object(depth int) error {
 		if err := s.value(depth + 1); err != nil {
 			return err
 		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return s.syntax("unexpected end")
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.ws()
-		case '}':
-			s.i++
-			return nil
-		default:
-			return s.syntax("expected , or }")
+		if done, err := s.next('}'); done || err != nil {
+			return err
 		}
 	}
 }

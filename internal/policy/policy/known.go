@@ -164,15 +164,7 @@ func editDistance(a, b string) int {
 // CheckFile is LoadFile plus CheckCapabilities, for `airlock policy check`:
 // everything that loads, and no pattern that matches nothing.
 func CheckFile(path string) (*Set, error) {
-	set, err := LoadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	data, err := readFile(path)
-	if err != nil {
-		return nil, err
-	}
-	specs, err := DecodePolicies(path, data)
+	set, data, specs, err := loadFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -184,15 +184,26 @@ func validName(n string) bool {
 // misspelt key is an error with its file and line. Anchors used inside
 // policies must also be defined there.
 func LoadFile(path string) (*Set, error) {
+	set, _, _, err := loadFile(path)
+	return set, err
+}
+
+// loadFile is LoadFile, also returning the file's bytes and decoded
+// policies for the checks that come after loading (CheckFile).
+func loadFile(path string) (*Set, []byte, map[string]Spec, error) {
 	data, err := readFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	specs, err := DecodePolicies(path, data)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	return CompileSet(path, data, specs)
+	set, err := CompileSet(path, data, specs)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return set, data, specs, nil
 }
 
 func readFile(path string) ([]byte, error) {

@@ -221,30 +221,12 @@ func confSessionCapIdle(t *testing.T, a, b contexts.Store) {
 func confSessionCapConcurrent(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	const perHandle, maxOpen = 8, 3
-	errs := make([]error, 2*perHandle)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range 2 * perHandle {
-		st := [2]contexts.Store{a, b}[i%2]
+	won := raceHandles(t, a, b, 2*perHandle, contexts.ErrSessionCap, func(i int, st contexts.Store) error {
 		s := confSession(fmt.Sprintf("s%02d", i), "c1", "alice", confEpoch.Add(time.Duration(i)*time.Millisecond))
-		wg.Go(func() {
-			<-start
-			errs[i] = st.OpenSession(ctx, s, maxOpen, time.Hour)
-		})
-	}
-	close(start)
-	wg.Wait()
-	won := 0
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			won++
-		case !errors.Is(err, contexts.ErrSessionCap):
-			t.Errorf("caller %d: %v, want nil or ErrSessionCap", i, err)
-		}
-	}
+		return st.OpenSession(ctx, s, maxOpen, time.Hour)
+	})
 	if won != maxOpen {
-		t.Errorf("%d of %d racing sessions opened under a cap of %d", won, len(errs), maxOpen)
+		t.Errorf("%d of %d racing sessions opened under a cap of %d", won, 2*perHandle, maxOpen)
 	}
 	list, err := b.ListSessions(ctx, "", true)
 	if err != nil || len(list) != maxOpen {
@@ -456,30 +438,40 @@ func confUseChallenge(t *testing.T, a, b contexts.Store) {
 	}
 
 	const perHandle = 8
-	errs := make([]error, 2*perHandle)
+	won := raceHandles(t, a, b, 2*perHandle, contexts.ErrReplayed, func(_ int, st contexts.Store) error {
+		return st.UseChallenge(ctx, "n3", expires)
+	})
+	if won != 1 {
+		t.Errorf("%d of %d racing uses of one nonce succeeded, want 1", won, 2*perHandle)
+	}
+}
+
+// raceHandles runs call n times at once, alternately through a and b, and
+// returns how many calls succeeded; a call failing with anything but lost
+// (the error of a caller that lost the race) fails the test.
+func raceHandles(t *testing.T, a, b contexts.Store, n int, lost error, call func(i int, st contexts.Store) error) (won int) {
+	t.Helper()
+	errs := make([]error, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
-	for i := range 2 * perHandle {
+	for i := range n {
 		st := [2]contexts.Store{a, b}[i%2]
 		wg.Go(func() {
 			<-start
-			errs[i] = st.UseChallenge(ctx, "n3", expires)
+			errs[i] = call(i, st)
 		})
 	}
 	close(start)
 	wg.Wait()
-	won := 0
 	for i, err := range errs {
 		switch {
 		case err == nil:
 			won++
-		case !errors.Is(err, contexts.ErrReplayed):
-			t.Errorf("caller %d: %v, want nil or ErrReplayed", i, err)
+		case !errors.Is(err, lost):
+			t.Errorf("caller %d: %v, want nil or %v", i, err, lost)
 		}
 	}
-	if won != 1 {
-		t.Errorf("%d of %d racing uses of one nonce succeeded, want 1", won, len(errs))
-	}
+	return won
 }
 
 // confContextCanceled: with a done context every method fails with its
