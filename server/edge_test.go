@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/testkit/syncbuf"
 )
 
 // edgeServer is a fixture served by the real ServeHTTP (tracked listener,
@@ -119,7 +119,7 @@ func TestAnonymousRoleOffLoopback(t *testing.T) {
 		t.Fatalf("ServeHTTP on 0.0.0.0 with anonymous_role = %v, want ErrAnonymousRemote", err)
 	}
 	// Forced: served, with a warning in the log.
-	var logBuf syncBuffer
+	var logBuf syncbuf.Buffer
 	cfg = strings.Replace(cfg, "anonymous_role: agent}", "anonymous_role: agent, allow_anonymous_remote: true}", 1)
 	f = newFixtureConfig(t, cfg)
 	srv, err := New(f.r, &Options{Logger: newTestLogger(&logBuf)})
@@ -140,7 +140,7 @@ func TestAnonymousRoleOffLoopback(t *testing.T) {
 func TestTokenWarnings(t *testing.T) {
 	t.Setenv("AIRLOCK_TEST_TOKEN", "short")
 	f := newFixture(t, "local")
-	var logBuf syncBuffer
+	var logBuf syncbuf.Buffer
 	srv, err := New(f.r, &Options{Logger: newTestLogger(&logBuf)})
 	must(t, err)
 	defer srv.Close()
@@ -403,19 +403,5 @@ func TestUnauthenticatedFloodIsAggregated(t *testing.T) {
 		t.Fatalf("the trail grew by %d records", grown)
 	}
 }
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-func (s *syncBuffer) Reset()         { s.mu.Lock(); defer s.mu.Unlock(); s.b.Reset() }
 
 func newTestLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
