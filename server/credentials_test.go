@@ -92,15 +92,7 @@ credentials:
 	cf.secretFile = filepath.Join(f.dir, "secrets", "pipe-token")
 	writeFile(t, f.dir, "secrets/pipe-token", cf.fileSecret+"\n")
 	log := slog.New(slog.NewJSONHandler(cf.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	r, err := runner.New(f.cfg, f.state, &runner.Options{SandboxTrampoline: trampoline, Logger: log})
-	must(t, err)
-	t.Cleanup(func() { r.Close() })
-	srv, err := New(r, &Options{Logger: log})
-	must(t, err)
-	t.Cleanup(srv.Close)
-	g := *f
-	g.r, g.srv = r, srv
-	cf.fixture = &g
+	cf.fixture = f.withRunner(t, runner.Options{Logger: log}, &Options{Logger: log})
 	cf.c = cf.connect(t)
 	return cf
 }

@@ -27,13 +27,7 @@ func edgeServer(t *testing.T, httpYAML string) (*fixture, string) {
 	t.Setenv("AIRLOCK_TEST_TOKEN", testToken)
 	cfgText := withHTTP(t, fmt.Sprintf(testConfig, "local"), httpYAML)
 	f := newFixtureConfig(t, cfgText)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- f.srv.ServeHTTP(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return f, "http://" + ln.Addr().String()
+	return f, serveLoopback(t, f.srv)
 }
 
 // post sends one raw POST to /mcp with the test token (unless auth is

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -314,6 +315,37 @@ func must(t testing.TB, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// withRunner is a copy of f served by a runner and a server of its own:
+// the runner built with ro (its sandbox trampoline set here), the server
+// with so. Tests that capture logs, metrics or spans use it; f's own
+// runner stays open beside it.
+func (f *fixture) withRunner(t testing.TB, ro runner.Options, so *Options) *fixture {
+	t.Helper()
+	ro.SandboxTrampoline = trampoline
+	r, err := runner.New(f.cfg, f.state, &ro)
+	must(t, err)
+	t.Cleanup(func() { r.Close() })
+	srv, err := New(r, so)
+	must(t, err)
+	t.Cleanup(srv.Close)
+	g := *f
+	g.r, g.srv = r, srv
+	return &g
+}
+
+// serveLoopback serves srv with the real ServeHTTP on a loopback port
+// until the test ends, and returns its base URL.
+func serveLoopback(t testing.TB, srv *Server) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeHTTP(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return "http://" + ln.Addr().String()
 }
 
 // connect starts a real mcp-go in-process client against the fixture.

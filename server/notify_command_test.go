@@ -46,15 +46,7 @@ func newHookFixture(t *testing.T, hooks string) *hookFixture {
 	f := newFixtureConfig(t, cfg)
 	hf := &hookFixture{logs: &syncbuf.Buffer{}, m: metrics.New()}
 	log := slog.New(slog.NewJSONHandler(hf.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	r, err := runner.New(f.cfg, f.state, &runner.Options{SandboxTrampoline: trampoline, Logger: log, Metrics: hf.m})
-	must(t, err)
-	t.Cleanup(func() { r.Close() })
-	srv, err := New(r, &Options{Logger: log})
-	must(t, err)
-	t.Cleanup(srv.Close)
-	g := *f
-	g.r, g.srv = r, srv
-	hf.fixture = &g
+	hf.fixture = f.withRunner(t, runner.Options{Logger: log, Metrics: hf.m}, &Options{Logger: log})
 	hf.c = hf.connect(t)
 	return hf
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -58,21 +57,8 @@ func newOpsFixture(t *testing.T, httpSettings string, extraYAML ...string) *opsF
 	// A runner and server of their own, reporting into one registry, as
 	// serve --http builds them.
 	m := metrics.New()
-	r, err := runner.New(f.cfg, f.state, &runner.Options{SandboxTrampoline: trampoline, Metrics: m})
-	must(t, err)
-	t.Cleanup(func() { r.Close() })
-	srv, err := New(r, &Options{Metrics: m})
-	must(t, err)
-	t.Cleanup(srv.Close)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.ServeHTTP(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-	g := *f
-	g.r, g.srv = r, srv
-	return &opsFixture{fixture: &g, url: "http://" + ln.Addr().String(), srv: srv}
+	g := f.withRunner(t, runner.Options{Metrics: m}, &Options{Metrics: m})
+	return &opsFixture{fixture: g, url: serveLoopback(t, g.srv), srv: g.srv}
 }
 
 func (o *opsFixture) client(t *testing.T, role string) *client.Client {

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -99,15 +98,7 @@ func tracedFixture(t *testing.T, cfg config.Tracing) (*fixture, *tracing.Tracer)
 	f := newFixture(t, "local")
 	tr, err := tracing.New(context.Background(), cfg, &tracing.Options{Getenv: func(string) string { return "" }})
 	must(t, err)
-	r, err := runner.New(f.cfg, f.state, &runner.Options{SandboxTrampoline: trampoline, Tracer: tr})
-	must(t, err)
-	t.Cleanup(func() { r.Close() })
-	srv, err := New(r, nil)
-	must(t, err)
-	t.Cleanup(srv.Close)
-	g := *f
-	g.r, g.srv = r, srv
-	return &g, tr
+	return f.withRunner(t, runner.Options{Tracer: tr}, nil), tr
 }
 
 // TestSpansOfRealCalls (issue 12 item 3): real calls through an mcp-go
@@ -255,19 +246,8 @@ func TestSpansOverHTTP(t *testing.T) {
 	f := newFixtureConfig(t, withHTTP(t, fmt.Sprintf(testConfig, "local"), ""))
 	tr, err := tracing.New(context.Background(), config.Tracing{Enabled: true, Endpoint: rc.URL + "/v1/traces"}, &tracing.Options{Getenv: func(string) string { return "" }})
 	must(t, err)
-	r, err := runner.New(f.cfg, f.state, &runner.Options{SandboxTrampoline: trampoline, Tracer: tr})
-	must(t, err)
-	t.Cleanup(func() { r.Close() })
-	srv, err := New(r, nil)
-	must(t, err)
-	t.Cleanup(srv.Close)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.ServeHTTP(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-	tp, err := transport.NewStreamableHTTP("http://"+ln.Addr().String()+PathStreamable, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + tokenOf("agent")}))
+	url := serveLoopback(t, f.withRunner(t, runner.Options{Tracer: tr}, nil).srv)
+	tp, err := transport.NewStreamableHTTP(url+PathStreamable, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + tokenOf("agent")}))
 	must(t, err)
 	c := client.NewClient(tp)
 	must(t, c.Start(context.Background()))
