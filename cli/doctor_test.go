@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/testkit/gobuild"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -39,12 +40,7 @@ func airlockBinary(t *testing.T, cgo string) string {
 		binDir = d
 	}
 	out := filepath.Join(binDir, "airlock-cgo"+cgo)
-	cmd := exec.Command("go", "build", "-o", out, ".")
-	cmd.Dir = ".."
-	cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgo)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build (CGO_ENABLED=%s): %v\n%s", cgo, err, b)
-	}
+	gobuild.Build(t, out, "..", "CGO_ENABLED="+cgo)
 	binCache[cgo] = out
 	return out
 }
