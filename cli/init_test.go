@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -196,14 +197,9 @@ func serveStdioLog(t *testing.T, errW io.Writer, args ...string) *client.Client 
 		}
 	})
 	must(t, c.Start(ctx))
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "airlock-cli-test", Version: "1"}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
 	ictx, icancel := context.WithTimeout(ctx, 20*time.Second)
 	defer icancel()
-	if _, err := c.Initialize(ictx, init); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
+	mcptest.Initialize(t, ictx, c, "airlock-cli-test", mcp.LATEST_LEGACY_PROTOCOL_VERSION)
 	return c
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 )
 
 // fixture is a real configuration on disk: pools with manifests, a state
@@ -353,15 +354,7 @@ func (f *fixture) connect(t testing.TB) *client.Client {
 	t.Helper()
 	c, err := client.NewInProcessClient(f.srv.MCP())
 	must(t, err)
-	ctx := context.Background()
-	must(t, c.Start(ctx))
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "airlock-test", Version: "1"}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	mcptest.Connect(t, context.Background(), c, "airlock-test")
 	return c
 }
 

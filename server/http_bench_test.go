@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -59,14 +60,7 @@ func benchClients(b *testing.B, url, token string, n int, opts ...transport.Stre
 	for range n {
 		c, err := client.NewStreamableHttpClient(url, opts...)
 		must(b, err)
-		ctx := context.Background()
-		must(b, c.Start(ctx))
-		init := mcp.InitializeRequest{}
-		init.Params.ClientInfo = mcp.Implementation{Name: "airlock-bench", Version: "1"}
-		init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-		_, err = c.Initialize(ctx, init)
-		must(b, err)
-		b.Cleanup(func() { c.Close() })
+		mcptest.Connect(b, context.Background(), c, "airlock-bench")
 		pool <- c
 	}
 	return pool

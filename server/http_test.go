@@ -10,9 +10,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 )
 
 const testToken = "test-token-0123456789"
@@ -28,15 +28,7 @@ func httpFixture(t *testing.T) (*fixture, *httptest.Server) {
 
 func initialize(t *testing.T, c *client.Client) {
 	t.Helper()
-	ctx := context.Background()
-	must(t, c.Start(ctx))
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "airlock-http-test", Version: "1"}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
+	mcptest.Connect(t, context.Background(), c, "airlock-http-test")
 }
 
 func TestStreamableHTTPWithToken(t *testing.T) {

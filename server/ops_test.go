@@ -18,13 +18,13 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/internal/audit/witness"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	statedir "github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/internal/kit/metrics"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 )
 
 // opsFixture is testConfig served by ServeHTTP on a real loopback
@@ -66,14 +66,7 @@ func (o *opsFixture) client(t *testing.T, role string) *client.Client {
 	tr, err := transport.NewStreamableHTTP(o.url+PathStreamable, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + tokenOf(role)}))
 	must(t, err)
 	c := client.NewClient(tr)
-	must(t, c.Start(context.Background()))
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "airlock-ops-test", Version: "1"}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	if _, err := c.Initialize(context.Background(), init); err != nil {
-		t.Fatalf("initialize as %s: %v", role, err)
-	}
-	t.Cleanup(func() { c.Close() })
+	mcptest.Connect(t, context.Background(), c, "airlock-ops-test")
 	return c
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/edge/tracing"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 )
 
 // otlpReceiver is a real OTLP/HTTP traces endpoint on loopback: it decodes
@@ -250,13 +251,7 @@ func TestSpansOverHTTP(t *testing.T) {
 	tp, err := transport.NewStreamableHTTP(url+PathStreamable, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + tokenOf("agent")}))
 	must(t, err)
 	c := client.NewClient(tp)
-	must(t, c.Start(context.Background()))
-	t.Cleanup(func() { c.Close() })
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "trace-test", Version: "1"}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	_, err = c.Initialize(context.Background(), init)
-	must(t, err)
+	mcptest.Connect(t, context.Background(), c, "trace-test")
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "list_pools"
 	req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}

@@ -18,6 +18,7 @@ import (
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 )
 
 // Helpers for the HTTP context, session and approval tests: every HTTP role
@@ -139,17 +140,10 @@ func (w *web) mcpClient(t *testing.T, role string, headers map[string]string, ve
 	must(t, err)
 	c := client.NewClient(tr, append([]client.ClientOption{client.WithProtocolVersion(version)}, opts...)...)
 	must(t, c.Start(context.Background()))
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "airlock-web-test", Version: "1"}
-	init.Params.ProtocolVersion = version
-	res, err := c.Initialize(context.Background(), init)
-	if err != nil {
-		t.Fatalf("initialize %s as %s: %v", version, role, err)
-	}
-	if res.ProtocolVersion != version {
+	t.Cleanup(func() { c.Close() })
+	if res := mcptest.Initialize(t, context.Background(), c, "airlock-web-test", version); res.ProtocolVersion != version {
 		t.Fatalf("negotiated %s, want %s", res.ProtocolVersion, version)
 	}
-	t.Cleanup(func() { c.Close() })
 	return c
 }
 
