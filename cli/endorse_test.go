@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 )
 
 // TestContextEndorse: `airlock context endorse` vouches for a value in one
@@ -15,7 +17,7 @@ func TestContextEndorse(t *testing.T) {
 	state := t.TempDir()
 	c := serveStdio(t, "--state", state)
 	if res := callTool(t, c, "list_pools", nil); res.IsError {
-		t.Fatal(toolText(res))
+		t.Fatal(mcptest.Text(res))
 	}
 	parent := ctxIDRE.FindString(mustRun(t, "context", "list", "--state", state))
 	child := ctxIDRE.FindString(mustRun(t, "context", "create", "--parent", parent, "--reason", "child", "--state", state))

@@ -82,16 +82,16 @@ func TestInitServesItsPools(t *testing.T) {
 
 	c := serveStdio(t, "--config", cfg, "--state", filepath.Join(root, "state"))
 	list := callTool(t, c, "list_pools", nil)
-	if list.IsError || !strings.Contains(toolText(list), "docs") || !strings.Contains(toolText(list), "my-notes") {
-		t.Fatalf("list_pools: %s", toolText(list))
+	if list.IsError || !strings.Contains(mcptest.Text(list), "docs") || !strings.Contains(mcptest.Text(list), "my-notes") {
+		t.Fatalf("list_pools: %s", mcptest.Text(list))
 	}
 	read := callTool(t, c, "read_pool_file", map[string]any{"pool": "docs", "path": "guide.md"})
-	if read.IsError || !strings.Contains(toolText(read), "read me") || !strings.Contains(toolText(read), "UNTRUSTED_EXTERNAL_CONTENT") {
-		t.Fatalf("read_pool_file guide.md: %s", toolText(read))
+	if read.IsError || !strings.Contains(mcptest.Text(read), "read me") || !strings.Contains(mcptest.Text(read), "UNTRUSTED_EXTERNAL_CONTENT") {
+		t.Fatalf("read_pool_file guide.md: %s", mcptest.Text(read))
 	}
 	secret := callTool(t, c, "read_pool_file", map[string]any{"pool": "docs", "path": ".env"})
-	if !secret.IsError || !strings.HasPrefix(toolText(secret), "INTEGRITY_FAILURE") || strings.Contains(toolText(secret), "sk-not") {
-		t.Fatalf("read_pool_file .env: %s", toolText(secret))
+	if !secret.IsError || !strings.HasPrefix(mcptest.Text(secret), "INTEGRITY_FAILURE") || strings.Contains(mcptest.Text(secret), "sk-not") {
+		t.Fatalf("read_pool_file .env: %s", mcptest.Text(secret))
 	}
 }
 
@@ -205,24 +205,7 @@ func serveStdioLog(t *testing.T, errW io.Writer, args ...string) *client.Client 
 
 func callTool(t *testing.T, c *client.Client, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	res, err := c.CallTool(ctx, req)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return res
-}
-
-func toolText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
+	return mcptest.Call(t, ctx, c, name, args)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 	"github.com/airlock-dev/airlock/internal/testkit/syncbuf"
 )
 
@@ -27,7 +28,7 @@ func TestServeLogsOneJSONLinePerCall(t *testing.T) {
 	callTool(t, c, "list_pools", nil)
 	callTool(t, c, "read_pool_file", map[string]any{"pool": "sales", "path": "README.md"})
 	if res := callTool(t, c, "read_pool_file", map[string]any{"pool": "sales", "path": marker + "/x.md"}); !res.IsError {
-		t.Fatalf("reading a missing file succeeded: %s", toolText(res))
+		t.Fatalf("reading a missing file succeeded: %s", mcptest.Text(res))
 	}
 	callTool(t, c, "read_pool_file", map[string]any{"pool": "sales", "path": "README.md", "extra_" + marker: marker})
 

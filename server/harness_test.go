@@ -360,13 +360,7 @@ func (f *fixture) connect(t testing.TB) *client.Client {
 
 func call(t *testing.T, c *client.Client, tool string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
-	res, err := c.CallTool(context.Background(), req)
-	if err != nil {
-		t.Fatalf("CallTool(%s): %v", tool, err)
-	}
+	res := mcptest.Call(t, context.Background(), c, tool, args)
 	checkOutputSchema(t, tool, res)
 	return res
 }
@@ -441,15 +435,8 @@ func checkOutputSchema(t *testing.T, tool string, res *mcp.CallToolResult) {
 	}
 }
 
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
+// text is the text content of a result, its text blocks joined.
+var text = mcptest.Text
 
 // code returns the violation code of an error result ("" for success).
 func code(res *mcp.CallToolResult) string {

@@ -6,6 +6,7 @@ package mcptest
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -36,4 +37,29 @@ func Initialize(tb testing.TB, ctx context.Context, c *client.Client, name, vers
 		tb.Fatalf("initialize %s (%s): %v", name, version, err)
 	}
 	return res
+}
+
+// Call calls tool with args, failing the test if the call itself fails
+// (a tool's error result is returned, for the test to judge).
+func Call(tb testing.TB, ctx context.Context, c *client.Client, tool string, args map[string]any) *mcp.CallToolResult {
+	tb.Helper()
+	req := mcp.CallToolRequest{}
+	req.Params.Name = tool
+	req.Params.Arguments = args
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		tb.Fatalf("CallTool(%s): %v", tool, err)
+	}
+	return res
+}
+
+// Text is the text content of a result, its text blocks joined.
+func Text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
 }
