@@ -174,6 +174,20 @@ func serveStdio(t *testing.T, args ...string) *client.Client {
 	return serveStdioLog(t, io.Discard, args...)
 }
 
+// servedState serves a fresh state directory over stdio and makes one
+// call, so that the default context exists; it returns the directory and
+// what `context list` shows of it. The server runs until the test ends.
+func servedState(t *testing.T) (state, contexts string) {
+	t.Helper()
+	stateEnv(t)
+	state = t.TempDir()
+	c := serveStdio(t, "--state", state)
+	if res := callTool(t, c, "list_pools", nil); res.IsError {
+		t.Fatal(mcptest.Text(res))
+	}
+	return state, mustRun(t, "context", "list", "--state", state)
+}
+
 // serveStdioLog is serveStdio with serve's stderr (its log) going to errW.
 func serveStdioLog(t *testing.T, errW io.Writer, args ...string) *client.Client {
 	t.Helper()

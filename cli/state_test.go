@@ -123,13 +123,7 @@ func TestOperatorRefusesUnusedState(t *testing.T) {
 // prefix, a name, or an id that is both a context and a session onto
 // another context is refused, audited as a deny, and changes nothing.
 func TestPhaseRefusesUnknownOrAmbiguousIDs(t *testing.T) {
-	stateEnv(t)
-	state := t.TempDir()
-	c := serveStdio(t, "--state", state)
-	if res := callTool(t, c, "list_pools", nil); res.IsError {
-		t.Fatal(mcptest.Text(res))
-	}
-	out := mustRun(t, "context", "list", "--state", state)
+	state, out := servedState(t)
 	parent := ctxIDRE.FindString(out)
 	sessOut := mustRun(t, "context", "show", parent, "--state", state)
 	m := regexp.MustCompile(`session:\s+(\S+)`).FindStringSubmatch(sessOut)
