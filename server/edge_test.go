@@ -34,11 +34,7 @@ func edgeServer(t *testing.T, httpYAML string) (*fixture, string) {
 // given) and returns status and body.
 func post(t *testing.T, url, body string, hdr map[string]string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url+PathStreamable, strings.NewReader(body))
-	must(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+testToken)
+	req := mcpRequest(t, http.MethodPost, url, strings.NewReader(body), "Bearer "+testToken)
 	for k, v := range hdr {
 		if v == "" {
 			req.Header.Del(k)
@@ -46,10 +42,7 @@ func post(t *testing.T, url, body string, hdr map[string]string) (int, string) {
 			req.Header.Set(k, v)
 		}
 	}
-	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := roundTrip(t, req)
 	return resp.StatusCode, string(b)
 }
 
@@ -233,13 +226,7 @@ func TestDuplicateKeysNeverRun(t *testing.T) {
 
 func sessionFromInit(t *testing.T, url string) string {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url+PathStreamable, strings.NewReader(initBody))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
-	resp.Body.Close()
+	resp, _ := roundTrip(t, mcpRequest(t, http.MethodPost, url, strings.NewReader(initBody), "Bearer "+testToken))
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if sid == "" {
 		t.Fatal("no session id")

@@ -26,6 +26,33 @@ func httpFixture(t *testing.T) (*fixture, *httptest.Server) {
 	return f, ts
 }
 
+// mcpRequest is a raw request to the MCP endpoint url+PathStreamable
+// with the headers a streamable HTTP client sends (JSON in; JSON or SSE
+// out) and, unless auth is "", auth as its Authorization header.
+func mcpRequest(t testing.TB, method, url string, body io.Reader, auth string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, url+PathStreamable, body)
+	must(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	return req
+}
+
+// roundTrip sends req with the default client and returns the response
+// and its body, read to the end and closed.
+func roundTrip(t testing.TB, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	must(t, err)
+	return resp, b
+}
+
 func initialize(t *testing.T, c *client.Client) {
 	t.Helper()
 	mcptest.Connect(t, context.Background(), c, "airlock-http-test")
@@ -67,17 +94,8 @@ func TestSSEWithToken(t *testing.T) {
 func TestHTTPRefusesMissingOrWrongToken(t *testing.T) {
 	f, ts := httpFixture(t)
 	for _, auth := range []string{"", "Bearer wrong-token", "Basic dXNlcjpwYXNz", "Bearer"} {
-		req, _ := http.NewRequest(http.MethodPost, ts.URL+PathStreamable,
-			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		must(t, err)
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, body := roundTrip(t, mcpRequest(t, http.MethodPost, ts.URL,
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`), auth))
 		if resp.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("auth %q: status %d", auth, resp.StatusCode)
 		}

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -77,10 +76,7 @@ func get(t *testing.T, url string, header map[string]string) (int, string) {
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := roundTrip(t, req)
 	return resp.StatusCode, string(b)
 }
 

@@ -216,21 +216,15 @@ func (w *web) send(t *testing.T, method, role string, headers map[string]string,
 		must(t, err)
 		rd = strings.NewReader(string(b))
 	}
-	req, err := http.NewRequest(method, w.ts.URL+PathStreamable, rd)
-	must(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	auth := ""
 	if role != "" {
-		req.Header.Set("Authorization", "Bearer "+tokenOf(role))
+		auth = "Bearer " + tokenOf(role)
 	}
+	req := mcpRequest(t, method, w.ts.URL, rd, auth)
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	must(t, err)
+	resp, raw := roundTrip(t, req)
 	out := &httpReply{status: resp.StatusCode, header: resp.Header, body: string(raw)}
 	payload := raw
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
