@@ -126,12 +126,13 @@ func TestForbiddenDependencies(t *testing.T) {
 }
 
 // TestOnlySandboxStartsProcesses: os/exec in non-test code lives in the
-// sandbox package alone — and in store/pgtest, which starts the test
-// PostgreSQL cluster and which no non-test package may import
-// (TestPgtestOnlyInTests).
+// sandbox package alone — and in two test helpers no non-test package may
+// import (TestPgtestOnlyInTests, TestTestPackagesNotShipped): store/pgtest,
+// which starts the test PostgreSQL cluster, and internal/testkit/gobuild,
+// which builds the binaries tests run.
 func TestOnlySandboxStartsProcesses(t *testing.T) {
 	for name, p := range goList(t) {
-		if name == sandboxPkg || strings.HasPrefix(name, sandboxPkg+"/") || name == "store/pgtest" {
+		if name == sandboxPkg || strings.HasPrefix(name, sandboxPkg+"/") || name == "store/pgtest" || name == "internal/testkit/gobuild" {
 			continue
 		}
 		if slices.Contains(p.Imports, "os/exec") {

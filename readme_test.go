@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/airlock-dev/airlock/internal/testkit/gobuild"
 )
 
 // readmeBlock is one shell command from a README.md code block marked
@@ -87,11 +89,7 @@ func TestReadmeCommands(t *testing.T) {
 		t.Fatalf("only %d runnable commands found: are the <!-- runnable --> markers gone?", len(cmds))
 	}
 	root := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(root, "bin", "airlock"), ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	gobuild.Build(t, filepath.Join(root, "bin", "airlock"), ".")
 	// The files README commands name, as a fresh clone has them.
 	for _, dir := range []string{"testdata", "internal/config/demo", "docs"} {
 		cp := exec.Command("cp", "-r", dir, filepath.Join(root, dir))

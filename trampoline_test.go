@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/execution/sandbox"
+	"github.com/airlock-dev/airlock/internal/testkit/gobuild"
 )
 
 // TestTrampolineStartsBeforeHeavyInit: re-executed as the sandbox
@@ -19,11 +20,7 @@ import (
 // trace: no package after sandbox's turn may have initialised.
 func TestTrampolineStartsBeforeHeavyInit(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "airlock")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building airlock: %v\n%s", err, out)
-	}
+	gobuild.Build(t, bin, ".")
 	// Without the parent's pipes the trampoline fails at its first stage
 	// and exits: enough to see which packages initialised before it ran.
 	cmd := exec.Command(bin, sandbox.TrampolineArg)

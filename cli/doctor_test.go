@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/testkit/gobuild"
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -39,12 +41,7 @@ func airlockBinary(t *testing.T, cgo string) string {
 		binDir = d
 	}
 	out := filepath.Join(binDir, "airlock-cgo"+cgo)
-	cmd := exec.Command("go", "build", "-o", out, ".")
-	cmd.Dir = ".."
-	cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgo)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build (CGO_ENABLED=%s): %v\n%s", cgo, err, b)
-	}
+	gobuild.Build(t, out, "..", "CGO_ENABLED="+cgo)
 	binCache[cgo] = out
 	return out
 }
@@ -137,11 +134,11 @@ func TestDoctorAgreesWithServe(t *testing.T) {
 				}
 				res := callTool(t, c, "run_pipeline", map[string]any{"pipeline": pipeline})
 				serveRan := !res.IsError
-				if res.IsError && !strings.HasPrefix(toolText(res), "UNAVAILABLE") {
-					t.Fatalf("run_pipeline failed otherwise: %s", toolText(res))
+				if res.IsError && !strings.HasPrefix(mcptest.Text(res), "UNAVAILABLE") {
+					t.Fatalf("run_pipeline failed otherwise: %s", mcptest.Text(res))
 				}
 				if serveRan != doctorReady {
-					t.Fatalf("doctor said ready=%v, serve ran the pipeline=%v (%.300s)\ndoctor:\n%s", doctorReady, serveRan, toolText(res), out)
+					t.Fatalf("doctor said ready=%v, serve ran the pipeline=%v (%.300s)\ndoctor:\n%s", doctorReady, serveRan, mcptest.Text(res), out)
 				}
 			})
 		}

@@ -11,13 +11,8 @@ import (
 // value; it needs --value and --reason; `approvals show` of an unknown id
 // is an error, and `approvals list` has the PROVENANCE column.
 func TestContextEndorse(t *testing.T) {
-	stateEnv(t)
-	state := t.TempDir()
-	c := serveStdio(t, "--state", state)
-	if res := callTool(t, c, "list_pools", nil); res.IsError {
-		t.Fatal(toolText(res))
-	}
-	parent := ctxIDRE.FindString(mustRun(t, "context", "list", "--state", state))
+	state, list := servedState(t)
+	parent := ctxIDRE.FindString(list)
 	child := ctxIDRE.FindString(mustRun(t, "context", "create", "--parent", parent, "--reason", "child", "--state", state))
 	const value = "GB29NWBK60161331926819"
 	out := mustRun(t, "context", "endorse", child, "--value", value, "--reason", "checked by phone", "--state", state)

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/testkit/syncbuf"
 )
 
 // cliEnv makes the test binary a helper process running `airlock` with
@@ -68,9 +70,6 @@ func helper(t *testing.T, stdout io.Writer, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// syncBuffer is an exporter's stdout as the test reads it while it runs.
-type syncBuffer = lockedBuffer
-
 // completeLines is what a consumer keeps of an export's output: the
 // whole lines (a process killed mid-write may leave a torn last one).
 func completeLines(s string) []string {
@@ -93,7 +92,7 @@ func lastSeq(t *testing.T, lines []string) int64 {
 }
 
 // waitLines waits until out holds more than n complete lines.
-func waitLines(t *testing.T, out *syncBuffer, n int) {
+func waitLines(t *testing.T, out *syncbuf.Buffer, n int) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for len(completeLines(out.String())) <= n {
@@ -123,7 +122,7 @@ func TestAuditExportResumes(t *testing.T) {
 			appender := helper(t, io.Discard, "append", state, "60", stop)
 			var got []string
 			export := func(follow bool) {
-				var out syncBuffer
+				var out syncbuf.Buffer
 				args := []string{"audit", "export", "--state", state, "--format", "jsonl", "--poll", "10ms"}
 				if mode == "cursor+SIGTERM" {
 					args = append(args, "--cursor", cursor)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -81,16 +82,16 @@ func TestInitServesItsPools(t *testing.T) {
 
 	c := serveStdio(t, "--config", cfg, "--state", filepath.Join(root, "state"))
 	list := callTool(t, c, "list_pools", nil)
-	if list.IsError || !strings.Contains(toolText(list), "docs") || !strings.Contains(toolText(list), "my-notes") {
-		t.Fatalf("list_pools: %s", toolText(list))
+	if list.IsError || !strings.Contains(mcptest.Text(list), "docs") || !strings.Contains(mcptest.Text(list), "my-notes") {
+		t.Fatalf("list_pools: %s", mcptest.Text(list))
 	}
 	read := callTool(t, c, "read_pool_file", map[string]any{"pool": "docs", "path": "guide.md"})
-	if read.IsError || !strings.Contains(toolText(read), "read me") || !strings.Contains(toolText(read), "UNTRUSTED_EXTERNAL_CONTENT") {
-		t.Fatalf("read_pool_file guide.md: %s", toolText(read))
+	if read.IsError || !strings.Contains(mcptest.Text(read), "read me") || !strings.Contains(mcptest.Text(read), "UNTRUSTED_EXTERNAL_CONTENT") {
+		t.Fatalf("read_pool_file guide.md: %s", mcptest.Text(read))
 	}
 	secret := callTool(t, c, "read_pool_file", map[string]any{"pool": "docs", "path": ".env"})
-	if !secret.IsError || !strings.HasPrefix(toolText(secret), "INTEGRITY_FAILURE") || strings.Contains(toolText(secret), "sk-not") {
-		t.Fatalf("read_pool_file .env: %s", toolText(secret))
+	if !secret.IsError || !strings.HasPrefix(mcptest.Text(secret), "INTEGRITY_FAILURE") || strings.Contains(mcptest.Text(secret), "sk-not") {
+		t.Fatalf("read_pool_file .env: %s", mcptest.Text(secret))
 	}
 }
 
@@ -173,6 +174,20 @@ func serveStdio(t *testing.T, args ...string) *client.Client {
 	return serveStdioLog(t, io.Discard, args...)
 }
 
+// servedState serves a fresh state directory over stdio and makes one
+// call, so that the default context exists; it returns the directory and
+// what `context list` shows of it. The server runs until the test ends.
+func servedState(t *testing.T) (state, contexts string) {
+	t.Helper()
+	stateEnv(t)
+	state = t.TempDir()
+	c := serveStdio(t, "--state", state)
+	if res := callTool(t, c, "list_pools", nil); res.IsError {
+		t.Fatal(mcptest.Text(res))
+	}
+	return state, mustRun(t, "context", "list", "--state", state)
+}
+
 // serveStdioLog is serveStdio with serve's stderr (its log) going to errW.
 func serveStdioLog(t *testing.T, errW io.Writer, args ...string) *client.Client {
 	t.Helper()
@@ -196,37 +211,15 @@ func serveStdioLog(t *testing.T, errW io.Writer, args ...string) *client.Client 
 		}
 	})
 	must(t, c.Start(ctx))
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "airlock-cli-test", Version: "1"}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
 	ictx, icancel := context.WithTimeout(ctx, 20*time.Second)
 	defer icancel()
-	if _, err := c.Initialize(ictx, init); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
+	mcptest.Initialize(t, ictx, c, "airlock-cli-test", mcp.LATEST_LEGACY_PROTOCOL_VERSION)
 	return c
 }
 
 func callTool(t *testing.T, c *client.Client, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = name
-	req.Params.Arguments = args
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	res, err := c.CallTool(ctx, req)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return res
-}
-
-func toolText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
+	return mcptest.Call(t, ctx, c, name, args)
 }

@@ -7,28 +7,12 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
+	"github.com/airlock-dev/airlock/internal/testkit/syncbuf"
 )
-
-// lockedBuffer is a log sink the server writes from several goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestServeLogsOneJSONLinePerCall (issue 12 item 4): `serve --log-format
 // json` writes only JSON objects, one info line "call" per tool call with
@@ -38,13 +22,13 @@ func (b *lockedBuffer) String() string {
 // and value).
 func TestServeLogsOneJSONLinePerCall(t *testing.T) {
 	const marker = "ARGMARKER-7f3c" // in arguments only; must never be logged
-	var log lockedBuffer
+	var log syncbuf.Buffer
 	state := filepath.Join(t.TempDir(), "state")
 	c := serveStdioLog(t, &log, "--state", state, "--log-format", "json")
 	callTool(t, c, "list_pools", nil)
 	callTool(t, c, "read_pool_file", map[string]any{"pool": "sales", "path": "README.md"})
 	if res := callTool(t, c, "read_pool_file", map[string]any{"pool": "sales", "path": marker + "/x.md"}); !res.IsError {
-		t.Fatalf("reading a missing file succeeded: %s", toolText(res))
+		t.Fatalf("reading a missing file succeeded: %s", mcptest.Text(res))
 	}
 	callTool(t, c, "read_pool_file", map[string]any{"pool": "sales", "path": "README.md", "extra_" + marker: marker})
 

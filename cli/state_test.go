@@ -11,6 +11,7 @@ import (
 
 	statedir "github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 )
 
 // stateEnv clears every variable the state directory is resolved from and
@@ -55,7 +56,7 @@ func TestOperatorFindsServesState(t *testing.T) {
 			flags, want := tt.setup(t, stateEnv(t))
 			c := serveStdio(t, flags...)
 			if res := callTool(t, c, "list_pools", nil); res.IsError {
-				t.Fatal(toolText(res))
+				t.Fatal(mcptest.Text(res))
 			}
 			if _, err := os.Stat(filepath.Join(want, statedir.DBFile)); err != nil {
 				t.Fatalf("serve did not put its store in %s: %v", want, err)
@@ -122,13 +123,7 @@ func TestOperatorRefusesUnusedState(t *testing.T) {
 // prefix, a name, or an id that is both a context and a session onto
 // another context is refused, audited as a deny, and changes nothing.
 func TestPhaseRefusesUnknownOrAmbiguousIDs(t *testing.T) {
-	stateEnv(t)
-	state := t.TempDir()
-	c := serveStdio(t, "--state", state)
-	if res := callTool(t, c, "list_pools", nil); res.IsError {
-		t.Fatal(toolText(res))
-	}
-	out := mustRun(t, "context", "list", "--state", state)
+	state, out := servedState(t)
 	parent := ctxIDRE.FindString(out)
 	sessOut := mustRun(t, "context", "show", parent, "--state", state)
 	m := regexp.MustCompile(`session:\s+(\S+)`).FindStringSubmatch(sessOut)

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/testkit/syncbuf"
 )
 
 // TestCallIDOnEveryLineTheCallCauses (issue 12 item 4): a pipeline run
@@ -17,7 +17,7 @@ import (
 // every one of them carries the same call id, and no other call's.
 func TestCallIDOnEveryLineTheCallCauses(t *testing.T) {
 	f := newFixture(t, "runner")
-	var log lockedLog
+	var log syncbuf.Buffer
 	logger := slog.New(slog.NewJSONHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	r, err := runner.New(f.cfg, f.state, &runner.Options{SandboxTrampoline: trampoline, Logger: logger})
 	must(t, err)
@@ -57,22 +57,4 @@ func TestCallIDOnEveryLineTheCallCauses(t *testing.T) {
 			t.Errorf("call %s logged %q, want its own sandbox start and end, then its call line", id, msgs)
 		}
 	}
-}
-
-// lockedLog is a log sink written from several goroutines.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }

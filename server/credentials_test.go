@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -26,25 +25,8 @@ import (
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	statedir "github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/testkit/syncbuf"
 )
-
-// lockedBuffer is a log sink safe for the runner's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // credFixture is testConfig with a role that fetches and runs pipelines,
 // two credentials (one from a variable, sent as a header to one host; one
@@ -53,7 +35,7 @@ func (l *lockedBuffer) String() string {
 type credFixture struct {
 	*fixture
 	c          *client.Client
-	logs       *lockedBuffer
+	logs       *syncbuf.Buffer
 	secretFile string
 	envSecret  string
 	fileSecret string
@@ -69,7 +51,7 @@ func newCredFixture(t *testing.T, namedHost string) *credFixture {
 		rand.Read(b)
 		return prefix + hex.EncodeToString(b)
 	}
-	cf := &credFixture{envSecret: rnd("EnvSecret-"), fileSecret: rnd("FileSecret-"), logs: &lockedBuffer{}}
+	cf := &credFixture{envSecret: rnd("EnvSecret-"), fileSecret: rnd("FileSecret-"), logs: &syncbuf.Buffer{}}
 	t.Setenv(credEnvVar, cf.envSecret)
 	cfg := fmt.Sprintf(testConfig, "credded")
 	for _, r := range [][2]string{
@@ -110,15 +92,7 @@ credentials:
 	cf.secretFile = filepath.Join(f.dir, "secrets", "pipe-token")
 	writeFile(t, f.dir, "secrets/pipe-token", cf.fileSecret+"\n")
 	log := slog.New(slog.NewJSONHandler(cf.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	r, err := runner.New(f.cfg, f.state, &runner.Options{SandboxTrampoline: trampoline, Logger: log})
-	must(t, err)
-	t.Cleanup(func() { r.Close() })
-	srv, err := New(r, &Options{Logger: log})
-	must(t, err)
-	t.Cleanup(srv.Close)
-	g := *f
-	g.r, g.srv = r, srv
-	cf.fixture = &g
+	cf.fixture = f.withRunner(t, runner.Options{Logger: log}, &Options{Logger: log})
 	cf.c = cf.connect(t)
 	return cf
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/airlock-dev/airlock/attribution"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 )
 
 // webOrigin is a real HTTP server on loopback standing in for the web.
@@ -71,13 +72,7 @@ func (f *fixture) connectWith(t *testing.T, opts ...client.ClientOption) *client
 	t.Helper()
 	c, err := client.NewInProcessClientWithOptions(f.srv.MCP(), opts...)
 	must(t, err)
-	must(t, c.Start(context.Background()))
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "airlock-test", Version: "1"}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	_, err = c.Initialize(context.Background(), init)
-	must(t, err)
-	t.Cleanup(func() { c.Close() })
+	mcptest.Connect(t, context.Background(), c, "airlock-test")
 	return c
 }
 

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/testkit/syncbuf"
 )
 
 // edgeServer is a fixture served by the real ServeHTTP (tracked listener,
@@ -27,24 +27,14 @@ func edgeServer(t *testing.T, httpYAML string) (*fixture, string) {
 	t.Setenv("AIRLOCK_TEST_TOKEN", testToken)
 	cfgText := withHTTP(t, fmt.Sprintf(testConfig, "local"), httpYAML)
 	f := newFixtureConfig(t, cfgText)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- f.srv.ServeHTTP(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return f, "http://" + ln.Addr().String()
+	return f, serveLoopback(t, f.srv)
 }
 
 // post sends one raw POST to /mcp with the test token (unless auth is
 // given) and returns status and body.
 func post(t *testing.T, url, body string, hdr map[string]string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url+PathStreamable, strings.NewReader(body))
-	must(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+testToken)
+	req := mcpRequest(t, http.MethodPost, url, strings.NewReader(body), "Bearer "+testToken)
 	for k, v := range hdr {
 		if v == "" {
 			req.Header.Del(k)
@@ -52,10 +42,7 @@ func post(t *testing.T, url, body string, hdr map[string]string) (int, string) {
 			req.Header.Set(k, v)
 		}
 	}
-	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := roundTrip(t, req)
 	return resp.StatusCode, string(b)
 }
 
@@ -119,7 +106,7 @@ func TestAnonymousRoleOffLoopback(t *testing.T) {
 		t.Fatalf("ServeHTTP on 0.0.0.0 with anonymous_role = %v, want ErrAnonymousRemote", err)
 	}
 	// Forced: served, with a warning in the log.
-	var logBuf syncBuffer
+	var logBuf syncbuf.Buffer
 	cfg = strings.Replace(cfg, "anonymous_role: agent}", "anonymous_role: agent, allow_anonymous_remote: true}", 1)
 	f = newFixtureConfig(t, cfg)
 	srv, err := New(f.r, &Options{Logger: newTestLogger(&logBuf)})
@@ -140,7 +127,7 @@ func TestAnonymousRoleOffLoopback(t *testing.T) {
 func TestTokenWarnings(t *testing.T) {
 	t.Setenv("AIRLOCK_TEST_TOKEN", "short")
 	f := newFixture(t, "local")
-	var logBuf syncBuffer
+	var logBuf syncbuf.Buffer
 	srv, err := New(f.r, &Options{Logger: newTestLogger(&logBuf)})
 	must(t, err)
 	defer srv.Close()
@@ -239,13 +226,7 @@ func TestDuplicateKeysNeverRun(t *testing.T) {
 
 func sessionFromInit(t *testing.T, url string) string {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url+PathStreamable, strings.NewReader(initBody))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
-	resp.Body.Close()
+	resp, _ := roundTrip(t, mcpRequest(t, http.MethodPost, url, strings.NewReader(initBody), "Bearer "+testToken))
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if sid == "" {
 		t.Fatal("no session id")
@@ -403,19 +384,5 @@ func TestUnauthenticatedFloodIsAggregated(t *testing.T) {
 		t.Fatalf("the trail grew by %d records", grown)
 	}
 }
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-func (s *syncBuffer) Reset()         { s.mu.Lock(); defer s.mu.Unlock(); s.b.Reset() }
 
 func newTestLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }

@@ -28,32 +28,13 @@ const agentIBAN = "FR1420041010050500013M02606"
 // the child context's id and handle, and the upstream's send counter.
 func endorseFixture(t *testing.T, approver string) (*fixture, string, string, *atomic.Int64) {
 	t.Helper()
-	cfg, u := upstreamConfig(t, "payer", "")
-	cfg = strings.Replace(cfg, "policies:\n", "policies:\n"+provPolicy, 1)
-	role := "  payer: {policy: prov, pools: [alpha, beta], initial_phase: execution}\n"
+	role := payerRole
 	if approver != "" {
 		role = strings.Replace(role, "}", ", approver: "+approver+"}", 1)
 	}
-	cfg = strings.Replace(cfg, "roles:\n", "roles:\n"+role, 1)
-	var sent atomic.Int64
-	u.mcp.AddTool(mcp.NewTool("send_money", mcp.WithDescription("Sends money."),
-		mcp.WithString("recipient", mcp.Required()), mcp.WithNumber("amount", mcp.Required())),
-		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			sent.Add(1)
-			return mcp.NewToolResultText("sent"), nil
-		})
-	u.mcp.AddTool(mcp.NewTool("get_transactions", mcp.WithDescription("Lists recent transactions.")),
-		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultText(provHistory), nil
-		})
-	f := newFixtureConfig(t, cfg)
-	pins := f.review(t)
-	for _, tool := range []string{"send_money", "get_transactions"} {
-		must(t, f.approveTool(t, tool, pins[tool].SeenDigest))
-	}
-	call(t, f.connect(t), "list_pools", nil)
+	f, sent := bankFixture(t, provPolicy, role, "", "send_money", "get_transactions")
 	cx, handle := f.newChild(t, contexts.DefaultID("local"), provTask)
-	return f, cx, handle, &sent
+	return f, cx, handle, sent
 }
 
 // newChild creates a child context of parent in execution, with task as
@@ -63,7 +44,7 @@ func (f *fixture) newChild(t *testing.T, parent, task string) (string, string) {
 	op, err := operator.Open(f.state, false)
 	must(t, err)
 	defer op.Close()
-	cx, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: parent, Phase: contexts.PhaseExecution, Task: task}, "tester", "endorse test")
+	cx, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: parent, Phase: contexts.PhaseExecution, Task: task}, "tester", "a test child")
 	must(t, err)
 	return cx.ID, handle
 }

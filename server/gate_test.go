@@ -13,14 +13,7 @@ func TestBodyOverLimitIs413(t *testing.T) {
 	f, ts := httpFixture(t)
 	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_pools","arguments":{"pad":"` +
 		strings.Repeat("x", int(f.cfg.Transports.HTTP.MaxBodyBytes)) + `"}}}`
-	req, err := http.NewRequest(http.MethodPost, ts.URL+PathStreamable, bytes.NewReader([]byte(big)))
-	must(t, err)
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	res, err := http.DefaultClient.Do(req)
-	must(t, err)
-	res.Body.Close()
+	res, _ := roundTrip(t, mcpRequest(t, http.MethodPost, ts.URL, bytes.NewReader([]byte(big)), "Bearer "+testToken))
 	if res.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Fatalf("status %d, want 413", res.StatusCode)
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 )
 
 // fixture is a real configuration on disk: pools with manifests, a state
@@ -317,32 +319,49 @@ func must(t testing.TB, err error) {
 	}
 }
 
+// withRunner is a copy of f served by a runner and a server of its own:
+// the runner built with ro (its sandbox trampoline set here), the server
+// with so. Tests that capture logs, metrics or spans use it; f's own
+// runner stays open beside it.
+func (f *fixture) withRunner(t testing.TB, ro runner.Options, so *Options) *fixture {
+	t.Helper()
+	ro.SandboxTrampoline = trampoline
+	r, err := runner.New(f.cfg, f.state, &ro)
+	must(t, err)
+	t.Cleanup(func() { r.Close() })
+	srv, err := New(r, so)
+	must(t, err)
+	t.Cleanup(srv.Close)
+	g := *f
+	g.r, g.srv = r, srv
+	return &g
+}
+
+// serveLoopback serves srv with the real ServeHTTP on a loopback port
+// until the test ends, and returns its base URL.
+func serveLoopback(t testing.TB, srv *Server) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeHTTP(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return "http://" + ln.Addr().String()
+}
+
 // connect starts a real mcp-go in-process client against the fixture.
 func (f *fixture) connect(t testing.TB) *client.Client {
 	t.Helper()
 	c, err := client.NewInProcessClient(f.srv.MCP())
 	must(t, err)
-	ctx := context.Background()
-	must(t, c.Start(ctx))
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "airlock-test", Version: "1"}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	mcptest.Connect(t, context.Background(), c, "airlock-test")
 	return c
 }
 
 func call(t *testing.T, c *client.Client, tool string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
-	req := mcp.CallToolRequest{}
-	req.Params.Name = tool
-	req.Params.Arguments = args
-	res, err := c.CallTool(context.Background(), req)
-	if err != nil {
-		t.Fatalf("CallTool(%s): %v", tool, err)
-	}
+	res := mcptest.Call(t, context.Background(), c, tool, args)
 	checkOutputSchema(t, tool, res)
 	return res
 }
@@ -417,15 +436,8 @@ func checkOutputSchema(t *testing.T, tool string, res *mcp.CallToolResult) {
 	}
 }
 
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
+// text is the text content of a result, its text blocks joined.
+var text = mcptest.Text
 
 // code returns the violation code of an error result ("" for success).
 func code(res *mcp.CallToolResult) string {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -36,6 +37,13 @@ func benchHTTPRead(b *testing.B, clients int) {
 	b.SetParallelism(max(1, clients/2))
 	b.ReportAllocs()
 	b.ResetTimer()
+	callParallel(b, pool, req)
+}
+
+// callParallel makes req from b's parallel goroutines, each borrowing a
+// client from pool, until b.N calls are made; an error or an error result
+// fails the benchmark rather than counting as a fast call.
+func callParallel(b *testing.B, pool chan *client.Client, req mcp.CallToolRequest) {
 	b.RunParallel(func(pb *testing.PB) {
 		c := <-pool
 		defer func() { pool <- c }()
@@ -59,14 +67,7 @@ func benchClients(b *testing.B, url, token string, n int, opts ...transport.Stre
 	for range n {
 		c, err := client.NewStreamableHttpClient(url, opts...)
 		must(b, err)
-		ctx := context.Background()
-		must(b, c.Start(ctx))
-		init := mcp.InitializeRequest{}
-		init.Params.ClientInfo = mcp.Implementation{Name: "airlock-bench", Version: "1"}
-		init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-		_, err = c.Initialize(ctx, init)
-		must(b, err)
-		b.Cleanup(func() { c.Close() })
+		mcptest.Connect(b, context.Background(), c, "airlock-bench")
 		pool <- c
 	}
 	return pool

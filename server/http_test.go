@@ -10,9 +10,9 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 )
 
 const testToken = "test-token-0123456789"
@@ -26,17 +26,36 @@ func httpFixture(t *testing.T) (*fixture, *httptest.Server) {
 	return f, ts
 }
 
+// mcpRequest is a raw request to the MCP endpoint url+PathStreamable
+// with the headers a streamable HTTP client sends (JSON in; JSON or SSE
+// out) and, unless auth is "", auth as its Authorization header.
+func mcpRequest(t testing.TB, method, url string, body io.Reader, auth string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(method, url+PathStreamable, body)
+	must(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	return req
+}
+
+// roundTrip sends req with the default client and returns the response
+// and its body, read to the end and closed.
+func roundTrip(t testing.TB, req *http.Request) (*http.Response, []byte) {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	must(t, err)
+	return resp, b
+}
+
 func initialize(t *testing.T, c *client.Client) {
 	t.Helper()
-	ctx := context.Background()
-	must(t, c.Start(ctx))
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "airlock-http-test", Version: "1"}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	if _, err := c.Initialize(ctx, init); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	t.Cleanup(func() { c.Close() })
+	mcptest.Connect(t, context.Background(), c, "airlock-http-test")
 }
 
 func TestStreamableHTTPWithToken(t *testing.T) {
@@ -75,17 +94,8 @@ func TestSSEWithToken(t *testing.T) {
 func TestHTTPRefusesMissingOrWrongToken(t *testing.T) {
 	f, ts := httpFixture(t)
 	for _, auth := range []string{"", "Bearer wrong-token", "Basic dXNlcjpwYXNz", "Bearer"} {
-		req, _ := http.NewRequest(http.MethodPost, ts.URL+PathStreamable,
-			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		must(t, err)
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, body := roundTrip(t, mcpRequest(t, http.MethodPost, ts.URL,
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`), auth))
 		if resp.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("auth %q: status %d", auth, resp.StatusCode)
 		}

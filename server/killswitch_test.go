@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/policy/killswitch"
+	"github.com/airlock-dev/airlock/internal/testkit/gobuild"
 )
 
 // TestKillFromAnotherProcessWithin50ms: `airlock kill` run as its own
@@ -19,11 +20,7 @@ import (
 // back until one is refused.
 func TestKillFromAnotherProcessWithin50ms(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "airlock")
-	build := exec.Command("go", "build", "-o", bin, "..")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building airlock: %v\n%s", err, out)
-	}
+	gobuild.Build(t, bin, "..")
 	f := newFixture(t, "local")
 	c := f.connect(t)
 	read := map[string]any{"pool": "alpha", "path": "hello.txt"}

@@ -20,6 +20,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/execution/notify"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/kit/metrics"
+	"github.com/airlock-dev/airlock/internal/testkit/syncbuf"
 )
 
 // The command hook (notifications.commands, issue 12 item 5) runs only in
@@ -34,7 +35,7 @@ import (
 type hookFixture struct {
 	*fixture
 	c    *client.Client
-	logs *lockedBuffer
+	logs *syncbuf.Buffer
 	m    *metrics.Metrics
 }
 
@@ -43,17 +44,9 @@ func newHookFixture(t *testing.T, hooks string) *hookFixture {
 	cfg := fmt.Sprintf(testConfig, "fetcher")
 	cfg = strings.Replace(cfg, "comm:\n", "notifications:\n  commands:\n"+hooks+"comm:\n  declaration_ttl_seconds: 1\n", 1)
 	f := newFixtureConfig(t, cfg)
-	hf := &hookFixture{logs: &lockedBuffer{}, m: metrics.New()}
+	hf := &hookFixture{logs: &syncbuf.Buffer{}, m: metrics.New()}
 	log := slog.New(slog.NewJSONHandler(hf.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	r, err := runner.New(f.cfg, f.state, &runner.Options{SandboxTrampoline: trampoline, Logger: log, Metrics: hf.m})
-	must(t, err)
-	t.Cleanup(func() { r.Close() })
-	srv, err := New(r, &Options{Logger: log})
-	must(t, err)
-	t.Cleanup(srv.Close)
-	g := *f
-	g.r, g.srv = r, srv
-	hf.fixture = &g
+	hf.fixture = f.withRunner(t, runner.Options{Logger: log, Metrics: hf.m}, &Options{Logger: log})
 	hf.c = hf.connect(t)
 	return hf
 }

@@ -61,17 +61,7 @@ func idpToken(t *testing.T, idp *testidp.IdP, client, scope string) string {
 // none) and returns the status and the WWW-Authenticate header.
 func postInit(t *testing.T, url, auth string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url+PathStreamable, strings.NewReader(initBody))
-	must(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
+	resp, _ := roundTrip(t, mcpRequest(t, http.MethodPost, url, strings.NewReader(initBody), auth))
 	return resp.StatusCode, resp.Header.Get("WWW-Authenticate")
 }
 

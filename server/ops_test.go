@@ -6,8 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,13 +17,13 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/internal/audit/witness"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	statedir "github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/internal/kit/metrics"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 )
 
 // opsFixture is testConfig served by ServeHTTP on a real loopback
@@ -58,21 +56,8 @@ func newOpsFixture(t *testing.T, httpSettings string, extraYAML ...string) *opsF
 	// A runner and server of their own, reporting into one registry, as
 	// serve --http builds them.
 	m := metrics.New()
-	r, err := runner.New(f.cfg, f.state, &runner.Options{SandboxTrampoline: trampoline, Metrics: m})
-	must(t, err)
-	t.Cleanup(func() { r.Close() })
-	srv, err := New(r, &Options{Metrics: m})
-	must(t, err)
-	t.Cleanup(srv.Close)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.ServeHTTP(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-	g := *f
-	g.r, g.srv = r, srv
-	return &opsFixture{fixture: &g, url: "http://" + ln.Addr().String(), srv: srv}
+	g := f.withRunner(t, runner.Options{Metrics: m}, &Options{Metrics: m})
+	return &opsFixture{fixture: g, url: serveLoopback(t, g.srv), srv: g.srv}
 }
 
 func (o *opsFixture) client(t *testing.T, role string) *client.Client {
@@ -80,14 +65,7 @@ func (o *opsFixture) client(t *testing.T, role string) *client.Client {
 	tr, err := transport.NewStreamableHTTP(o.url+PathStreamable, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + tokenOf(role)}))
 	must(t, err)
 	c := client.NewClient(tr)
-	must(t, c.Start(context.Background()))
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "airlock-ops-test", Version: "1"}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	if _, err := c.Initialize(context.Background(), init); err != nil {
-		t.Fatalf("initialize as %s: %v", role, err)
-	}
-	t.Cleanup(func() { c.Close() })
+	mcptest.Connect(t, context.Background(), c, "airlock-ops-test")
 	return c
 }
 
@@ -98,10 +76,7 @@ func get(t *testing.T, url string, header map[string]string) (int, string) {
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := roundTrip(t, req)
 	return resp.StatusCode, string(b)
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -34,16 +35,26 @@ const provPolicy = `  prov:
       - {id: recipient-not-principal, capability: mcp.up.send_money, when: 'provenance.recipient.origin not in ["trusted", "endorsed"]', effect: require_approval}
 `
 
-// provFixture is the upstream fixture with a bank upstream (send_money,
-// get_transactions), the prov policy for the stdio principal, both tools
-// approved, and a child context of the local principal whose task is
-// provTask. It returns the fixture, a client in the child context, the
-// handle and the count of send_money calls that reached the upstream.
-func provFixture(t *testing.T) (*fixture, *childClient, string, *atomic.Int64) {
+// payerRole is the bank scene's role: policy prov over alpha and beta, in
+// execution.
+const payerRole = "  payer: {policy: prov, pools: [alpha, beta], initial_phase: execution}\n"
+
+// bankFixture is the upstream fixture of the bank scene, shared by the
+// provenance, endorsement and trusted-input tests: the policy and role
+// given join upstreamConfig's for the role payer (pipelines, when set, join
+// its pipelines), the upstream offers send_money, whose calls it counts,
+// and get_transactions (the injected history) when that tool is among
+// approve. The tools in approve are approved and the default context
+// exists. It returns the fixture and the count of send_money calls that
+// reached the upstream.
+func bankFixture(t *testing.T, policy, role, pipelines string, approve ...string) (*fixture, *atomic.Int64) {
 	t.Helper()
 	cfg, u := upstreamConfig(t, "payer", "")
-	cfg = strings.Replace(cfg, "policies:\n", "policies:\n"+provPolicy, 1)
-	cfg = strings.Replace(cfg, "roles:\n", "roles:\n  payer: {policy: prov, pools: [alpha, beta], initial_phase: execution}\n", 1)
+	cfg = strings.Replace(cfg, "policies:\n", "policies:\n"+policy, 1)
+	cfg = strings.Replace(cfg, "roles:\n", "roles:\n"+role, 1)
+	if pipelines != "" {
+		cfg = strings.Replace(cfg, "pipelines:\n", "pipelines:\n"+pipelines, 1)
+	}
 	var sent atomic.Int64
 	u.mcp.AddTool(mcp.NewTool("send_money", mcp.WithDescription("Sends money."),
 		mcp.WithString("recipient", mcp.Required()), mcp.WithNumber("amount", mcp.Required())),
@@ -51,22 +62,30 @@ func provFixture(t *testing.T) (*fixture, *childClient, string, *atomic.Int64) {
 			sent.Add(1)
 			return mcp.NewToolResultText("sent"), nil
 		})
-	u.mcp.AddTool(mcp.NewTool("get_transactions", mcp.WithDescription("Lists recent transactions.")),
-		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultText(provHistory), nil
-		})
+	if slices.Contains(approve, "get_transactions") {
+		u.mcp.AddTool(mcp.NewTool("get_transactions", mcp.WithDescription("Lists recent transactions.")),
+			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return mcp.NewToolResultText(provHistory), nil
+			})
+	}
 	f := newFixtureConfig(t, cfg)
 	pins := f.review(t)
-	for _, tool := range []string{"send_money", "get_transactions"} {
+	for _, tool := range approve {
 		must(t, f.approveTool(t, tool, pins[tool].SeenDigest))
 	}
 	call(t, f.connect(t), "list_pools", nil) // the default context exists
-	op, err := operator.Open(f.state, false)
-	must(t, err)
-	_, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: contexts.DefaultID("local"), Phase: contexts.PhaseExecution, Task: provTask}, "tester", "rent")
-	op.Close()
-	must(t, err)
-	return f, f.child(t, f.r, handle), handle, &sent
+	return f, &sent
+}
+
+// provFixture is the bank fixture (send_money, get_transactions) in a child
+// context in execution whose trusted input is provTask. It returns the
+// fixture, a client in the child context, the handle and the count of
+// send_money calls that reached the upstream.
+func provFixture(t *testing.T) (*fixture, *childClient, string, *atomic.Int64) {
+	t.Helper()
+	f, sent := bankFixture(t, provPolicy, payerRole, "", "send_money", "get_transactions")
+	_, handle := f.newChild(t, contexts.DefaultID("local"), provTask)
+	return f, f.child(t, f.r, handle), handle, sent
 }
 
 type childClient struct {
@@ -197,35 +216,15 @@ const agentMarker = "NL91ABNA0417164300"
 // task, no trusted label holds the value, and a payment to it is never
 // trusted: it is not executed without a person.
 func TestAgentCannotCreateTrustedInput(t *testing.T) {
-	cfg, u := upstreamConfig(t, "payer", "")
-	cfg = strings.Replace(cfg, "policies:\n", "policies:\n"+strings.Replace(provPolicy, `allow: ["pool.*", "mcp.up.*"]`, `allow: ["pool.*", "mcp.up.*", "comm.*", "pipeline.run:echo_param"]
-    filesystem: {read: [pools], write: [out]}`, 1), 1)
-	cfg = strings.Replace(cfg, "roles:\n", "roles:\n  payer: {policy: prov, pools: [alpha, beta], initial_phase: execution}\n", 1)
-	cfg = strings.Replace(cfg, "pipelines:\n", `pipelines:
-  - name: echo_param
+	policy := strings.Replace(provPolicy, `allow: ["pool.*", "mcp.up.*"]`, `allow: ["pool.*", "mcp.up.*", "comm.*", "pipeline.run:echo_param"]
+    filesystem: {read: [pools], write: [out]}`, 1)
+	f, sent := bankFixture(t, policy, payerRole, `  - name: echo_param
     description: Writes its parameter into a file (over no pool, so its outputs are trusted pool content).
     argv: [/bin/sh, -c, 'printf %s "$0" > {out}/p.txt', '{param.msg}']
     parameters: {msg: {type: string, required: true}}
     outputs: [p.txt]
-`, 1)
-	var sent atomic.Int64
-	u.mcp.AddTool(mcp.NewTool("send_money", mcp.WithDescription("Sends money."),
-		mcp.WithString("recipient", mcp.Required()), mcp.WithNumber("amount", mcp.Required())),
-		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			sent.Add(1)
-			return mcp.NewToolResultText("sent"), nil
-		})
-	f := newFixtureConfig(t, cfg)
-	pins := f.review(t)
-	for _, tool := range []string{"send_money", "echo"} {
-		must(t, f.approveTool(t, tool, pins[tool].SeenDigest))
-	}
-	call(t, f.connect(t), "list_pools", nil)
-	op, err := operator.Open(f.state, false)
-	must(t, err)
-	cx, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: contexts.DefaultID("local"), Phase: contexts.PhaseExecution, Task: provTask}, "tester", "rent")
-	op.Close()
-	must(t, err)
+`, "send_money", "echo")
+	cxID, handle := f.newChild(t, contexts.DefaultID("local"), provTask)
 	cc := f.child(t, f.r, handle)
 
 	m := agentMarker
@@ -261,9 +260,9 @@ func TestAgentCannotCreateTrustedInput(t *testing.T) {
 		t.Fatalf("reading the run's output: %s", text(res))
 	}
 
-	op, err = operator.Open(f.state, true)
+	op, err := operator.Open(f.state, true)
 	must(t, err)
-	p, err := op.ContextProvenance(context.Background(), cx.ID)
+	p, err := op.ContextProvenance(context.Background(), cxID)
 	op.Close()
 	must(t, err)
 	if len(p.Inputs) != 1 || p.Inputs[0].ID != operator.TaskInputID || p.Inputs[0].Text != provTask {

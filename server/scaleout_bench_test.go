@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -60,17 +59,7 @@ func benchInstances(b *testing.B, bin string, n int) {
 	airlock0, lb0, pg0, self0 := cpuOf(pids), cpuOf([]int{lbPid}), cpuOfComm("postgres"), selfCPU()
 	b.SetParallelism(clients / 2)
 	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		c := <-pool
-		defer func() { pool <- c }()
-		for pb.Next() {
-			res, err := c.CallTool(context.Background(), req)
-			if err != nil || res.IsError {
-				b.Errorf("call: %v %v", err, res)
-				return
-			}
-		}
-	})
+	callParallel(b, pool, req)
 	b.StopTimer()
 	calls := float64(b.N)
 	b.ReportMetric(calls/b.Elapsed().Seconds(), "calls/s")

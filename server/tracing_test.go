@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -25,6 +24,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/edge/tracing"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 )
 
 // otlpReceiver is a real OTLP/HTTP traces endpoint on loopback: it decodes
@@ -99,15 +99,7 @@ func tracedFixture(t *testing.T, cfg config.Tracing) (*fixture, *tracing.Tracer)
 	f := newFixture(t, "local")
 	tr, err := tracing.New(context.Background(), cfg, &tracing.Options{Getenv: func(string) string { return "" }})
 	must(t, err)
-	r, err := runner.New(f.cfg, f.state, &runner.Options{SandboxTrampoline: trampoline, Tracer: tr})
-	must(t, err)
-	t.Cleanup(func() { r.Close() })
-	srv, err := New(r, nil)
-	must(t, err)
-	t.Cleanup(srv.Close)
-	g := *f
-	g.r, g.srv = r, srv
-	return &g, tr
+	return f.withRunner(t, runner.Options{Tracer: tr}, nil), tr
 }
 
 // TestSpansOfRealCalls (issue 12 item 3): real calls through an mcp-go
@@ -255,28 +247,11 @@ func TestSpansOverHTTP(t *testing.T) {
 	f := newFixtureConfig(t, withHTTP(t, fmt.Sprintf(testConfig, "local"), ""))
 	tr, err := tracing.New(context.Background(), config.Tracing{Enabled: true, Endpoint: rc.URL + "/v1/traces"}, &tracing.Options{Getenv: func(string) string { return "" }})
 	must(t, err)
-	r, err := runner.New(f.cfg, f.state, &runner.Options{SandboxTrampoline: trampoline, Tracer: tr})
-	must(t, err)
-	t.Cleanup(func() { r.Close() })
-	srv, err := New(r, nil)
-	must(t, err)
-	t.Cleanup(srv.Close)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.ServeHTTP(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-	tp, err := transport.NewStreamableHTTP("http://"+ln.Addr().String()+PathStreamable, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + tokenOf("agent")}))
+	url := serveLoopback(t, f.withRunner(t, runner.Options{Tracer: tr}, nil).srv)
+	tp, err := transport.NewStreamableHTTP(url+PathStreamable, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + tokenOf("agent")}))
 	must(t, err)
 	c := client.NewClient(tp)
-	must(t, c.Start(context.Background()))
-	t.Cleanup(func() { c.Close() })
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "trace-test", Version: "1"}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	_, err = c.Initialize(context.Background(), init)
-	must(t, err)
+	mcptest.Connect(t, context.Background(), c, "trace-test")
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "list_pools"
 	req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
+	"github.com/airlock-dev/airlock/internal/testkit/gobuild"
 )
 
 // buildProbe builds testdata/mcpprobe (a stdio MCP server that tries the
@@ -25,11 +25,7 @@ func buildProbe(t *testing.T) string {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	must(t, os.Chmod(dir, 0o755))
 	bin := filepath.Join(dir, "mcpprobe")
-	cmd := exec.Command("go", "build", "-o", bin, "./testdata/mcpprobe")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building mcpprobe: %v\n%s", err, out)
-	}
+	gobuild.Build(t, bin, "./testdata/mcpprobe")
 	return bin
 }
 

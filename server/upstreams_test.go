@@ -103,6 +103,15 @@ func upstreamFixtureWith(t *testing.T, role, more string) (*fixture, *testUpstre
 	return newFixtureConfig(t, cfg), u
 }
 
+// echoApproved is upstreamFixture for role with the upstream's echo tool
+// reviewed and approved.
+func echoApproved(t *testing.T, role string) (*fixture, *testUpstream) {
+	t.Helper()
+	f, u := upstreamFixture(t, role)
+	must(t, f.approveTool(t, "echo", f.review(t)["echo"].SeenDigest))
+	return f, u
+}
+
 // upstreamConfig is upstreamFixtureWith's configuration text and upstream.
 func upstreamConfig(t testing.TB, role, more string) (string, *testUpstream) {
 	t.Helper()
@@ -359,8 +368,7 @@ func TestUpstreamPolicy(t *testing.T) {
 // TestUpstreamDeniedWithoutAllow: a policy that allows no mcp.* pattern
 // denies an approved upstream tool (default deny), without calling it.
 func TestUpstreamDeniedWithoutAllow(t *testing.T) {
-	f, u := upstreamFixture(t, "mcp-denied")
-	must(t, f.approveTool(t, "echo", f.review(t)["echo"].SeenDigest))
+	f, u := echoApproved(t, "mcp-denied")
 	c := f.connect(t)
 	if res := call(t, c, "declare_need", mcpNeed("echo", map[string]any{"message": "hi"})); code(res) != "POLICY_DENIED" || u.calls.Load() != 0 {
 		t.Fatalf("no allow pattern: %s", text(res))
@@ -372,8 +380,7 @@ func TestUpstreamDeniedWithoutAllow(t *testing.T) {
 // is audited and shown as a diff, and only a re-approval of the new
 // definition unblocks it.
 func TestUpstreamRugPull(t *testing.T) {
-	f, u := upstreamFixture(t, "mcper")
-	must(t, f.approveTool(t, "echo", f.review(t)["echo"].SeenDigest))
+	f, u := echoApproved(t, "mcper")
 	c := f.connect(t)
 	if res := call(t, c, "declare_need", mcpNeed("echo", map[string]any{"message": "one"})); res.IsError {
 		t.Fatal(text(res))
@@ -410,8 +417,7 @@ func TestUpstreamRugPull(t *testing.T) {
 func TestUpstreamNeverGetsAgentToken(t *testing.T) {
 	const agentToken = "agent-token-must-stay-here-0123456789"
 	t.Setenv("AIRLOCK_TEST_TOKEN_MCP", agentToken)
-	f, u := upstreamFixture(t, "mcper")
-	must(t, f.approveTool(t, "echo", f.review(t)["echo"].SeenDigest))
+	f, u := echoApproved(t, "mcper")
 	ts := httptest.NewServer(f.srv.Handler())
 	t.Cleanup(ts.Close)
 	c, err := client.NewStreamableHttpClient(ts.URL+PathStreamable, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + agentToken}))
@@ -463,8 +469,7 @@ func TestUpstreamCatalog(t *testing.T) {
 // TestUpstreamRateLimited: the policy's limits apply to upstream tools by
 // capability pattern, like any other; a refusal does not call upstream.
 func TestUpstreamRateLimited(t *testing.T) {
-	f, u := upstreamFixture(t, "mcp-metered")
-	must(t, f.approveTool(t, "echo", f.review(t)["echo"].SeenDigest))
+	f, u := echoApproved(t, "mcp-metered")
 	c := f.connect(t)
 	if res := call(t, c, "declare_need", mcpNeed("echo", map[string]any{"message": "one"})); res.IsError {
 		t.Fatal(text(res))

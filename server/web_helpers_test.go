@@ -19,6 +19,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 )
 
 // Helpers for the HTTP context, session and approval tests: every HTTP role
@@ -140,17 +141,10 @@ func (w *web) mcpClient(t *testing.T, role string, headers map[string]string, ve
 	must(t, err)
 	c := client.NewClient(tr, append([]client.ClientOption{client.WithProtocolVersion(version)}, opts...)...)
 	must(t, c.Start(context.Background()))
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "airlock-web-test", Version: "1"}
-	init.Params.ProtocolVersion = version
-	res, err := c.Initialize(context.Background(), init)
-	if err != nil {
-		t.Fatalf("initialize %s as %s: %v", version, role, err)
-	}
-	if res.ProtocolVersion != version {
+	t.Cleanup(func() { c.Close() })
+	if res := mcptest.Initialize(t, context.Background(), c, "airlock-web-test", version); res.ProtocolVersion != version {
 		t.Fatalf("negotiated %s, want %s", res.ProtocolVersion, version)
 	}
-	t.Cleanup(func() { c.Close() })
 	return c
 }
 
@@ -223,21 +217,15 @@ func (w *web) send(t *testing.T, method, role string, headers map[string]string,
 		must(t, err)
 		rd = strings.NewReader(string(b))
 	}
-	req, err := http.NewRequest(method, w.ts.URL+PathStreamable, rd)
-	must(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	auth := ""
 	if role != "" {
-		req.Header.Set("Authorization", "Bearer "+tokenOf(role))
+		auth = "Bearer " + tokenOf(role)
 	}
+	req := mcpRequest(t, method, w.ts.URL, rd, auth)
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	must(t, err)
+	resp, raw := roundTrip(t, req)
 	out := &httpReply{status: resp.StatusCode, header: resp.Header, body: string(raw)}
 	payload := raw
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {

@@ -209,27 +209,40 @@ func pyJSONEscape(s string) string {
 // separators ", " and ": ", keys in the order given).
 func PyJSONDumps(v any) string {
 	var b strings.Builder
-	pyJSON(&b, v)
+	pyJSONDialect.write(&b, v)
 	return b.String()
 }
 
-func pyJSON(b *strings.Builder, v any) {
+// pyDialect is one of Python's two printings of a decoded JSON value,
+// json.dumps and str()/repr(): they walk the value alike and differ only
+// in the constants' spelling and in how a string is quoted.
+type pyDialect struct {
+	null, yes, no string
+	str           func(string) string
+}
+
+var (
+	pyJSONDialect = pyDialect{"null", "true", "false", func(s string) string { return `"` + pyJSONEscape(s) + `"` }}
+	pyReprDialect = pyDialect{"None", "True", "False", PyStrRepr}
+)
+
+func (d pyDialect) write(b *strings.Builder, v any) {
 	switch v := v.(type) {
 	case nil:
-		b.WriteString("null")
+		b.WriteString(d.null)
 	case bool:
-		b.WriteString(map[bool]string{true: "true", false: "false"}[v])
+		b.WriteString(map[bool]string{true: d.yes, false: d.no}[v])
 	case json.Number:
 		b.WriteString(v.String())
 	case string:
-		b.WriteString(`"` + pyJSONEscape(v) + `"`)
+		b.WriteString(d.str(v))
 	case []any:
 		b.WriteByte('[')
 		for i, e := range v {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			pyJSON(b, e)
+			d.write(b, e)
 		}
 		b.WriteByte(']')
 	case *orderedMap:
@@ -238,8 +251,8 @@ func pyJSON(b *strings.Builder, v any) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(`"` + pyJSONEscape(k) + `": `)
-			pyJSON(b, v.vals[i])
+			b.WriteString(d.str(k) + ": ")
+			d.write(b, v.vals[i])
 		}
 		b.WriteByte('}')
 	}
@@ -337,40 +350,8 @@ func pyStr(v any) string {
 		return s
 	}
 	var b strings.Builder
-	pyRepr(&b, v)
+	pyReprDialect.write(&b, v)
 	return b.String()
-}
-
-func pyRepr(b *strings.Builder, v any) {
-	switch v := v.(type) {
-	case nil:
-		b.WriteString("None")
-	case bool:
-		b.WriteString(map[bool]string{true: "True", false: "False"}[v])
-	case json.Number:
-		b.WriteString(v.String())
-	case string:
-		b.WriteString(PyStrRepr(v))
-	case []any:
-		b.WriteByte('[')
-		for i, e := range v {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			pyRepr(b, e)
-		}
-		b.WriteByte(']')
-	case *orderedMap:
-		b.WriteByte('{')
-		for i, k := range v.keys {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(PyStrRepr(k) + ": ")
-			pyRepr(b, v.vals[i])
-		}
-		b.WriteByte('}')
-	}
 }
 
 // PyStrRepr is Python 3's repr() of a str: single quotes unless the text

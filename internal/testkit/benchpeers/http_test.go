@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -96,14 +97,7 @@ func httpClients(tb testing.TB, addr string, n int) []*client.Client {
 			transport.WithHTTPBasicClient(hc),
 			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + benchToken}))
 		must(tb, err)
-		ctx := withTimeout(tb, 30*time.Second)
-		must(tb, c.Start(ctx))
-		init := mcp.InitializeRequest{}
-		init.Params.ClientInfo = mcp.Implementation{Name: "airlock-benchpeers", Version: "1"}
-		init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-		_, err = c.Initialize(ctx, init)
-		must(tb, err)
-		tb.Cleanup(func() { c.Close() })
+		mcptest.Connect(tb, withTimeout(tb, 30*time.Second), c, "airlock-benchpeers")
 		cs = append(cs, c)
 	}
 	return cs

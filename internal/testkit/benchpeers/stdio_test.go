@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 	"github.com/goccy/go-yaml"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -68,12 +69,7 @@ func stdioClient(tb testing.TB, env []string, argv ...string) *client.Client {
 	if t, ok := c.GetTransport().(*transport.Stdio); ok {
 		go io.Copy(io.Discard, t.Stderr())
 	}
-	ctx := withTimeout(tb, 30*time.Second)
-	init := mcp.InitializeRequest{}
-	init.Params.ClientInfo = mcp.Implementation{Name: "airlock-benchpeers", Version: "1"}
-	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
-	_, err = c.Initialize(ctx, init)
-	must(tb, err)
+	mcptest.Initialize(tb, withTimeout(tb, 30*time.Second), c, "airlock-benchpeers", mcp.LATEST_LEGACY_PROTOCOL_VERSION)
 	return c
 }
 
