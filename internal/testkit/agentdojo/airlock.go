@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -400,6 +399,3 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
-
-// jsonString is s as a JSON string (for messages).
-func jsonString(s string) string { b, _ := json.Marshal(s); return string(b) }
