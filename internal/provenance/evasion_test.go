@@ -99,4 +99,3 @@ func TestKnownEvasions(t *testing.T) {
 		}
 	}
 }
-
