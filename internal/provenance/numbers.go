@@ -2,9 +2,9 @@ package provenance
 
 import (
 	"regexp"
-	"unicode/utf8"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Amounts and dates are compared by value, so "1,000.50", "1.000,50 EUR"
