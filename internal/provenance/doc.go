@@ -70,8 +70,10 @@
 // NewIndex indexes at most Options.MaxIndexBytes (4 MiB) of source text,
 // trusted sources first; the rest is reported as HowUnindexed evidence,
 // which makes any significant unexplained value untrusted (fail-safe).
-// Building costs about 60 ms per MiB (a suffix array over the compact
-// stream, 4 bytes per byte of it). Trace considers MaxValueBytes (4 KiB)
+// Building is linear: a suffix array over the compact stream (4 bytes per
+// byte of it) and hand-written number and date scanners; BenchmarkNewIndex
+// measures about 0.2 to 0.9 ms per KB of dense invoice-like text on a busy
+// 2-core machine, BenchmarkTrace 1 to 2 ms per need against 200 KB. Trace considers MaxValueBytes (4 KiB)
 // of each value (a truncated value is never trusted), MaxLeaves (256)
 // leaves, 64 tokens and 256 shingles per value, 256 occurrences per
 // look-up, split pairs among 64 short leaves, and reports MaxMatches (16)

@@ -47,6 +47,7 @@ func Skeleton(s string) string {
 		if isInvisible(r) || unicode.In(r, unicode.Mn, unicode.Me, unicode.Mc) {
 			continue // zero-width and combining characters never separate or change a value
 		}
+		r = unicode.ToLower(r) // before the table: Ɩ lower-cases to the look-alike ɩ
 		if c, ok := confusable[r]; ok {
 			b.WriteRune(c)
 			continue
@@ -59,7 +60,7 @@ func Skeleton(s string) string {
 			b.WriteByte(' ')
 			continue
 		}
-		b.WriteRune(unicode.ToLower(r))
+		b.WriteRune(r)
 	}
 	return defang.Replace(b.String())
 }

@@ -75,10 +75,8 @@ func (ix *Index) addSource(s Source, text string) {
 	for _, k := range datesIn(skel, maxTokensPerSource) {
 		addKey(ix.facts, "date:"+k, id)
 	}
-	for _, t := range tokens(skel, maxTokensPerSource) {
-		if t.kind == KindHandle {
-			addKey(ix.facts, "handle:"+t.text, id)
-		}
+	for _, h := range handlesIn(skel, maxTokensPerSource) {
+		addKey(ix.facts, "handle:"+h, id)
 	}
 	if s.Integrity == Trusted {
 		ix.addTrusted(id, text)
@@ -218,4 +216,24 @@ func cutRunes(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// handlesIn returns the #channel and @user names of a folded text (not
+// the @ of an e-mail address), at most limit.
+func handlesIn(s string, limit int) []string {
+	var out []string
+	for i := 0; i < len(s) && len(out) < limit; i++ {
+		if s[i] != '#' && s[i] != '@' || i > 0 && (isWordByte(s[i-1]) || s[i-1] == '_') {
+			continue
+		}
+		j := i + 1
+		for j < len(s) && (isWordByte(s[j]) || strings.IndexByte("_.-", s[j]) >= 0) {
+			j++
+		}
+		if h := trimTrailing(s[i:j]); len(h) >= 3 {
+			out = append(out, h)
+		}
+		i = j - 1
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Amounts and dates are compared by value, so "1,000.50", "1.000,50 EUR"
@@ -24,29 +25,78 @@ type amount struct {
 	significant bool
 }
 
-// amountsIn returns the significant amounts of a folded text, at most limit.
-// A number glued to a preceding letter (INV2024) is part of an identifier.
+// amountsIn returns the significant amounts of a folded text, at most
+// limit. It scans digit runs by hand (the regular expression is only used
+// on whole values): a number glued to a letter (INV2024, 2024abc) is part
+// of an identifier, not an amount.
 func amountsIn(s string, limit int) []string {
 	var out []string
-	for _, m := range numberRE.FindAllStringSubmatchIndex(s, -1) {
-		numStart := m[4]
-		if m[2] < 0 && numStart > 0 && isWordByte(s[numStart-1]) {
+	for i := 0; i < len(s) && len(out) < limit; {
+		if !isWordByte(s[i]) {
+			i++
 			continue
 		}
-		if m[1] < len(s) && isWordByte(s[m[1]]) && m[6] < 0 {
-			continue // 2024abc
+		if !isDigit(s[i]) || i > 0 && isWordByte(s[i-1]) && !currencyBefore(s[:i]) {
+			i = skipWord(s, i)
+			continue
 		}
-		cur := m[2] >= 0 || m[6] >= 0
-		for _, a := range readings(s[m[4]:m[5]], cur) {
+		j := i
+		for j < len(s) && (isDigit(s[j]) || strings.IndexByte(".,'", s[j]) >= 0 && j+1 < len(s) && isDigit(s[j+1])) {
+			j++
+		}
+		after := currencyAfter(s[j:])
+		if j < len(s) && isWordByte(s[j]) && !after || j-i > 80 {
+			i = skipWord(s, j)
+			continue
+		}
+		for _, a := range readings(s[i:j], after || currencyBefore(s[:i])) {
 			if a.significant {
 				out = append(out, a.key)
 			}
 		}
-		if len(out) >= limit {
-			break
-		}
+		i = j
 	}
 	return out
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// skipWord returns the end of the word (letters and digits) at i, at least i+1.
+func skipWord(s string, i int) int {
+	for i++; i < len(s) && isWordByte(s[i]); i++ {
+	}
+	return i
+}
+
+var currencyRE = regexp.MustCompile(`^(?:` + currency + `)$`)
+
+// currencyBefore reports a currency symbol or code ending s ("$", "usd ").
+func currencyBefore(s string) bool {
+	s = strings.TrimSuffix(s, " ")
+	k := len(s)
+	for k > 0 && k > len(s)-3 && s[k-1] >= 'a' && s[k-1] <= 'z' {
+		k--
+	}
+	if k < len(s) {
+		return (k == 0 || !isWordByte(s[k-1])) && currencyRE.MatchString(s[k:])
+	}
+	for _, sym := range []string{"$", "€", "£", "¥", "₹"} {
+		if strings.HasSuffix(s, sym) {
+			return true
+		}
+	}
+	return false
+}
+
+var currencyAfterRE = regexp.MustCompile(`^ ?(?:[$€£¥₹]|(?:` + currency + `|dollars?|euros?|pounds?|francs?|bucks)\b)`)
+
+// currencyAfter reports a currency symbol, code or word starting s.
+func currencyAfter(s string) bool {
+	t := strings.TrimPrefix(s, " ")
+	if t == "" || strings.IndexByte("$\xe2\xc2\xc3ueg cjainsdpfb", t[0]) < 0 {
+		return false // cheap filter: no symbol or code can start here
+	}
+	return currencyAfterRE.MatchString(s[:min(len(s), 12)])
 }
 
 func isWordByte(c byte) bool {
@@ -142,10 +192,27 @@ var dateRE = regexp.MustCompile(`\b(?:([0-9]{4})[-/.]([0-9]{1,2})[-/.]([0-9]{1,2
 	`(` + months + `)[a-z]*\.? ([0-9]{1,2})(?:st|nd|rd|th)?,? ([0-9]{4}))(?:\b|t)`)
 
 // datesIn returns the keys of the dates of a folded text, at most limit.
+// Every date has a 4-digit year: the expression runs only on a window
+// around each 4-digit run, so its cost follows the number of years.
 func datesIn(s string, limit int) []string {
 	var out []string
-	for _, m := range dateRE.FindAllStringSubmatchIndex(s, limit) {
-		out = append(out, dateMatchKeys(s, m)...)
+	next := 0 // windows do not overlap a match already taken
+	for i := 0; i < len(s) && len(out) < limit; i++ {
+		if !isDigit(s[i]) || i > 0 && isDigit(s[i-1]) || i+4 > len(s) || !isDigit(s[i+1]) || !isDigit(s[i+2]) || !isDigit(s[i+3]) ||
+			i+4 < len(s) && isDigit(s[i+4]) {
+			continue
+		}
+		lo := max(next, i-24)
+		for lo > 0 && lo < len(s) && !utf8.RuneStart(s[lo]) {
+			lo++
+		}
+		w := s[lo:min(len(s), i+12)]
+		for _, m := range dateRE.FindAllStringSubmatchIndex(w, -1) {
+			if m[1] >= i-lo+4 || m[0] >= i-lo { // the match uses this year
+				out = append(out, dateMatchKeys(w, m)...)
+				next = lo + m[1]
+			}
+		}
 	}
 	return out
 }
