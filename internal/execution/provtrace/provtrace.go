@@ -28,8 +28,8 @@ import (
 	"github.com/airlock-dev/airlock/store"
 )
 
-// MaxChain bounds how deep child contexts nest (the runner's bound on a
-// loaded chain is the same).
+// MaxChain bounds how deep child contexts nest: the runner's walk of a
+// loaded chain and Ancestry stop at the same depth.
 const MaxChain = 8
 
 // MaxSources bounds the sources named per argument.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/execution/derived"
+	"github.com/airlock-dev/airlock/internal/execution/provtrace"
 	"github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
@@ -19,7 +20,9 @@ import (
 
 // maxChain bounds how deep child contexts nest; deeper chains (only a
 // corrupted store could hold one) are refused rather than walked forever.
-const maxChain = 8
+// It is provtrace's bound, so the operator's walk of a chain and the
+// runner's stop at the same depth.
+const maxChain = provtrace.MaxChain
 
 // resolveContext finds the context a principal's calls run in: its default
 // context, created from the role on first use and rebound when the role's
