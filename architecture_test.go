@@ -247,3 +247,25 @@ func TestIsTestPackage(t *testing.T) {
 		}
 	}
 }
+
+// TestPoisoningIsALeaf: the tool-poisoning scanner reads untrusted text
+// for the review and decides nothing itself (issue 25); it depends on the
+// standard library and golang.org/x/text only — no store, no network, no
+// other part of Airlock — so any part may ask it and it can reach nothing.
+func TestPoisoningIsALeaf(t *testing.T) {
+	p, ok := goList(t)["internal/policy/poisoning"]
+	if !ok {
+		t.Fatal("internal/policy/poisoning not found")
+	}
+	for _, d := range p.Deps {
+		first, _, _ := strings.Cut(d, "/")
+		if strings.Contains(first, ".") && !strings.HasPrefix(d, "golang.org/x/text/") {
+			t.Errorf("internal/policy/poisoning depends on %s: standard library and golang.org/x/text only", d)
+		}
+	}
+	for _, banned := range []string{"net", "net/http", "os/exec", "database/sql"} {
+		if slices.Contains(p.Deps, banned) {
+			t.Errorf("internal/policy/poisoning depends on %s", banned)
+		}
+	}
+}
