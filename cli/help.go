@@ -151,20 +151,32 @@ deny     deny one; the reason is shown to the agent
   --reason TEXT  why (shown to the agent, recorded in the audit trail)
   --state DIR    state directory (as for serve)
 `,
-	"upstreams": `Usage: airlock upstreams review [UPSTREAM] [--config FILE] [--offline] [--state DIR]
-       airlock upstreams approve UPSTREAM TOOL SHA256 [--reason TEXT] [--state DIR]
+	"upstreams": `Usage: airlock upstreams review [UPSTREAM] [--config FILE] [--offline] [--json] [--state DIR]
+       airlock upstreams approve UPSTREAM TOOL SHA256 [--reason TEXT] [--override]
+                                 [--description TEXT | --description-file FILE] [--state DIR]
 
 review   list the configured upstreams' tools again (a stdio upstream runs in
          the sandbox) and show every tool definition: its state (pending,
          approved, changed, removed), its digest, its description quoted,
-         flags for hidden characters or instruction-like text, and for a
-         changed tool what changed since the approval
+         the review's score and signals (tool poisoning: hidden characters,
+         authority tags, instructions to the model, other tools named,
+         look-alike names, requests for data the tool does not need ...),
+         and for a changed tool what changed since the approval
 approve  approve the definition with that digest (the one review printed);
-         a definition that changed since is refused
+         a definition that changed since is refused; one the review flags
+         is refused unless --override (with --reason)
 
-  --config FILE  review: configuration naming the upstreams (default: the embedded demo)
-  --offline      review: show the stored pins without listing the upstreams
-  --state DIR    state directory (as for serve)
+  --config FILE         review: configuration naming the upstreams (default: the embedded demo)
+  --offline             review: show the stored pins without listing the upstreams
+  --json                review: each definition's signals, score and verdict as JSON
+  --reason TEXT         approve: why (recorded in the audit trail; required with
+                        --override or --description)
+  --override            approve: approve a flagged definition anyway (audited as
+                        operator.upstream_override with the score and signals)
+  --description TEXT    approve: what the agent's catalog shows instead of the
+                        upstream's description, for this digest only
+  --description-file F  approve: as --description, read from a file
+  --state DIR           state directory (as for serve)
 `,
 	"phase": `Usage: airlock phase CONTEXT planning|execution --reason TEXT [--state DIR]
 

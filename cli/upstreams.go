@@ -22,7 +22,7 @@ const maxReviewSchema = 4000
 // and, for a changed one, the diff; approve approves the one definition
 // whose digest the review printed.
 func runUpstreams(ctx context.Context, args []string, io Streams) error {
-	usage := fmt.Errorf("airlock upstreams review [UPSTREAM] [--config FILE] [--offline] [--state DIR] | approve UPSTREAM TOOL SHA256 [--reason TEXT] [--state DIR]: %w", ErrUsage)
+	usage := fmt.Errorf("airlock upstreams review [UPSTREAM] [--config FILE] [--offline] [--json] [--state DIR] | approve UPSTREAM TOOL SHA256 [--reason TEXT] [--override] [--description TEXT | --description-file FILE] [--state DIR]: %w", ErrUsage)
 	if len(args) == 0 {
 		return usage
 	}
@@ -36,6 +36,9 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	cfgPath := fs.String("config", "", "review: configuration naming the upstreams (default: the embedded demo, as for serve)")
 	offline := fs.Bool("offline", false, "review: show the stored pins without listing the upstreams again")
 	reason := fs.String("reason", "", "approve: why (recorded in the audit trail with the digest, as the console's required reason is)")
+	jsonOut := fs.Bool("json", false, "review: print each definition's review (signals, score) as JSON, for gating approvals in other tooling")
+	var how approveFlags
+	how.register(fs)
 	if err := parse(fs, rest); err != nil {
 		return err
 	}
@@ -60,7 +63,11 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	}
 	defer op.Close()
 	if verb == "approve" {
-		p, err := op.ApproveUpstreamToolBecause(ctx, pos[0], pos[1], strings.TrimPrefix(pos[2], "sha256:"), operatorName(), *reason)
+		a, err := how.approval()
+		if err != nil {
+			return err
+		}
+		p, err := op.ApproveUpstreamToolAs(ctx, pos[0], pos[1], strings.TrimPrefix(pos[2], "sha256:"), operatorName(), *reason, a)
 		if err != nil {
 			return err
 		}
@@ -88,7 +95,13 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	if err != nil {
 		return err
 	}
-	printReview(io, pins)
+	if *jsonOut {
+		if err := printReviewJSON(io, pins); err != nil {
+			return err
+		}
+	} else {
+		printReview(io, pins)
+	}
 	if failed {
 		return fmt.Errorf("some upstreams could not be listed: %w", ErrFailed)
 	}
@@ -120,14 +133,12 @@ func printReview(io Streams, pins []*pinning.Pin) {
 		if len(p.Seen.OutputSchema) > 0 {
 			fmt.Fprintf(io.Out, "  output:      %s\n", short(strconv.Quote(string(p.Seen.OutputSchema)), maxReviewSchema))
 		}
-		for _, f := range p.Flags {
-			fmt.Fprintf(io.Out, "  FLAG %s: %s\n", f.Field, f.Reason)
-		}
+		printFlags(io, p)
 		for _, d := range pinning.Diff(p) {
 			fmt.Fprintf(io.Out, "  CHANGED %s\n", d)
 		}
 		if p.State != pinning.Approved {
-			fmt.Fprintf(io.Out, "  approve with: airlock upstreams approve %s %s %s\n", p.Upstream, p.Tool, p.SeenDigest)
+			fmt.Fprintf(io.Out, "  approve with: airlock upstreams approve %s %s %s%s\n", p.Upstream, p.Tool, p.SeenDigest, overrideHint(p))
 		}
 	}
 }

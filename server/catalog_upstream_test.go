@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/policy/pinning"
+	"github.com/airlock-dev/airlock/internal/policy/poisoning"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -98,12 +100,14 @@ func catalogued(tool listedTool) []string {
 }
 
 // approveAll reviews the upstream and approves tools as the CLI does: a
-// separate operator handle on the store, not the serving runner.
+// separate operator handle on the store, not the serving runner; a tool
+// the review flags (add) with an override, as an operator who read it.
 func (f *fixture) approveAll(t testing.TB, tools ...string) {
 	t.Helper()
 	pins := f.review(t)
 	for _, tool := range tools {
-		must(t, f.approveTool(t, tool, pins[tool].SeenDigest))
+		p := pins[tool]
+		must(t, f.approveToolAs(t, tool, p.SeenDigest, "test: reviewed", pinning.Approval{Override: p.Score >= poisoning.Threshold}))
 	}
 }
 
@@ -174,7 +178,7 @@ func TestUpstreamCatalogFollowsPins(t *testing.T) {
 	if d := listDeclareNeed(t, legacy); strings.Contains(d.Description, "evil.example") || strings.Contains(string(d.InputSchema), `"message"`) {
 		t.Fatalf("the changed or blocked definition is advertised: %s", d.Description)
 	}
-	must(t, w.approveTool(t, "echo", pins["echo"].SeenDigest))
+	must(t, w.approveToolAs(t, "echo", pins["echo"].SeenDigest, "test: the change", pinning.Approval{Override: true}))
 	expect("the change approved", "up/add", "up/echo")
 }
 

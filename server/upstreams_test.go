@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +21,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/pinning"
+	"github.com/airlock-dev/airlock/internal/policy/poisoning"
 )
 
 // testUpstream is a real MCP server over streamable HTTP on loopback: the
@@ -207,10 +209,17 @@ func (f *fixture) review(t testing.TB) map[string]*pinning.Pin {
 
 func (f *fixture) approveTool(t testing.TB, tool, digest string) error {
 	t.Helper()
+	return f.approveToolAs(t, tool, digest, "", pinning.Approval{})
+}
+
+// approveToolAs approves as `airlock upstreams approve --override` or
+// `--description` does, with the reason why.
+func (f *fixture) approveToolAs(t testing.TB, tool, digest, why string, a pinning.Approval) error {
+	t.Helper()
 	op, err := operator.Open(f.state, false)
 	must(t, err)
 	defer op.Close()
-	_, err = op.ApproveUpstreamTool(context.Background(), "up", tool, digest, "tester")
+	_, err = op.ApproveUpstreamToolAs(context.Background(), "up", tool, digest, "tester", why, a)
 	return err
 }
 
@@ -231,13 +240,17 @@ func TestUpstreamUnreviewedNeverUsable(t *testing.T) {
 		t.Fatalf("pending tool: %s", text(res))
 	}
 	add := pins["add"]
-	var hidden, instruction bool
+	var hidden, instruction, path bool
 	for _, fl := range add.Flags {
-		hidden = hidden || strings.Contains(fl.Reason, "cannot see")
-		instruction = instruction || strings.Contains(fl.Reason, "instruction")
+		hidden = hidden || fl.Signal == string(poisoning.HiddenCharacters)
+		instruction = instruction || fl.Signal == string(poisoning.AuthorityMarker)
+		path = path || fl.Signal == string(poisoning.SensitivePath)
 	}
-	if !hidden || !instruction {
+	if !hidden || !instruction || !path || add.Score < poisoning.Threshold {
 		t.Fatalf("poisoned description not flagged: %+v", add.Flags)
+	}
+	if err := f.approveTool(t, "add", add.SeenDigest); !errors.Is(err, pinning.ErrOverrideRequired) {
+		t.Fatalf("a flagged definition approved without an override: %v", err)
 	}
 	// The catalog carries only approved tools.
 	for _, ti := range f.r.Tools() {
@@ -405,7 +418,14 @@ func TestUpstreamRugPull(t *testing.T) {
 	if p.State != pinning.Changed || len(diff) != 1 || !strings.Contains(diff[0], "evil.example") || len(p.Flags) == 0 {
 		t.Fatalf("review: %+v %q", p, diff)
 	}
-	must(t, f.approveTool(t, "echo", p.SeenDigest))
+	// The change is flagged: re-approving it takes an explicit override.
+	if err := f.approveTool(t, "echo", p.SeenDigest); !errors.Is(err, pinning.ErrOverrideRequired) {
+		t.Fatalf("the flagged change approved without an override: %v", err)
+	}
+	if res := call(t, c, "declare_need", mcpNeed("echo", map[string]any{"message": "3b"})); code(res) != "UPSTREAM_DEFINITION_CHANGED" {
+		t.Fatalf("after a refused approval: %s", text(res))
+	}
+	must(t, f.approveToolAs(t, "echo", p.SeenDigest, "test: the operator read it and accepts it", pinning.Approval{Override: true}))
 	if res := call(t, c, "declare_need", mcpNeed("echo", map[string]any{"message": "four"})); res.IsError || !strings.Contains(text(res), "echo: four") {
 		t.Fatalf("after re-approval: %s", text(res))
 	}
@@ -444,9 +464,8 @@ func TestUpstreamNeverGetsAgentToken(t *testing.T) {
 func TestUpstreamCatalog(t *testing.T) {
 	f, _ := upstreamFixture(t, "mcper")
 	pins := f.review(t)
-	for _, tool := range []string{"echo", "add"} {
-		must(t, f.approveTool(t, tool, pins[tool].SeenDigest))
-	}
+	must(t, f.approveTool(t, "echo", pins["echo"].SeenDigest))
+	must(t, f.approveToolAs(t, "add", pins["add"].SeenDigest, "test: the poisoned tool, listed to check the catalog's sanitising", pinning.Approval{Override: true}))
 	listed := listDeclareNeed(t, f.connect(t))
 	desc := listed.Description
 	var schema map[string]any

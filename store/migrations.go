@@ -248,7 +248,8 @@ var schema = []migration{
 		convert: convertAuditLog,
 		after:   []string{`DROP TABLE audit_log`},
 	},
-	provenanceMigration, // 7, provenance.go
+	provenanceMigration,        // 7, provenance.go
+	upstreamDecisionsMigration, // 8, upstreams.go
 }
 
 // The migrations in each engine's words.

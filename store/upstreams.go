@@ -13,12 +13,40 @@ import (
 )
 
 const (
-	sqlUpstreamPins    = `SELECT pin FROM upstream_pins WHERE upstream = $1 ORDER BY tool`
-	sqlAllUpstreamPins = `SELECT pin FROM upstream_pins ORDER BY upstream, tool`
-	sqlUpstreamPin     = `SELECT pin FROM upstream_pins WHERE upstream = $1 AND tool = $2`
+	// Every read of a pin brings its decision (override, edited
+	// description) along; decodePin keeps it only for the approved digest.
+	sqlPinsSelect      = `SELECT p.pin, d.decision FROM upstream_pins p LEFT JOIN upstream_decisions d ON d.upstream = p.upstream AND d.tool = p.tool`
+	sqlUpstreamPins    = sqlPinsSelect + ` WHERE p.upstream = $1 ORDER BY p.tool`
+	sqlAllUpstreamPins = sqlPinsSelect + ` ORDER BY p.upstream, p.tool`
+	sqlUpstreamPin     = sqlPinsSelect + ` WHERE p.upstream = $1 AND p.tool = $2`
 	sqlUpsertPin       = `INSERT INTO upstream_pins (upstream, tool, state, pin, updated_at) VALUES ($1, $2, $3, $4, $5)
 	ON CONFLICT (upstream, tool) DO UPDATE SET state = excluded.state, pin = excluded.pin, updated_at = excluded.updated_at`
+	sqlUpsertDecision = `INSERT INTO upstream_decisions (upstream, tool, digest, decision, updated_at) VALUES ($1, $2, $3, $4, $5)
+	ON CONFLICT (upstream, tool) DO UPDATE SET digest = excluded.digest, decision = excluded.decision, updated_at = excluded.updated_at`
+	// A decision belongs to one approved digest: any other is dropped.
+	sqlDropStaleDecision = `DELETE FROM upstream_decisions WHERE upstream = $1 AND tool = $2 AND digest <> $3`
 )
+
+// upstreamDecisionsMigration is migration 8 (issue 25), in the words of
+// ddl.go (listed at the end of the schema in migrations.go): one row per
+// upstream tool holding the operator's decision about its approved
+// definition — an override of the review's flags, the description the
+// catalog shows instead of the upstream's — for one digest. It is
+// written in the transaction that writes the pin (UpdateUpstreamPins)
+// and dropped there when the pin's approved digest is another.
+var upstreamDecisionsMigration = migration{
+	version: 8,
+	name:    "operator decisions on upstream tool definitions: overrides, edited descriptions",
+	steps: []step{
+		table{name: "upstream_decisions", key: "upstream, tool", cols: []column{
+			{"upstream", sortedText, notNull},
+			{"tool", sortedText, notNull},
+			{"digest", text, notNull},
+			{"decision", text, notNull},
+			{"updated_at", text, notNull},
+		}},
+	},
+}
 
 func lockUpstream(id string) string { return "airlock:upstream:" + id }
 
@@ -41,14 +69,15 @@ func (db *DB) UpstreamPin(ctx context.Context, upstream, tool string) (*pinning.
 		return nil, err
 	}
 	var raw string
-	err := db.r.QueryRowContext(ctx, sqlUpstreamPin, upstream, tool).Scan(&raw)
+	var dec sql.NullString
+	err := db.r.QueryRowContext(ctx, sqlUpstreamPin, upstream, tool).Scan(&raw, &dec)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store: pin %s/%s: %w", upstream, tool, ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: pin %s/%s: %w", upstream, tool, err)
 	}
-	return decodePin(raw)
+	return decodePin(raw, dec)
 }
 
 // UpdateUpstreamPins is the one way pins change: in one write transaction
@@ -56,7 +85,11 @@ func (db *DB) UpstreamPin(ctx context.Context, upstream, tool string) (*pinning.
 // stores the pins fn returns (new or replaced; fn returns only what
 // changed). PostgreSQL takes an advisory lock per upstream, so two
 // instances observing one listing, or an observation racing an approval,
-// cannot lose either write (SQLite's write lock does the same).
+// cannot lose either write (SQLite's write lock does the same). A pin's
+// Decision is written with it when it belongs to the pin's approved
+// digest; a decision for any other digest is dropped in the same
+// transaction, so an override or an edited description never outlives
+// the definition it was made for.
 func (db *DB) UpdateUpstreamPins(ctx context.Context, upstream string, fn func(map[string]*pinning.Pin) ([]*pinning.Pin, error)) error {
 	if err := db.writableCtx(ctx, "update upstream pins"); err != nil {
 		return err
@@ -90,9 +123,27 @@ func (db *DB) UpdateUpstreamPins(ctx context.Context, upstream string, fn func(m
 			if _, err := tx.ExecContext(ctx, sqlUpsertPin, p.Upstream, p.Tool, string(p.State), string(raw), now); err != nil {
 				return writeError(ctx, what, err)
 			}
+			if err := writeDecision(ctx, tx, p, now); err != nil {
+				return writeError(ctx, what, err)
+			}
 		}
 		return nil
 	})
+}
+
+// writeDecision keeps p's decision if it is for the approved digest and
+// drops any decision for another digest.
+func writeDecision(ctx context.Context, tx *sql.Tx, p *pinning.Pin, now string) error {
+	if d := p.Decision; d != nil && p.ApprovedDigest != "" && d.Digest == p.ApprovedDigest {
+		raw, err := json.Marshal(d)
+		if err != nil {
+			return fmt.Errorf("store: encoding decision: %w", err)
+		}
+		_, err = tx.ExecContext(ctx, sqlUpsertDecision, p.Upstream, p.Tool, d.Digest, string(raw), now)
+		return err
+	}
+	_, err := tx.ExecContext(ctx, sqlDropStaleDecision, p.Upstream, p.Tool, p.ApprovedDigest)
+	return err
 }
 
 func cmpString(a, b string) int {
@@ -119,10 +170,11 @@ func scanPins(ctx context.Context, q rowsQuerier, query string, args ...any) ([]
 	var out []*pinning.Pin
 	for rows.Next() {
 		var raw string
-		if err := rows.Scan(&raw); err != nil {
+		var dec sql.NullString
+		if err := rows.Scan(&raw, &dec); err != nil {
 			return nil, fmt.Errorf("store: reading upstream pins: %w", err)
 		}
-		p, err := decodePin(raw)
+		p, err := decodePin(raw, dec)
 		if err != nil {
 			return nil, err
 		}
@@ -134,10 +186,22 @@ func scanPins(ctx context.Context, q rowsQuerier, query string, args ...any) ([]
 	return out, nil
 }
 
-func decodePin(raw string) (*pinning.Pin, error) {
+// decodePin decodes a pin and, if it is for the pin's approved digest,
+// its decision (a decision for another digest is never applied, even
+// if a crash left it behind).
+func decodePin(raw string, dec sql.NullString) (*pinning.Pin, error) {
 	var p pinning.Pin
 	if err := json.Unmarshal([]byte(raw), &p); err != nil {
 		return nil, fmt.Errorf("store: a stored pin is corrupt: %w", err)
+	}
+	if dec.Valid {
+		var d pinning.Decision
+		if err := json.Unmarshal([]byte(dec.String), &d); err != nil {
+			return nil, fmt.Errorf("store: a stored decision on %s/%s is corrupt: %w", p.Upstream, p.Tool, err)
+		}
+		if p.ApprovedDigest != "" && d.Digest == p.ApprovedDigest {
+			p.Decision = &d
+		}
 	}
 	return &p, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
@@ -60,6 +61,8 @@ const (
 	KindEndorse Kind = "context.endorse"
 	// KindUpstreamApprove: an operator approved an upstream tool's definition ([UpstreamApprove]).
 	KindUpstreamApprove Kind = "operator.upstream_approve"
+	// KindUpstreamOverride: an operator approved an upstream tool's definition over the review's flags, or with a description of their own ([UpstreamOverride]).
+	KindUpstreamOverride Kind = "operator.upstream_override"
 	// KindKillSwitch: the kill switch engaged or released ([KillSwitch]).
 	KindKillSwitch Kind = "operator.kill_switch"
 	// KindReload: the configuration reloaded, or a reload refused ([Reload], [ReloadRefusal]).
@@ -239,6 +242,32 @@ func UpstreamApprove(at time.Time, op Operator, p Pin, digest, why string, err e
 		transport = upstream
 	}
 	return pinRecord(at, transport, op.principal(), KindUpstreamApprove, p, reason, err)
+}
+
+// UpstreamOverride records op approving the definition of an upstream
+// tool with digest over the review's flags, or with an edited
+// description for the agent's catalog (o), or failing to: who, why,
+// the review's score and signals the override set aside, and the
+// SHA-256 of the edited description (never its text: it is in the
+// store, beside the pin).
+func UpstreamOverride(at time.Time, op Operator, p Pin, digest string, o Override, err error) *Record {
+	what := "approved tool definition sha256:" + digest
+	if o.Overridden {
+		what += fmt.Sprintf(" over the review's flags (score %.2f: %s)", o.Score, strings.Join(o.Signals, ", "))
+	}
+	if o.EditedSHA256 != "" {
+		what += ", catalog description edited (sha256:" + o.EditedSHA256 + ")"
+	}
+	transport := op.Transport
+	if transport == "" {
+		transport = upstream
+	}
+	r := pinRecord(at, transport, op.principal(), KindUpstreamOverride, p, o.Reason+" ("+what+")", err)
+	r.Extra = jsonOf(map[string]any{
+		"upstream": p.Upstream, "tool": p.Tool, "state": p.State, "seen_digest": p.SeenDigest, "approved_digest": p.ApprovedDigest,
+		"flags": p.Flags, "digest": digest, "override": o.Overridden, "score": o.Score, "signals": o.Signals, "edited_sha256": o.EditedSHA256,
+	})
+	return r
 }
 
 func pinRecord(at time.Time, transport, principal string, kind Kind, p Pin, reason string, err error) *Record {

@@ -86,6 +86,16 @@ type Pin struct {
 	Blocked        bool // changed since it was approved: calls are refused
 }
 
+// Override is what an operator's approval of an upstream tool's
+// definition decided beyond the digest (issue 25).
+type Override struct {
+	Reason       string   // the operator's, required
+	Overridden   bool     // the review flagged what reaches the agent; approved anyway
+	Score        float64  // the review's score of what reaches the agent
+	Signals      []string // its signals
+	EditedSHA256 string   // of the operator's description for the catalog; "" for the upstream's
+}
+
 // Egress is one request of a sandboxed upstream through its egress proxy.
 type Egress struct {
 	Method  string // CONNECT or the HTTP method

@@ -85,12 +85,15 @@ func Listable(cfg *config.Config, pol *policy.Policy, approved []toolkit.Upstrea
 	return out
 }
 
-// Key fingerprints a catalog's content: the listed tools and their
-// approved digests (a digest covers the description and schemas).
+// Key fingerprints a catalog's content: the listed tools, their
+// approved digests (a digest covers the upstream's description and
+// schemas) and the descriptions shown (an operator's edited description
+// changes what is shown under the same digest: issue 25).
 func Key(listed []toolkit.UpstreamTool) string {
 	h := sha256.New()
 	for _, t := range listed {
-		h.Write([]byte(t.Upstream + "\x00" + t.Tool + "\x00" + t.Digest + "\x01"))
+		d := sha256.Sum256([]byte(t.Description))
+		h.Write([]byte(t.Upstream + "\x00" + t.Tool + "\x00" + t.Digest + "\x00" + hex.EncodeToString(d[:]) + "\x01"))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

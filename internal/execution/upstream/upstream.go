@@ -282,6 +282,13 @@ func (u *Connector) AuditApproval(ctx context.Context, op audit.Operator, p *pin
 	u.append(ctx, audit.UpstreamApprove(u.now().UTC(), op, auditPin(p), digest, why, err))
 }
 
+// AuditOverride records op's approval of the definition of pin p with
+// digest over the review's flags or with an edited description (o), or
+// its failure err.
+func (u *Connector) AuditOverride(ctx context.Context, op audit.Operator, p *pinning.Pin, digest string, o audit.Override, err error) {
+	u.append(ctx, audit.UpstreamOverride(u.now().UTC(), op, auditPin(p), digest, o, err))
+}
+
 // append writes one record about a pin; a failure is logged, not
 // returned: the pin's change is made already.
 func (u *Connector) append(ctx context.Context, rec *audit.Record) {
@@ -369,7 +376,9 @@ func (u *Connector) Approved(ctx context.Context, cfg *config.Config) []toolkit.
 		if _, err := u.validator(p); err != nil {
 			continue // cannot be checked, so cannot be called
 		}
-		out = append(out, toolkit.UpstreamTool{Upstream: p.Upstream, Tool: p.Tool, Description: p.Approved.Description,
+		// The description shown is the operator's edited one when the
+		// decision is for this approved digest (pinning.Pin.Shown).
+		out = append(out, toolkit.UpstreamTool{Upstream: p.Upstream, Tool: p.Tool, Description: p.Shown().Description,
 			InputSchema: p.Approved.InputSchema, Digest: p.ApprovedDigest})
 	}
 	return out

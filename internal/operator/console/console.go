@@ -364,6 +364,12 @@ func (c *Console) publicError(err error) (int, string) {
 		return http.StatusBadRequest, "The phase is planning or execution."
 	case errors.Is(err, pinning.ErrStale):
 		return http.StatusConflict, "That tool's definition changed since this page showed it: nothing was approved. Review the definition listed now."
+	case errors.Is(err, pinning.ErrOverrideRequired):
+		return http.StatusConflict, "The review flags this definition: nothing was approved. Read its signals; to approve it anyway, tick the override (your reason is audited), or give the description the agent should see instead."
+	case errors.Is(err, pinning.ErrReasonRequired):
+		return http.StatusBadRequest, "An override or an edited description needs a reason: it is recorded in the audit trail."
+	case errors.Is(err, pinning.ErrEditedDescription):
+		return http.StatusBadRequest, "The edited description is empty, longer than 2,000 bytes, or holds characters a reader cannot see: nothing was approved."
 	case errors.Is(err, operator.ErrUnknownTool):
 		return http.StatusNotFound, "No such upstream tool: refresh to list the upstreams again."
 	case errors.Is(err, ErrBadFilter):

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/pinning"
+	"github.com/airlock-dev/airlock/internal/policy/poisoning"
 )
 
 // maxReviewSchema bounds a schema shown in the review (as the CLI's).
@@ -43,8 +45,31 @@ type upstreamTool struct {
 	Listed         bool
 	Description    string
 	Input, Output  string
-	Flags          []pinning.Flag
+	Flags          []reviewFlag
 	Diff           []string // pinning.Diff, the CLI's "CHANGED" lines
+	// The review (issue 25): its score, whether approving the listed
+	// definition needs an override, and the operator's decision on the
+	// approved one.
+	Score    float64
+	Flagged  bool
+	Decision *reviewDecision
+}
+
+// reviewFlag is one finding as the page shows it: the signal (its
+// explanation as the title), weight, field, what was seen and an
+// excerpt, every upstream-written text made visible.
+type reviewFlag struct {
+	Signal, Why, Field, Reason, Excerpt string
+	Weight                              float64
+}
+
+// reviewDecision is an override or an edited description, as shown.
+type reviewDecision struct {
+	Override   bool
+	Score      float64
+	By, Reason string
+	Edited     string
+	HasEdited  bool
 }
 
 type upstreamsData struct {
@@ -99,9 +124,17 @@ func reviewRow(p *pinning.Pin) upstreamTool {
 		ApprovedBy: p.ApprovedBy, Listed: p.Seen != nil,
 	}
 	for _, f := range p.Flags {
-		// A flag's field names the schema keys it was found under, which
-		// the upstream wrote.
-		t.Flags = append(t.Flags, pinning.Flag{Field: visible(f.Field), Reason: f.Reason})
+		// A flag's field names the schema keys it was found under, and
+		// its excerpt quotes the definition: the upstream wrote both.
+		t.Flags = append(t.Flags, reviewFlag{Signal: f.Signal, Why: poisoning.Signal(f.Signal).Explain(), Field: visible(f.Field),
+			Reason: visible(f.Reason), Excerpt: visible(f.Excerpt), Weight: f.Weight})
+	}
+	t.Score, t.Flagged = p.Score, p.Score >= poisoning.Threshold
+	if d := p.Decision; d != nil {
+		t.Decision = &reviewDecision{Override: d.Override, Score: d.Score, By: d.By, Reason: d.Reason, HasEdited: d.Edited != nil}
+		if d.Edited != nil {
+			t.Decision.Edited = visible(*d.Edited)
+		}
 	}
 	t.Approvable = t.Listed && p.State != pinning.Approved && p.SeenDigest != ""
 	if p.Seen != nil {
@@ -113,6 +146,17 @@ func reviewRow(p *pinning.Pin) upstreamTool {
 		t.Diff = append(t.Diff, visible(line))
 	}
 	return t
+}
+
+// approvalOf reads the approve form's choices beyond the digest: the
+// override box, and the description for the catalog (empty: the
+// upstream's).
+func approvalOf(f url.Values) pinning.Approval {
+	a := pinning.Approval{Override: f.Get("override") == "on"}
+	if d := f.Get("description"); strings.TrimSpace(d) != "" {
+		a.Edited = &d
+	}
+	return a
 }
 
 // schemaText is a schema indented for reading, with hidden characters
@@ -228,7 +272,7 @@ func (c *Console) approveUpstream(w http.ResponseWriter, r *http.Request, s *ses
 			http.Error(w, "upstream, tool and digest are required", http.StatusBadRequest)
 			return
 		}
-		_, err = c.op.ApproveUpstreamToolBecause(r.Context(), upstream, tool, digest, s.principal, why)
+		_, err = c.op.ApproveUpstreamToolAs(r.Context(), upstream, tool, digest, s.principal, why, approvalOf(f))
 	}
 	if err != nil {
 		status, msg := c.publicError(err)

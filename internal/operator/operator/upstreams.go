@@ -3,7 +3,7 @@ package operator
 import (
 	"context"
 	"errors"
-	"fmt"
+	"slices"
 
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/execution/upstream"
@@ -44,9 +44,20 @@ func (o *API) RefreshUpstreams(ctx context.Context, cfg *config.Config, id, by s
 	return errs
 }
 
-// UpstreamPins returns the pins of one upstream ("" for all).
+// UpstreamPins returns the pins of one upstream ("" for all), each with
+// the review's flags and score across every upstream's tools
+// (pinning.Review: look-alike names, a description naming another
+// upstream's tool), as the review shows them.
 func (o *API) UpstreamPins(ctx context.Context, upstream string) ([]*pinning.Pin, error) {
-	return o.db.UpstreamPins(ctx, upstream)
+	all, err := o.db.UpstreamPins(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	pinning.Review(all)
+	if upstream == "" {
+		return all, nil
+	}
+	return slices.DeleteFunc(all, func(p *pinning.Pin) bool { return p.Upstream != upstream }), nil
 }
 
 // ApproveUpstreamTool approves the definition of upstream/tool that the
@@ -61,26 +72,5 @@ func (o *API) ApproveUpstreamTool(ctx context.Context, upstream, tool, digest, b
 // ApproveUpstreamToolBecause is ApproveUpstreamTool with the operator's
 // reason, recorded in the audit record (the console requires one).
 func (o *API) ApproveUpstreamToolBecause(ctx context.Context, upstream, tool, digest, by, why string) (*pinning.Pin, error) {
-	var out *pinning.Pin
-	err := o.db.UpdateUpstreamPins(ctx, upstream, func(cur map[string]*pinning.Pin) ([]*pinning.Pin, error) {
-		p, ok := cur[tool]
-		if !ok {
-			return nil, fmt.Errorf("%s/%s: %w (run airlock upstreams review first)", upstream, tool, ErrUnknownTool)
-		}
-		ap, err := pinning.Approve(p, digest, "operator:"+by, o.now())
-		if err != nil {
-			return nil, err
-		}
-		out = ap
-		return []*pinning.Pin{ap}, nil
-	})
-	rec := out
-	if rec == nil {
-		rec = &pinning.Pin{Upstream: upstream, Tool: tool, SeenDigest: digest}
-	}
-	o.upstreamsOf().AuditApproval(ctx, o.operator(by), rec, digest, why, err)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return o.ApproveUpstreamToolAs(ctx, upstream, tool, digest, by, why, pinning.Approval{})
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/kit/strictjson"
+	"github.com/airlock-dev/airlock/internal/policy/poisoning"
 )
 
 // Definition is one tool as an upstream lists it.
@@ -101,6 +102,11 @@ type Pin struct {
 	SeenDigest     string      `json:"seen_digest,omitempty"`
 	State          State       `json:"state"`
 	Flags          []Flag      `json:"flags,omitempty"` // of Seen
+	Score          float64     `json:"score,omitempty"` // of Seen, the review's (poisoning.Report.Score)
+	// Decision is the operator's override and edited description for
+	// the approved digest (ApproveReviewed), kept by the store beside the
+	// pin, not in it.
+	Decision *Decision `json:"-"`
 }
 
 // Usable reports whether calls to the tool may go ahead: approved, and
@@ -124,7 +130,8 @@ func Observe(upstream string, old *Pin, seen Definition) (*Pin, bool, error) {
 		*p = *old
 	}
 	def := seen
-	p.Seen, p.SeenDigest, p.Flags = &def, digest, Scan(seen)
+	p.Seen, p.SeenDigest = &def, digest
+	p.Flags, p.Score = flagsOf(poisoning.Scan(toolOf(upstream, seen), nil))
 	prev := p.State
 	switch {
 	case p.ApprovedDigest == "":
@@ -147,7 +154,7 @@ func Vanish(p *Pin) (*Pin, bool) {
 		return p, false
 	}
 	out := *p
-	out.State, out.Seen, out.SeenDigest, out.Flags = Removed, nil, "", nil
+	out.State, out.Seen, out.SeenDigest, out.Flags, out.Score = Removed, nil, "", nil, 0
 	return &out, true
 }
 
