@@ -239,6 +239,11 @@ describe('the web console in Chromium', () => {
     await page.waitForSelector('div.tool[data-tool="echo"][data-state="pending"]');
     const echo = page.locator('div.tool[data-tool="echo"]');
     assert.match(await echo.locator('.description').textContent(), /echo/i);
+    // Issue 25: every listed tool shows the review's score and verdict;
+    // echo is not flagged, so its form offers no override.
+    assert.equal(await echo.locator('.review').getAttribute('data-flagged'), 'false');
+    assert.equal(await echo.locator('input[name=override]').count(), 0);
+    assert.ok(await page.locator('div.tool .review').count() >= 5);
     await shot('upstreams');
     await echo.locator('input[name=reason]').fill('e2e: echo is harmless');
     await echo.locator('form.approve-tool button[type=submit]').click();

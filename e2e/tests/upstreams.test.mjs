@@ -67,10 +67,10 @@ describe('upstream MCP servers behind declare_need (TypeScript SDK over stdio)',
     return res.stdout;
   }
 
-  async function approve(upstream, tool) {
+  async function approve(upstream, tool, ...more) {
     const digest = digests[`${upstream}/${tool}`];
     assert.ok(digest, `review printed no digest for ${upstream}/${tool}`);
-    const res = await cli('upstreams', 'approve', upstream, tool, digest);
+    const res = await cli('upstreams', 'approve', upstream, tool, digest, ...more);
     assert.equal(res.code, 0, `approve exited ${res.code}:\n${res.stdout}\n${res.stderr}`);
     return digest;
   }
@@ -221,8 +221,18 @@ upstreams:
     const out = await review('rug');
     assert.match(out, /^rug\/echo  CHANGED$/m, out);
     assert.match(out, /CHANGED description: .*IMPORTANT/, out);
-    assert.match(out, /FLAG description: reads like an instruction/, out);
-    await approve('rug', 'echo');
+    // Issue 25: the review names the signals and flags the change, and
+    // approving it takes an explicit override with a reason (audited).
+    assert.match(out, /FLAG sensitive-path [\d.]+ description: /, out);
+    assert.match(out, /review: +score [\d.]+, FLAGGED: approving it needs --override/, out);
+    const json = await cli('upstreams', 'review', 'rug', '--offline', '--json');
+    assert.equal(json.code, 0, json.stderr);
+    const rug = JSON.parse(json.stdout).tools.find((t) => t.tool === 'echo');
+    assert.ok(rug.flagged && rug.override_required && rug.score >= 1 && rug.signals.includes('authority-marker'), json.stdout);
+    const plain = await cli('upstreams', 'approve', 'rug', 'echo', digests['rug/echo']);
+    assert.notEqual(plain.code, 0, plain.stdout);
+    assert.match(plain.stderr, /needs an explicit override/, plain.stderr);
+    await approve('rug', 'echo', '--override', '--reason', 'e2e: the rug pull, approved on purpose');
     const after = await declare('rug', 'echo', { message: 'four' });
     assert.notEqual(after.isError, true, textOf(after));
     assert.match(textOf(after), /rugpull echo: four/);
@@ -263,5 +273,6 @@ upstreams:
     const tail = await run(AIRLOCK, ['audit', 'tail', '--state', state, '-n', '1000', '--json']);
     assert.match(tail.stdout, /"capability":"upstream\.pin"/);
     assert.match(tail.stdout, /"capability":"operator\.upstream_approve"/);
+    assert.match(tail.stdout, /"capability":"operator\.upstream_override".*e2e: the rug pull, approved on purpose/);
   });
 });

@@ -1,6 +1,7 @@
 package poisoning
 
 import (
+	"encoding/json"
 	"maps"
 	"regexp"
 	"slices"
@@ -224,6 +225,15 @@ func (s *scan) foreign(id string) []Tool {
 // or that decorates the other's.
 func (s *scan) catalogNames() {
 	me := strings.ToLower(s.t.Name)
+	var shadows []string
+	shadowWeight := 0.0
+	defer func() {
+		// One finding however many upstreams share the name: a name
+		// shared is one fact, not evidence that adds up.
+		if len(shadows) > 0 {
+			s.add(Finding{Signal: ShadowedName, Field: "name", Weight: shadowWeight, Detail: "the same name as " + strings.Join(shadows, ", "), Excerpt: s.t.Name})
+		}
+	}()
 	for _, up := range s.c.upstreams {
 		if up == s.t.Upstream {
 			continue
@@ -232,12 +242,15 @@ func (s *scan) catalogNames() {
 			other := strings.ToLower(o.Name)
 			excerptNames := s.t.Name + " ~ " + o.Upstream + "/" + o.Name
 			switch {
+			case other == me && sameDefinition(s.t, o):
+				// The same server configured twice (stdio and HTTP, two
+				// accounts): the same tool, not a shadow of it.
 			case other == me:
-				w := 0.6
-				if o.Approved && !s.t.Approved {
-					w = 1
-				}
-				s.add(Finding{Signal: ShadowedName, Field: "name", Weight: w, Detail: "the same name as " + o.Upstream + "/" + o.Name, Excerpt: excerptNames})
+				// Shown, not flagged on its own: servers share generic
+				// names (search, fetch, echo), and the catalog names each
+				// tool with its upstream. A near copy is another matter.
+				shadows = append(shadows, o.Upstream+"/"+o.Name)
+				shadowWeight = 0.6
 			case skeleton(me) == skeleton(other) || nearMiss(me, other):
 				s.add(Finding{Signal: LookalikeName, Field: "name", Weight: s.suspect(o, 1), Detail: "nearly the name of " + o.Upstream + "/" + o.Name, Excerpt: excerptNames})
 			case decorates(nameTokens(s.t.Name), nameTokens(o.Name)):
@@ -245,6 +258,21 @@ func (s *scan) catalogNames() {
 			}
 		}
 	}
+}
+
+// sameDefinition: a and b describe the same tool (description and
+// schemas equal once re-encoded).
+func sameDefinition(a, b Tool) bool {
+	return a.Description == b.Description && compactJSON(a.InputSchema) == compactJSON(b.InputSchema) && compactJSON(a.OutputSchema) == compactJSON(b.OutputSchema)
+}
+
+func compactJSON(raw []byte) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v) // maps encode with sorted keys
+	return string(b)
 }
 
 // suspect weighs a look-alike pair for this tool: w if this tool is the
