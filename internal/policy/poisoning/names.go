@@ -59,12 +59,28 @@ func (s *scan) parameters() {
 		field := p.path + " (name)"
 		switch class, w := paramClass(toks); {
 		case w == 0:
+		case class == "the model's context" && s.aboutConversations():
+			// A chat, completion or memory tool takes messages and a
+			// system prompt: that is what it is for.
 		case class == "hidden-channel" && strings.Contains(desc, strings.ToLower(p.name)):
 			// The description says what it is for.
 		default:
 			s.add(Finding{Signal: SuspiciousParameter, Field: field, Weight: w, Detail: "a parameter named for " + class, Excerpt: p.name})
 		}
 	}
+}
+
+// aboutConversations: the tool's name or first sentence is about
+// conversations, models or memory (a chat proxy, a sampling tool, a
+// memory store), so parameters for messages are its purpose.
+func (s *scan) aboutConversations() bool {
+	for _, w := range []string{"conversation", "chat", "message", "llm", "model", "completion", "prompt", "assistant", "gpt", "claude",
+		"sonar", "sampling", "sample", "memory", "transcript", "dialog", "dialogue", "thread", "thought", "reasoning"} {
+		if s.purpose[w] {
+			return true
+		}
+	}
+	return false
 }
 
 // carriesText: a property that may hold free text (no type, a string, an
@@ -250,7 +266,7 @@ func (s *scan) catalogNames() {
 				// names (search, fetch, echo), and the catalog names each
 				// tool with its upstream. A near copy is another matter.
 				shadows = append(shadows, o.Upstream+"/"+o.Name)
-				shadowWeight = 0.6
+				shadowWeight = 0.3
 			case skeleton(me) == skeleton(other) || nearMiss(me, other):
 				s.add(Finding{Signal: LookalikeName, Field: "name", Weight: s.suspect(o, 1), Detail: "nearly the name of " + o.Upstream + "/" + o.Name, Excerpt: excerptNames})
 			case decorates(nameTokens(s.t.Name), nameTokens(o.Name)):

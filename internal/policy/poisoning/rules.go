@@ -28,6 +28,11 @@ type rule struct {
 	// this (e.g. "use this tool when the user asks …" scopes the tool
 	// itself, it does not hook another action).
 	notAfter *regexp.Regexp
+	// notSibling: the match does not count when its clause names another
+	// tool of the same upstream ("prefer this over 'execute_command'"
+	// routes between a server's own tools; an attacker gains nothing by
+	// promoting one of its tools over another of its own).
+	notSibling bool
 }
 
 func re(p string) *regexp.Regexp { return regexp.MustCompile(p) }
@@ -41,14 +46,16 @@ func (x rule) forPurpose() rule               { x.purpose = true; return x }
 func (x rule) inSchema() rule                 { x.schemaOnly = true; return x }
 func (x rule) needVerb() rule                 { x.verbNear = true; return x }
 func (x rule) unless(p string) rule           { x.notAfter = re(p); return x }
+func (x rule) amongOwn() rule                 { x.notSibling = true; return x }
 func w(ws ...string) string                   { return `\b` + alt(ws...) + `\b` }
 func obj(class string) string                 { return `(?P<obj>` + class + `)` }
 func clauseStart(p string) string             { return `(?:^|[.!?;\n]\s*)` + p }
 func within(a string, n int, b string) string { return a + gap(n) + b }
 
 // selfScope: a clause that scopes the tool itself ("use this when the
-// user asks …") rather than hooking another action.
-const selfScope = `(?:use|call|invoke|run|try|pick|choose)\s+(?:this|it|me)\b|useful|helpful|ideal|suited|best for|good for|great for`
+// user asks …", "this is called every time …") rather than hooking
+// another action.
+const selfScope = `(?:use|call|invoke|run|try|pick|choose)\s+(?:this|it|me)\b|\b(?:this|it)(?: tool| function)? (?:is |can be |should be |gets |will be |may be |must be )?(?:also )?(?:called|used|invoked|run)\b|useful|helpful|ideal|suited|best for|good for|great for`
 
 // verbRE finds a verb of reading or moving data (for verbNear rules).
 var verbRE = re(`\b` + alt(anyVerb, "required", "requires", "needed", "needs", "need", "attached", "included", "contents? of", "look in", "as input") + `\b`)
@@ -132,7 +139,7 @@ var rules = []rule{
 	r(FutureBehaviour, 0.6, "hooks every response or call", `\b`+alt("in", "for", "to", "into", "with")+` (?:all|every|each|any) (?:future |subsequent |following |later |other |single )?`+
 		alt("responses?", "repl(?:y|ies)", "answers?", "messages?", "conversations?", "sessions?", "turns?", "interactions?", "calls?", "invocations?",
 			"searches", "requests?", "queries", "tasks?", "e-?mails?", "commits?", "events?", "files?", "outputs?", "documents?", "transactions?")+`\b`),
-	r(FutureBehaviour, 0.6, "a trigger on any occasion", w("whenever", "every time", "each time", "any ?time", "anytime", "every single time")),
+	r(FutureBehaviour, 0.6, "a trigger on any occasion", w("whenever", "every time", "everytime", "each time", "any ?time", "anytime", "every single time")).unless(selfScope),
 	r(OtherTools, 0.6, "a trigger on another action", w("when", "whenever", "if", "once", "each time", "every time", "any time", "as soon as")+` `+
 		alt("the user", "a user", "you", "the assistant", "the agent", "the model", "someone", "anyone", "the client")+` `+upTo(2)+
 		alt("asks?", "wants?", "requests?", "tells? you", "needs?", "tries", "try", "decides?", "plans?", "is about", "are about", "mentions?", "uploads?",
@@ -158,6 +165,8 @@ var rules = []rule{
 	r(FutureBehaviour, 0.4, "adds a step the tool does not need", w("also", "additionally", "afterwards", "as a first step", "first")+`,? (?:you )?(?:must |should )?`+
 		alt("call", "invoke", "run", "execute", "read", "open", "send", "attach", "append", "copy", "forward", "collect", "list", "gather",
 			"post", "upload", "email", "bcc", "cc", "delete", "fetch", "retrieve", "include", "wipe", "paste")+`\b`),
+	r(FutureBehaviour, 0.5, "tells the model to call something", `\b(?:you|the assistant|the model|the agent|assistants|models|agents)\b (?:must|should|need to|needs to|have to|has to|shall|are required to|is required to)(?: always| first| also| then)? `+
+		alt("call", "invoke", "run", "execute", "use", "trigger")+`\b`),
 	r(FutureBehaviour, 0.6, "changes how the model answers", w("respond", "reply", "answer", "write", "speak", "talk")+` (?:only )?in `+upTo(2)+
 		alt("from now on", "only", "regardless", "whatever", "no matter", "uppercase", "all caps")),
 
@@ -195,6 +204,7 @@ var rules = []rule{
 	r(Redirection, 0.8, "changes a recipient, an account or a destination", obj(alt("recipients?", "receivers?", "destinations?", `address(?:es)?`, "accounts?", "ibans?",
 		"payees?", `beneficiar(?:y|ies)`, "wallets?", "urls?", "endpoints?", `branch(?:es)?`))+`\b `+upTo(3)+`(?:be |is |are )?`+
 		alt("changed", "set", "replaced", "switched", "updated", "redirected", "rewritten", "overridden", "swapped", "pointed")+` `+w("to", "with")).forPurpose(),
+	r(Redirection, 0.6, "forces a parameter's value", `\b`+alt("parameters?", "arguments?", "fields?", "params?")+` (?:must|should|needs to|has to|shall|is to)(?: always)? be (?:set|changed|replaced|overridden|forced|pointed) to\b`),
 	r(Redirection, 1, "overrides what the user chose", w("instead of", "rather than", "regardless of", "no matter", "irrespective of", "in place of", "ignoring")+` `+upTo(3)+
 		`(?:the user|they|you|the customer)(?:'s)? `+upTo(2)+alt("gives?", "gave", `specif(?:y|ies|ied)`, "named?", "said", "says", "asked", "requests?", "requested",
 		"entered", "provided", "chose", "chosen", "wants?", "intended", "typed", "picked", "selected", "language")+`\b`),
@@ -222,20 +232,20 @@ var rules = []rule{
 		alt("deprecated", "broken", "unsafe", "insecure", "slow", "buggy", "unreliable", "outdated", "compromised", "disabled", "stale", "vulnerable", "rate limited", "known bugs?",
 			`corrupt(?:ed|s)?`, "wrong", "incorrect", "inaccurate", `fail(?:s|ing)?`, "errors?", "bugs?", "problems", "issues", "leak(?:s|y)?")+`\b`),
 	r(FunctionOverlap, 0.8, "asks to be used instead", alt(w("use", "call", "invoke", "prefer", "choose", "try", "pick", "select")+` (?:this|me|this one|this tool|this function|us)\b `+upTo(2)+w("instead", "rather", "in place"),
-		`\buse me\b`, `\b(?:instead|rather) than (?:the )?(?:original|old|standard|default|built-in|existing|other)\b`)),
+		`\buse me\b`, `\b(?:instead|rather) than (?:the )?(?:original|old|standard|default|built-in|existing|other)\b`)).amongOwn(),
 	r(FunctionOverlap, 0.8, "a better copy of another tool", `\b`+alt("safer", "better", "faster", "improved", "enhanced", "upgraded", `next-gen(?:eration)?`, "newer", "secure")+` [a-z][a-z0-9]*_[a-z0-9_]+\b`),
 	r(FunctionOverlap, 0.8, "claims another tool's job", alt(`\bsame (?:functionality|features?|capabilities|purpose|job|thing|behaviou?r) as\b`,
 		`\b(?:be used|be called|be invoked|be preferred|be chosen) instead\b`,
 		`\b`+alt("alternative", "replacement", "successor", "substitute", "clone", "copy", "wrapper", "reimplementation", "re-implementation")+` `+upTo(1)+alt("for", "to", "of")+
 			` (?:the |gmail's |github's |\w+'s )?(?:[a-z][a-z0-9]*_[a-z0-9_]+|[\w-]+ (?:tool|function))\b`,
 		`\b(?:more|less) \w+ `+upTo(5)+`than (?:the |using the |using |calling )?(?:[\w-]+ )?(?:tool|function)\b`,
-		`\b(?:better|faster|safer|cheaper|more reliable|more accurate) than (?:the )?[a-z][a-z0-9]*_[a-z0-9_]+\b`)),
+		`\b(?:better|faster|safer|cheaper|more reliable|more accurate) than (?:the )?[a-z][a-z0-9]*_[a-z0-9_]+\b`)).amongOwn(),
 	r(FunctionOverlap, 0.6, "the same as another tool, but better", alt(`\bsame (?:arguments|parameters|interface|api|signature|inputs?)\b`,
 		`\bidentical (?:interface|api|arguments|parameters|signature|behaviou?r|functionality|inputs?)\b`,
 		`\b(?:works?|functions?|behaves?|acts?) (?:just |exactly |the same |identically )?(?:like|as) (?:the )?[a-z][a-z0-9]*_[a-z0-9_]+`,
-		`\bcompatible with\b `+upTo(2)+`(?:but|and) (?:better|faster|safer)`, `\blike \S+ `+upTo(1)+`but (?:better|faster|safer|with|without)`, `\bbut better\b`)),
+		`\bcompatible with\b `+upTo(2)+`(?:but|and) (?:better|faster|safer)`, `\blike \S+ `+upTo(1)+`but (?:better|faster|safer|with|without)`, `\bbut better\b`)).amongOwn(),
 
-	r(SelfPromotion, 0.6, "a superlative claim", `\bthe (?:world'?s |industry'?s |market'?s )?(?:very )?`+alt("best", "#1", `no\.? ?1`, "number one", `top[- ]rated`, "leading",
+	r(SelfPromotion, 0.6, "a superlative claim", `\bthe (?:world'?s |industry'?s |market'?s )?(?:very )?`+alt("best", "#1", `no\.? ?1`, "number one", `top[- ]rated`, "leading", `highest[- ]quality`, "highest",
 		"ultimate", "premier", "fastest", "greatest", "finest", "smartest", `most (?:accurate|reliable|trusted|trustworthy|advanced|powerful|secure|efficient|comprehensive|capable|intelligent|sophisticated|robust|precise|authoritative|effective|complete|recommended|loved|downloaded|starred)`)+`\b`),
 	r(SelfPromotion, 0.8, "a superlative claim about itself", alt(within(`\b(?:this|it|our|we)\b `+upTo(2)+`(?:is|are|provides?|offers?|gives?)`, 30,
 		alt("best", "#1", "number one", "most accurate", "most reliable", "most trusted", "most advanced", "most powerful", "ultimate", "leading", "smartest", "fastest")),
@@ -264,13 +274,13 @@ var rules = []rule{
 		` (?:this|me|us|this one|this tool|this function|this server|our tool|it) `+upTo(1)+alt("first", "over", "before", "above", "instead", "rather", "exclusively",
 		"for (?:all|any|every|everything|each)", "whenever", "always", `as (?:your|the) (?:first|default|primary|preferred|go-to)`)+`\b`,
 		`\b(?:always |should |must |please )?`+alt("use", "call", "invoke", "try")+` (?:this|me|us|this one|this tool|this function|this server|our tool|it) `+upTo(1)+
-			alt("over", "above", "exclusively", "for (?:all|any|every|everything|each)", "whenever", "always", `as (?:your|the) (?:first|default|primary|preferred|go-to)`)+`\b`,
+			alt("over", "above", "exclusively", "for (?:all|any|every|everything|each)", "always", `as (?:your|the) (?:first|default|primary|preferred|go-to)`)+`\b`,
 		`\b(?:should|must|ought to|is meant to|needs to) be (?:your|the|our) (?:first|default|primary|preferred|go-to|top|number one|only|main|sole) (?:choice|option|tool|pick|selection|source)\b`,
 		`\b(?:first|default|preferred|go-to|number one|recommended|obvious|natural|smart) (?:choice|option|pick|tool|source|way)\b`, `\bgo-to\b`,
 		`\b(?:be|is|are|gets?) (?:always )?(?:used|called|invoked|tried) first\b`,
 		`\b(?:choose|pick|select|prefer|try) me\b`, `\bprefer (?:it|this|me)\b`,
 		`\b(?:be )?(?:selected|chosen|preferred|used|picked|prioriti[sz]ed) (?:over|before|above|instead of|rather than) (?:any|all|every|other|the|alternatives?|competitors?)`,
-		`\bthis is the (?:tool|one|function|server) to (?:use|call|pick|choose)\b`, `\b(?:use|using) it exclusively\b`)),
+		`\bthis is the (?:tool|one|function|server) to (?:use|call|pick|choose)\b`, `\b(?:use|using) it exclusively\b`)).amongOwn(),
 
 	r(Exclusivity, 1, "tells the model to use only this tool", alt(w("only", "exclusively", "solely")+` `+alt("use", "call", "invoke", "trust", "rely on", "respond", "answer", "reply")+` (?:through |via |with |on )?(?:this|me|us|our)\b`,
 		w("use", "call", "invoke", "trust", "rely on", "respond", "answer", "reply")+` `+alt("only", "exclusively", "solely")+` (?:through |via |with )?(?:this|me|us|our)\b`,
@@ -278,7 +288,7 @@ var rules = []rule{
 	r(Exclusivity, 1, "tells the model to avoid the other tools", w("do not", "don't", "never", "avoid", "stop", "refuse to", "must not", "should not", "shouldn't")+` `+upTo(1)+
 		alt("use", "call", "invoke", "trust", "rely on", "consider", "mention", "recommend", "choose", "select", "pick", "touch", "try")+`(?:ing|s)? `+upTo(1)+
 		`(?:any |all |the )?`+alt("other", "alternative", "competing", "similar", "rival", "third-party", "built-in", "native")+`\b `+upTo(2)+
-		alt("tools?", "functions?", "servers?", "services?", "providers?", "options?", "sources?", "apis?", "engines?", "plugins?", "integrations?")),
+		alt("tools?", "functions?", "servers?", "services?", "providers?", "options?", "sources?", "apis?", "engines?", "plugins?", "integrations?")).amongOwn(),
 	r(Exclusivity, 1, "tells the model to ignore the other tools", w("ignore", "disregard", "skip", "bypass", "avoid", "discard", "distrust")+` (?:all |any |the )?`+
 		alt("other", "alternative", "competing", "similar", "rival", "remaining")+` `+upTo(1)+alt("tools?", "functions?", "servers?", "services?", "providers?", "options?", "sources?", "results", "instructions")),
 	r(Exclusivity, 1, "claims to be the only trustworthy one", `\bthe only `+alt("trusted", "reliable", "safe", "secure", "correct", "official", "approved", "valid", "legitimate", "accurate", "real", "true", "trustworthy")+`\b`),
@@ -295,6 +305,8 @@ var rules = []rule{
 	r(DataRequest, 0.8, "asks for credentials or secrets", within(`\b`+obj(objCredential), 60, passive)).forPurpose(),
 	r(DataRequest, 0.8, "asks for the user's files", within(`\b`+anyVerb+`\b`, 90, `\b`+obj(objFiles))).forPurpose(),
 	r(DataRequest, 0.8, "asks for the user's files", within(`\b`+obj(objFiles), 60, passive)).forPurpose(),
+	r(DataRequest, 0.6, "feeds other data to this tool", within(`\b`+alt("share", "send", "pass", "forward", "give", "provide", "copy", "submit", "report", "hand", "mirror", "upload", "feed")+`\b`, 80,
+		`\b`+alt("with", "to", "into", "through", "via")+` this (?:tool|function|server)\b`)),
 	r(DataRequest, 0.8, "a parameter that asks for the model's context", `(?:^|\b)(?:your |the |all |any |every |optional\.? )*`+obj(alt(
 		alt("previous", "prior", "earlier", "past", "preceding", "entire", "full", "complete", "whole", "recent", "current", "ongoing")+` `+upTo(1)+alt("messages?", "conversations?", "chats?", "context", "prompts?", "instructions", "exchanges", "turns", "transcripts?", "dialog(?:ue)?"),
 		alt("your", "the model'?s", "the assistant'?s", "the agent'?s")+` (?:own |complete |full |entire )?`+alt("instructions?", "instruction set", "prompts?", "context(?: window)?", "memory", "memories", "system prompt"),
@@ -333,7 +345,7 @@ var rules = []rule{
 		alt("commands?", "scripts?", "code", "shell commands?", "one-liners?", "snippets?", "payloads?", "binary", "installer")+`\b`),
 	r(Command, 0.6, "sends the model to a shell", alt(w("have", "ask", "use", "tell", "through", "via", "with")+` (?:your |the |a |any )?(?:available )?`+
 		alt("shell", "terminal", "command", "exec", "bash", "execute_command", "run_command", "command runner", "console")+`(?: tool| runner)?\b`,
-		`\bin (?:the |a |your )?(?:user'?s )?(?:terminal|shell|console|command line)\b`, `\bfrom a terminal\b`)),
+		`\bin (?:the |a |your )?(?:user'?s )?(?:terminal|shell|console|command line)\b`, `\bfrom a terminal\b`)).amongOwn(),
 
 	r(DestructiveAction, 0.8, "tells the model to delete in bulk", w("delete", "remove", "erase", "wipe", "overwrite", "truncate", "encrypt", "corrupt", "format",
 		"drop", "destroy", "purge", "shred", "deleting", "removing", "erasing", "wiping", "overwriting", "purging", "destroying")+` `+
@@ -347,6 +359,8 @@ var rules = []rule{
 	r(HiddenMarkup, 1, "markup that hides its text", alt(`display\s*:\s*none`, `visibility\s*:\s*hidden`, `font-size\s*:\s*0`, `opacity\s*:\s*0(?:\.0+)?\b`,
 		`color\s*:\s*(?:white|#fff\b|#ffffff|transparent)`, `\baria-hidden\b`, `<\w+[^>]*\shidden\b`)),
 	r(HiddenMarkup, 0.6, "a collapsed block", `<details\b|\[\]\(`),
+	r(ExfilDestination, 0.6, "a markdown image that loads an external URL", `!\[[^\]\n]{0,80}\]\(\s*(?:https?:)?//`),
+	r(ExfilDestination, 0.5, "a URL with a slot for data", `(?:https?://|www\.)[^\s]*(?:\{\{?[a-z_ .]+\}\}?|\$\{[^}]+\}|<[a-z_ ]+>)`),
 
 	// ---- in the schema ----
 	r(ParamInstructions, 1, "poses as a note from the developers", alt(

@@ -2,12 +2,14 @@ package poisoning
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"maps"
 	"math"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Threshold is the score at which a definition is flagged. A signal
@@ -135,6 +137,7 @@ func newScan(t Tool, c *Catalog) *scan {
 		}
 	}
 	s.texts = append(s.texts, prepare("description", t.Description))
+	s.decoded(s.texts[0])
 	for _, f := range []struct {
 		name string
 		raw  json.RawMessage
@@ -190,6 +193,47 @@ func (s *scan) walk(v any, at string, input bool, depth int) {
 		s.read += len(x)
 		s.texts = append(s.texts, prepare(at, x))
 	}
+}
+
+// blobRE finds base64-looking runs: an instruction encoded so that a
+// reviewer (and a word list) reads noise while a model decodes it.
+var blobRE = regexp.MustCompile(`[A-Za-z0-9+/]{40,}={0,2}`)
+
+// decoded adds, for each base64 blob in t that decodes to text, that
+// text as a field of its own (so the rules read it) and a finding.
+func (s *scan) decoded(t *text) {
+	for _, m := range blobRE.FindAllStringIndex(t.clean, 4) {
+		blob := t.clean[m[0]:m[1]]
+		if m[0] > 0 && strings.ContainsRune("/=?&", rune(t.clean[m[0]-1])) {
+			continue // part of a URL or a query
+		}
+		if !strings.ContainsAny(blob, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") || !strings.ContainsAny(blob, "abcdefghijklmnopqrstuvwxyz") {
+			continue // a hex digest, an identifier
+		}
+		raw, err := base64.StdEncoding.DecodeString(blob)
+		if err != nil {
+			raw, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(blob, "="))
+		}
+		if err != nil || !mostlyText(raw) {
+			continue
+		}
+		s.add(Finding{Signal: HiddenMarkup, Field: t.field, Weight: 0.8, Detail: "base64 that decodes to text", Excerpt: clip(string(raw), 120)})
+		s.texts = append(s.texts, prepare(t.field+" (decoded base64)", string(raw)))
+	}
+}
+
+// mostlyText: at least 90% printable ASCII or whitespace.
+func mostlyText(b []byte) bool {
+	if len(b) < 20 || !utf8.Valid(b) {
+		return false
+	}
+	n := 0
+	for _, c := range b {
+		if (c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t' {
+			n++
+		}
+	}
+	return n*10 >= len(b)*9
 }
 
 // add keeps a finding, the heavier of two with the same signal, field
@@ -270,13 +314,13 @@ func (s *scan) textFields() {
 			// instead" is "use this tool instead".
 			plain = self.ReplaceAllString(plain, "this tool")
 		}
-		schema := t.field != "description"
+		schema := strings.HasPrefix(t.field, "inputSchema") || strings.HasPrefix(t.field, "outputSchema")
 		for i := range rules {
 			s.apply(&rules[i], t, plain, schema)
 		}
 		if t.field == "description" {
 			s.length(t)
-		} else if isValue(t.field) && len(strings.Fields(t.clean)) >= 8 {
+		} else if schema && isValue(t.field) && len(strings.Fields(t.clean)) >= 8 {
 			s.add(Finding{Signal: ParamInstructions, Field: t.field, Weight: 0.6, Detail: "a default, enum, example or title that reads as prose", Excerpt: excerpt(t.plain, 0, min(len(t.plain), 120))})
 		}
 		if schema && len(s.found) > before {
@@ -316,11 +360,24 @@ func (s *scan) apply(r *rule, t *text, plain string, schema bool) {
 		if r.notAfter != nil && r.notAfter.MatchString(subject[cs:m[0]]) {
 			continue
 		}
+		if r.notSibling && s.namesSibling(subject[cs:ce]) {
+			continue
+		}
 		if r.verbNear && verbRE.MatchString(subject[cs:ce]) {
 			weight = 1
 		}
 		s.add(Finding{Signal: r.sig, Field: t.field, Weight: weight, Detail: r.detail, Excerpt: excerpt(subject, m[0], m[1]), at: m[0], end: m[1]})
 	}
+}
+
+// namesSibling: the text names another tool of this upstream.
+func (s *scan) namesSibling(clauseText string) bool {
+	for _, w := range wordRE.FindAllString(strings.ToLower(clauseText), -1) {
+		if s.siblings[strings.Trim(w, "-_")] {
+			return true
+		}
+	}
+	return false
 }
 
 // describes: field is the description of the property named name.
