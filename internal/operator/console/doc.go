@@ -36,10 +36,14 @@
 //   - The Upstreams page (issue 15) shows upstream tool definitions as
 //     `airlock upstreams review` does, as text with every hidden character
 //     rendered as a ⟦U+XXXX⟧ marker (visible), and approves exactly the
-//     digest the form carries through API.ApproveUpstreamToolBecause:
+//     digest the form carries through API.ApproveUpstreamToolAs:
 //     a definition changed since the page was rendered is refused
 //     (TestConsoleUpstreamsApprove, TestConsoleUpstreamsStaleDigest,
 //     TestConsoleUpstreamsHostileDescription, TestVisible, FuzzVisible).
+//     Each tool shows the review's score, verdict and signals; a flagged
+//     one is approved only with the override box and a reason, or with a
+//     description of the operator's own (issue 25,
+//     TestConsoleUpstreamsOverride).
 //
 // Limits: sessions live in the memory of the instance that issued them
 // (behind a load balancer, pin the console to one instance, or log in on

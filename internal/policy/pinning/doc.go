@@ -13,10 +13,18 @@
 //     it was approved. The definition's digest (name, description, input
 //     and output schema, canonically encoded) no longer matches the pin, so
 //     the tool is blocked until the change — shown as a diff — is approved;
-//   - tool poisoning: instructions hidden in a description (invisible or
-//     bidi characters, tag characters, words addressed to the model rather
-//     than the user). [Scan] flags them for the review; flags never approve
-//     or block by themselves, the operator decides with them in view.
+//   - tool poisoning: instructions hidden in a definition (invisible
+//     characters, authority tags, words addressed to the model, other
+//     tools named, look-alike names …). The review is package poisoning's
+//     (issue 25): [Scan] for one definition, [Review] across every
+//     upstream's pins. A flagged definition — as the agent would be shown
+//     it, with an operator's edited description in place of the
+//     upstream's — is approved only with an explicit override and a
+//     reason ([ApproveReviewed], [ErrOverrideRequired]); the override and
+//     the edited description are the pin's [Decision], valid for the
+//     approved digest only ([Pin.Shown]). Flags never block a call: an
+//     approved, unchanged definition is usable whatever the scanner would
+//     say of it today.
 //
 // A definition whose schemas hold duplicate keys or are not JSON objects is
 // refused outright: two readers of it could disagree on what was approved.

@@ -130,8 +130,12 @@ func Observe(upstream string, old *Pin, seen Definition) (*Pin, bool, error) {
 		*p = *old
 	}
 	def := seen
+	if old == nil || old.SeenDigest != digest || old.Seen == nil {
+		// Reviewed once per definition: every call lists the tools again,
+		// and an unchanged one keeps the review it got.
+		p.Flags, p.Score = flagsOf(poisoning.Scan(toolOf(upstream, seen), nil))
+	}
 	p.Seen, p.SeenDigest = &def, digest
-	p.Flags, p.Score = flagsOf(poisoning.Scan(toolOf(upstream, seen), nil))
 	prev := p.State
 	switch {
 	case p.ApprovedDigest == "":

@@ -203,3 +203,19 @@ func summary(r Report) []string {
 	}
 	return slices.Clip(out)
 }
+
+// BenchmarkScan reviews the tuned corpus's definitions, each in the
+// catalog of all of them: the cost of `airlock upstreams review` per
+// tool.
+func BenchmarkScan(b *testing.B) {
+	cases := loadCorpus(b, "tuned")
+	var tools []Tool
+	for _, c := range cases {
+		tools = append(tools, c.tool)
+	}
+	cat := NewCatalog(tools)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Scan(tools[i%len(tools)], cat)
+	}
+}
