@@ -59,7 +59,7 @@ var (
 				"reasoning", "thoughts", "chain of thought", "configuration", "setup"),
 		alt("complete", "full", "entire", "whole")+` `+alt("instruction set", "context window", "context"),
 		`contents? of (?:the |this |our |your )?(?:current |whole |entire |full |ongoing )?`+alt("conversation", "chat", "dialog(?:ue)?", "session", "context", "thread", "discussion"),
-		`(?:the )?`+alt("user'?s", "users'", "customer'?s", "their")+` `+upTo(2)+alt("messages", "queries", "prompts", "requests?",
+		`(?:the )?`+alt("user'?s", "users'", "customer'?s", "their")+` (?:[\w'-]+,? (?:and |or )?){0,3}?`+alt("messages", "queries", "name", "prompts", "requests?",
 			"questions", `personal (?:data|details|information|info)`, `private (?:data|details|information|files)`, `contacts?(?: list)?`,
 			"contact list", "address book", "e-?mails?", `email address(?:es)?`, `(?:home )?address(?:es)?`, `phone(?: numbers?)?`,
 			`location(?: history)?`, "files", "documents", "secrets", "notes", "photos", "full name", "card number", "credit card",

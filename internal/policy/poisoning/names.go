@@ -267,10 +267,14 @@ func (s *scan) catalogNames() {
 				// tool with its upstream. A near copy is another matter.
 				shadows = append(shadows, o.Upstream+"/"+o.Name)
 				shadowWeight = 0.3
-			case skeleton(me) == skeleton(other) || nearMiss(me, other):
-				s.add(Finding{Signal: LookalikeName, Field: "name", Weight: s.suspect(o, 1), Detail: "nearly the name of " + o.Upstream + "/" + o.Name, Excerpt: excerptNames})
 			case decorates(nameTokens(s.t.Name), nameTokens(o.Name)):
 				s.add(Finding{Signal: LookalikeName, Field: "name", Weight: 1, Detail: "the name of " + o.Upstream + "/" + o.Name + " with a decoration", Excerpt: excerptNames})
+			case decorates(nameTokens(o.Name), nameTokens(s.t.Name)):
+				// The other one decorates this name: this is the original
+				// it copies, shown, not the suspect.
+				s.add(Finding{Signal: LookalikeName, Field: "name", Weight: 0.3, Detail: "copied with a decoration by " + o.Upstream + "/" + o.Name, Excerpt: excerptNames})
+			case skeleton(me) == skeleton(other) || nearMiss(me, other):
+				s.add(Finding{Signal: LookalikeName, Field: "name", Weight: s.suspect(o, 1), Detail: "nearly the name of " + o.Upstream + "/" + o.Name, Excerpt: excerptNames})
 			}
 		}
 	}

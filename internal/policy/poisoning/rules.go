@@ -88,7 +88,7 @@ var rules = []rule{
 	r(AddressesModel, 0.6, "a label addressed to models", `\b`+alt("models", "assistants", "agents", "llms", "ai")+`\s*:\s`),
 
 	r(OverrideInstructions, 1, "tells the model to set aside its instructions", w("ignore", "disregard", "forget", "override", "overrule", "bypass", "discard",
-		"neglect", "abandon", "set aside", "supersede", "do not follow", "don't follow", "stop following")+` (?:all |any |every |each |the |your |of |these |those |its |my )*`+
+		"neglect", "abandon", "set aside", "supersede", "stop following")+` (?:all |any |every |each |the |your |of |these |those |its |my )*`+
 		`(?:`+alt("previous", "prior", "above", "earlier", "preceding", "former", "original", "initial", "existing", "other", "system", "safety",
 		"security", "default", "developer", "built-in", "current", "old", "standing", "user")+` )?(?:[\w-]+ )?`+
 		alt("instructions?", "prompts?", "rules", "directions", "directives", "guidelines", "guidance", "constraints", "policies", "policy",
