@@ -40,7 +40,14 @@ func shownDigest(t *testing.T, body, tool string) string {
 // upstreamPin reads one pin from the store.
 func upstreamPin(t *testing.T, w *web, tool string) *pinning.Pin {
 	t.Helper()
-	op, err := operator.Open(w.state, true)
+	return storedPin(t, w.state, tool)
+}
+
+// storedPin reads one pin of upstream "up" from the store in state, as
+// the review shows it.
+func storedPin(t *testing.T, state, tool string) *pinning.Pin {
+	t.Helper()
+	op, err := operator.Open(state, true)
 	must(t, err)
 	defer op.Close()
 	pins, err := op.UpstreamPins(context.Background(), "up")

@@ -8,7 +8,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/pinning"
 )
 
@@ -63,15 +62,8 @@ func TestUpstreamEditedDescription(t *testing.T) {
 	if !strings.Contains(desc, "- up/add: "+theirs) || strings.Contains(desc, mine) || strings.Contains(desc, mine2) {
 		t.Fatalf("catalog after approving the new definition: %s", desc)
 	}
-	op, err := operator.Open(f.state, true)
-	must(t, err)
-	defer op.Close()
-	ps, err := op.UpstreamPins(context.Background(), "up")
-	must(t, err)
-	for _, p := range ps {
-		if p.Tool == "add" && (p.Decision != nil || p.Shown().Description != theirs) {
-			t.Fatalf("the old decision outlived its digest: %+v", p.Decision)
-		}
+	if p := storedPin(t, f.state, "add"); p.Decision != nil || p.Shown().Description != theirs {
+		t.Fatalf("the old decision outlived its digest: %+v", p.Decision)
 	}
 }
 

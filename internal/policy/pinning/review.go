@@ -98,36 +98,37 @@ func Review(pins []*Pin) map[*Pin]poisoning.Report {
 	cat := catalogOf(pins)
 	out := make(map[*Pin]poisoning.Report, len(pins))
 	for _, p := range pins {
-		d := p.Seen
-		if d == nil {
-			d = p.Approved
+		if t, ok := reviewed(p); ok {
+			r := poisoning.Scan(t, cat)
+			p.Flags, p.Score = flagsOf(r)
+			out[p] = r
 		}
-		if d == nil {
-			continue
-		}
-		t := toolOf(p.Upstream, *d)
-		t.Approved = p.ApprovedDigest != ""
-		r := poisoning.Scan(t, cat)
-		p.Flags, p.Score = flagsOf(r)
-		out[p] = r
 	}
 	return out
+}
+
+// reviewed is the definition of p the review reads: the one listed now,
+// else the approved one (a tool no longer listed).
+func reviewed(p *Pin) (poisoning.Tool, bool) {
+	d := p.Seen
+	if d == nil {
+		d = p.Approved
+	}
+	if d == nil {
+		return poisoning.Tool{}, false
+	}
+	t := toolOf(p.Upstream, *d)
+	t.Approved = p.ApprovedDigest != ""
+	return t, true
 }
 
 // catalogOf is every pin's definition as the scanner's catalog.
 func catalogOf(pins []*Pin) *poisoning.Catalog {
 	var tools []poisoning.Tool
 	for _, p := range pins {
-		d := p.Seen
-		if d == nil {
-			d = p.Approved
+		if t, ok := reviewed(p); ok {
+			tools = append(tools, t)
 		}
-		if d == nil {
-			continue
-		}
-		t := toolOf(p.Upstream, *d)
-		t.Approved = p.ApprovedDigest != ""
-		tools = append(tools, t)
 	}
 	return poisoning.NewCatalog(tools)
 }
