@@ -60,6 +60,9 @@ type Server struct {
 	// MaxProvenanceBytes caps the content text a context keeps for
 	// tracing where a need's values came from (issue 22).
 	MaxProvenanceBytes int64 `json:"max_provenance_bytes,omitempty" jsonschema:"minimum=0,description=Content text each context keeps to trace where a declared need's values came from (default 4194304); over it the oldest lose their text and values no source explains count as untrusted."`
+	// Output pools' retention (issue 24 item 5).
+	MaxOutputPools       int   `json:"max_output_pools,omitempty" jsonschema:"minimum=0,maximum=1000,description=Pipeline output pools each context keeps listed\\, newest first after the configured pools (default 32); older ones stop being listed (their files stay in the state directory)."`
+	OutputPoolTTLSeconds int64 `json:"output_pool_ttl_seconds,omitempty" jsonschema:"minimum=0,description=Seconds a pipeline output pool stays listed after its run published it (default 0: no age limit)."`
 }
 
 // Role is what a principal is allowed: a policy, a set of pools, a phase to
@@ -140,6 +143,10 @@ const answerExpansion = 3 * 6
 // envelopeReserve is left in a message for what surrounds the page: the
 // JSON-RPC envelope, the fence markers and notice, the result's metadata.
 const envelopeReserve = 64 << 10
+
+// MaxOutputPools is the largest max_output_pools accepted: each listed
+// output pool is open in every process serving its context.
+const MaxOutputPools = 1000
 
 // MaxOutputBytes is the largest max_output_bytes accepted (578901): any
 // answer within it fits in ClientMessageBytes.
@@ -256,6 +263,12 @@ func (c *Config) check() error {
 	if c.Server.MaxReadBytes > int64(c.Server.MaxOutputBytes) {
 		return c.at("$.server.max_read_bytes", fmt.Errorf("max_read_bytes %d is larger than max_output_bytes %d (a page must fit in one answer): %w",
 			c.Server.MaxReadBytes, c.Server.MaxOutputBytes, ErrInvalid))
+	}
+	if n := c.Server.MaxOutputPools; n < 0 || n > MaxOutputPools {
+		return c.at("$.server.max_output_pools", fmt.Errorf("max_output_pools %d is outside 0..%d: %w", n, MaxOutputPools, ErrInvalid))
+	}
+	if c.Server.OutputPoolTTLSeconds < 0 {
+		return c.at("$.server.output_pool_ttl_seconds", fmt.Errorf("output_pool_ttl_seconds %d is negative: %w", c.Server.OutputPoolTTLSeconds, ErrInvalid))
 	}
 	pools := map[string]bool{}
 	for i, p := range c.Pools {

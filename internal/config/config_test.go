@@ -88,6 +88,8 @@ func TestParseRefusesWithLine(t *testing.T) {
 		// issue 11: a page that outgrows the TypeScript SDK's 10 MiB stdio buffer closes the connection.
 		{"page breaks stdio clients", "server:\n  max_output_bytes: 10485760\n  max_read_bytes: 10485760\n" + base, 2, config.ErrInvalid},
 		{"output over the client-safe bound", "server: {max_output_bytes: 578902}\n" + base, 1, config.ErrInvalid},
+		{"too many output pools", "server: {max_output_pools: 1001}\n" + base, 1, config.ErrInvalid},
+		{"negative output pool age", "server: {output_pool_ttl_seconds: -1}\n" + base, 1, config.ErrInvalid},
 		{"store not postgres", base + "store: /var/lib/airlock.db\n", 7, config.ErrInvalid},
 		{"store with a password", base + "store: postgres://airlock:hunter2@db/airlock\n", 7, config.ErrInvalid},
 		{"store with a password parameter", base + "store: postgres://airlock@db/airlock?password=hunter2\n", 7, config.ErrInvalid},

@@ -170,7 +170,10 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		r.closeStore()
 		return nil, fmt.Errorf("opening pools: %w", err)
 	}
-	r.derived = derived.New(r.db, r.pools, r.log)
+	r.derived = derived.New(r.db, r.pools, r.log, r.now, func() derived.Retention {
+		srv := r.Config().Server
+		return derived.Retention{Count: srv.MaxOutputPools, MaxAge: time.Duration(srv.OutputPoolTTLSeconds) * time.Second}
+	})
 	r.pipelines = pipelinehost.New(cfg, stateDir, &pipelinehost.Options{SandboxTrampoline: opts.SandboxTrampoline, Metrics: opts.Metrics}, r.log)
 	r.upstreams = upstream.New(r.db, &upstream.Options{Logger: r.log, Now: r.now, SandboxTrampoline: opts.SandboxTrampoline, EgressResolver: opts.EgressResolver})
 	for _, t := range tools.All() {
