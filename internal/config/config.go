@@ -242,7 +242,36 @@ func (c *Config) applyDefaults() {
 func (c *Config) at(path string, err error) error { return yamlfile.At(c.file, c.data, path, err) }
 
 // check validates cross references; every error names the YAML node.
+// The sections are checked in this order and the first error is returned.
 func (c *Config) check() error {
+	if err := c.checkServer(); err != nil {
+		return err
+	}
+	pools, err := c.checkPools()
+	if err != nil {
+		return err
+	}
+	for _, check := range []func() error{
+		func() error { return c.checkPipelines(pools) },
+		c.checkComm,
+		c.checkUpstreams,
+		c.checkAudit,
+		c.checkStore,
+		c.checkPolicies,
+		func() error { return c.checkRoles(pools) },
+		c.checkNotify,
+		c.checkCredentials,
+		c.checkTracing,
+		c.checkTransports,
+	} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Config) checkServer() error {
 	// A read_pool_file page larger than the output limit would be cut by
 	// the runner while next_offset advanced past the cut: a client paging
 	// by next_offset would silently skip bytes (issue 10 item 11).
@@ -257,40 +286,37 @@ func (c *Config) check() error {
 		return c.at("$.server.max_read_bytes", fmt.Errorf("max_read_bytes %d is larger than max_output_bytes %d (a page must fit in one answer): %w",
 			c.Server.MaxReadBytes, c.Server.MaxOutputBytes, ErrInvalid))
 	}
+	return nil
+}
+
+// checkPools validates the pools and returns their ids, which pipelines
+// and roles refer to.
+func (c *Config) checkPools() (map[string]bool, error) {
 	pools := map[string]bool{}
 	for i, p := range c.Pools {
 		if err := c.checkReaders(fmt.Sprintf("$.pools[%d].readers", i), p.Readers); err != nil {
-			return err
+			return nil, err
 		}
 		if err := p.Validate(); err != nil {
-			return c.at(fmt.Sprintf("$.pools[%d]", i), err)
+			return nil, c.at(fmt.Sprintf("$.pools[%d]", i), err)
 		}
 		if pools[p.ID] {
-			return c.at(fmt.Sprintf("$.pools[%d].id", i), fmt.Errorf("duplicate pool id %q: %w", p.ID, ErrInvalid))
+			return nil, c.at(fmt.Sprintf("$.pools[%d].id", i), fmt.Errorf("duplicate pool id %q: %w", p.ID, ErrInvalid))
 		}
 		pools[p.ID] = true
 	}
-	if err := c.checkPipelines(pools); err != nil {
-		return err
-	}
-	if err := c.checkComm(); err != nil {
-		return err
-	}
-	if err := c.checkUpstreams(); err != nil {
-		return err
-	}
-	if err := c.checkAudit(); err != nil {
-		return err
-	}
-	if err := c.checkStore(); err != nil {
-		return err
-	}
+	return pools, nil
+}
+
+func (c *Config) checkPolicies() error {
 	if len(c.Policies) == 0 {
 		return c.at("$", fmt.Errorf("no policies: %w", ErrInvalid))
 	}
-	if _, err := c.PolicySet(); err != nil {
-		return err
-	}
+	_, err := c.PolicySet()
+	return err
+}
+
+func (c *Config) checkRoles(pools map[string]bool) error {
 	for _, name := range slices.Sorted(maps.Keys(c.Roles)) {
 		r := c.Roles[name]
 		base := "$.roles." + name
@@ -314,16 +340,7 @@ func (c *Config) check() error {
 			}
 		}
 	}
-	if err := c.checkNotify(); err != nil {
-		return err
-	}
-	if err := c.checkCredentials(); err != nil {
-		return err
-	}
-	if err := c.checkTracing(); err != nil {
-		return err
-	}
-	return c.checkTransports()
+	return nil
 }
 
 // PolicySet compiles the named policies.
