@@ -206,9 +206,7 @@ func (c *Config) applyDefaults() {
 	}
 	for i := range c.Pools {
 		p := &c.Pools[i]
-		if p.Path != "" && !filepath.IsAbs(p.Path) {
-			p.Path = filepath.Join(c.dir, p.Path)
-		}
+		p.Path = c.rel(p.Path)
 		if p.Trust == "" {
 			p.Trust = sources.Untrusted
 		}
@@ -218,7 +216,7 @@ func (c *Config) applyDefaults() {
 	c.resolveNotifyPaths()
 	c.resolveAuditPaths()
 	c.resolveCredentialPaths()
-	c.resolveTracingPaths()
+	c.relTokenFiles(c.Tracing.Headers)
 	for i := range c.Pipelines {
 		for j, f := range c.Pipelines[i].Files {
 			if !filepath.IsAbs(f) {
@@ -232,10 +230,25 @@ func (c *Config) applyDefaults() {
 			c.Roles[name] = r
 		}
 		for i, t := range r.Tokens {
-			if t.File != "" && !filepath.IsAbs(t.File) {
-				r.Tokens[i].File = filepath.Join(c.dir, t.File)
-			}
+			r.Tokens[i].File = c.rel(t.File)
 		}
+	}
+}
+
+// rel makes a path the config names, relative to the config file,
+// absolute; "" (unset) stays "".
+func (c *Config) rel(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}
+
+// relTokenFiles makes the files of token sources absolute (see rel).
+func (c *Config) relTokenFiles(m map[string]TokenSource) {
+	for k, t := range m {
+		t.File = c.rel(t.File)
+		m[k] = t
 	}
 }
 

@@ -54,12 +54,7 @@ func (c *Config) resolveNotifyPaths() {
 				h.ReadOnly[j] = filepath.Join(c.dir, p)
 			}
 		}
-		for k, t := range h.Env {
-			if t.File != "" && !filepath.IsAbs(t.File) {
-				t.File = filepath.Join(c.dir, t.File)
-				h.Env[k] = t
-			}
-		}
+		c.relTokenFiles(h.Env)
 	}
 }
 

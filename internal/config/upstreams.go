@@ -93,14 +93,8 @@ func (c *Config) resolveUpstreamPaths() {
 				u.ReadOnly[j] = filepath.Join(c.dir, p)
 			}
 		}
-		for _, m := range []map[string]TokenSource{u.Env, u.Headers} {
-			for k, t := range m {
-				if t.File != "" && !filepath.IsAbs(t.File) {
-					t.File = filepath.Join(c.dir, t.File)
-					m[k] = t
-				}
-			}
-		}
+		c.relTokenFiles(u.Env)
+		c.relTokenFiles(u.Headers)
 	}
 }
 
