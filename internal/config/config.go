@@ -117,6 +117,15 @@ func (s TokenSource) Read() (string, error) {
 	return strings.TrimRight(string(b), "\r\n"), nil
 }
 
+// check wants exactly one of Env and File: a token source with both
+// would leave which one counts to the reader.
+func (s TokenSource) check() error {
+	if (s.Env == "") == (s.File == "") {
+		return fmt.Errorf("set exactly one of env or file: %w", ErrInvalid)
+	}
+	return nil
+}
+
 // Defaults.
 const (
 	DefaultServerName     = "airlock"
@@ -348,8 +357,8 @@ func (c *Config) checkRoles(pools map[string]bool) error {
 			return c.at(base+".approver", fmt.Errorf("approver %q (want operator or client): %w", r.Approver, ErrInvalid))
 		}
 		for i, t := range r.Tokens {
-			if (t.Env == "") == (t.File == "") {
-				return c.at(fmt.Sprintf("%s.tokens[%d]", base, i), fmt.Errorf("set exactly one of env or file: %w", ErrInvalid))
+			if err := t.check(); err != nil {
+				return c.at(fmt.Sprintf("%s.tokens[%d]", base, i), err)
 			}
 		}
 	}

@@ -90,8 +90,8 @@ func (c *Config) checkNotify() error {
 			if !envNameRE.MatchString(name) || reservedEnv(name) {
 				return c.at(at+".env."+name, fmt.Errorf("%q is not a variable a hook may set: %w", name, ErrInvalid))
 			}
-			if (t.Env == "") == (t.File == "") {
-				return c.at(at+".env."+name, fmt.Errorf("set exactly one of env or file: %w", ErrInvalid))
+			if err := t.check(); err != nil {
+				return c.at(at+".env."+name, err)
 			}
 		}
 		for j, p := range h.ReadOnly {

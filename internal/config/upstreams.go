@@ -144,16 +144,16 @@ func (c *Config) checkUpstreams() error {
 			if !envNameRE.MatchString(name) {
 				return at(".env."+name, fmt.Errorf("environment variable name %q: %w", name, ErrInvalid))
 			}
-			if (t.Env == "") == (t.File == "") {
-				return at(".env."+name, fmt.Errorf("set exactly one of env or file: %w", ErrInvalid))
+			if err := t.check(); err != nil {
+				return at(".env."+name, err)
 			}
 		}
 		for name, t := range u.Headers {
 			if !headerNameRE.MatchString(name) {
 				return at(".headers."+name, fmt.Errorf("header name %q: %w", name, ErrInvalid))
 			}
-			if (t.Env == "") == (t.File == "") {
-				return at(".headers."+name, fmt.Errorf("set exactly one of env or file: %w", ErrInvalid))
+			if err := t.check(); err != nil {
+				return at(".headers."+name, err)
 			}
 		}
 		for j, p := range u.ReadOnly {
