@@ -227,11 +227,7 @@ func (c *Config) applyDefaults() {
 	c.resolveCredentialPaths()
 	c.relTokenFiles(c.Tracing.Headers)
 	for i := range c.Pipelines {
-		for j, f := range c.Pipelines[i].Files {
-			if !filepath.IsAbs(f) {
-				c.Pipelines[i].Files[j] = filepath.Join(c.dir, f)
-			}
-		}
+		c.relList(c.Pipelines[i].Files)
 	}
 	for name, r := range c.Roles {
 		if r.InitialPhase == "" {
@@ -251,6 +247,16 @@ func (c *Config) rel(p string) string {
 		return p
 	}
 	return filepath.Join(c.dir, p)
+}
+
+// relList makes each relative entry of a path list (read_only, files)
+// absolute, in place.
+func (c *Config) relList(ps []string) {
+	for i, p := range ps {
+		if !filepath.IsAbs(p) {
+			ps[i] = filepath.Join(c.dir, p)
+		}
+	}
 }
 
 // relTokenFiles makes the files of token sources absolute (see rel).

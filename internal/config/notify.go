@@ -49,11 +49,7 @@ func (c *Config) resolveNotifyPaths() {
 		if h.TimeoutMS == 0 {
 			h.TimeoutMS = DefaultHookTimeoutMS
 		}
-		for j, p := range h.ReadOnly {
-			if !filepath.IsAbs(p) {
-				h.ReadOnly[j] = filepath.Join(c.dir, p)
-			}
-		}
+		c.relList(h.ReadOnly)
 		c.relTokenFiles(h.Env)
 	}
 }

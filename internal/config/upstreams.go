@@ -88,11 +88,7 @@ func (c *Config) resolveUpstreamPaths() {
 		if u.MaxResultBytes == 0 {
 			u.MaxResultBytes = DefaultUpstreamMaxResultBytes
 		}
-		for j, p := range u.ReadOnly {
-			if !filepath.IsAbs(p) {
-				u.ReadOnly[j] = filepath.Join(c.dir, p)
-			}
-		}
+		c.relList(u.ReadOnly)
 		c.relTokenFiles(u.Env)
 		c.relTokenFiles(u.Headers)
 	}
