@@ -26,6 +26,23 @@ roles:
   local: {policy: base, pools: [a]}
 `
 
+// refusal is a section entry config.Parse must refuse.
+type refusal struct{ name, src, want string }
+
+// wantRefusals parses base plus section plus each refusal's entry, and
+// wants ErrInvalid with the refusal's text and the file's line.
+func wantRefusals(t *testing.T, section string, tests []refusal) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := config.Parse("airlock.yaml", []byte(base+section+tc.src), t.TempDir())
+			if !errors.Is(err, config.ErrInvalid) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "airlock.yaml:") {
+				t.Fatalf("%v, want ErrInvalid with %q and a line", err, tc.want)
+			}
+		})
+	}
+}
+
 // TestReadPageDefaultsWithinOutput: without max_read_bytes, a page is the
 // default size or max_output_bytes, whichever is smaller.
 func TestReadPageDefaultsWithinOutput(t *testing.T) {
