@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -279,9 +278,7 @@ func TestSSESessionIsBoundToItsPrincipal(t *testing.T) {
 	f, ts := httpFixture(t)
 	t.Setenv("AIRLOCK_TEST_TOKEN_B", "test-token-b-0123456789abcdef012")
 	must(t, f.srv.Reload())
-	a, err := client.NewSSEMCPClient(ts.URL+PathSSE, transport.WithHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
-	must(t, err)
-	initialize(t, a)
+	a := sseBearerClient(t, ts.URL, testToken)
 	if res := call(t, a, "list_pools", nil); res.IsError {
 		t.Fatal(text(res))
 	}

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
@@ -420,9 +418,7 @@ func TestUpstreamNeverGetsAgentToken(t *testing.T) {
 	f, u := echoApproved(t, "mcper")
 	ts := httptest.NewServer(f.srv.Handler())
 	t.Cleanup(ts.Close)
-	c, err := client.NewStreamableHttpClient(ts.URL+PathStreamable, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + agentToken}))
-	must(t, err)
-	initialize(t, c)
+	c := bearerClient(t, ts.URL, agentToken)
 	if res := call(t, c, "declare_need", mcpNeed("echo", map[string]any{"message": "hi"})); res.IsError {
 		t.Fatal(text(res))
 	}
