@@ -49,12 +49,7 @@ func TestEveryCallIsAudited(t *testing.T) {
 	if r, found := byOutcome["delete_everything/UNKNOWN_TOOL"]; !found || r.Outcome != "violation" {
 		t.Errorf("unknown tool not recorded: %+v", recs)
 	}
-	op, err := operator.Open(f.state, true)
-	must(t, err)
-	defer op.Close()
-	v, err := op.Verify(context.Background())
-	must(t, err)
-	if !v.OK || v.Records != int64(len(recs)) {
+	if v := f.verifyAudit(t); v.Records != int64(len(recs)) {
 		t.Fatalf("verify: %+v (records %d)", v, len(recs))
 	}
 }

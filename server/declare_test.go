@@ -61,6 +61,13 @@ func need(url string) map[string]any {
 	}
 }
 
+// collect asks for the result of the declared need id, as an agent does
+// once the need is decided.
+func collect(t *testing.T, c *client.Client, id string) *mcp.CallToolResult {
+	t.Helper()
+	return call(t, c, "declare_need", map[string]any{"declaration_id": id})
+}
+
 type elicitor struct {
 	action  string
 	content map[string]any // for accept; nil = {"decision": "approve"}
@@ -105,7 +112,7 @@ func TestDeclareNeedPlanningIsADryRun(t *testing.T) {
 	}
 	// Collecting in planning still does no I/O.
 	id := structured(t, res)["declaration_id"].(string)
-	if again := call(t, c, "declare_need", map[string]any{"declaration_id": id}); again.IsError || o.hits.Load() != 0 {
+	if again := collect(t, c, id); again.IsError || o.hits.Load() != 0 {
 		t.Fatalf("collect in planning: %s (%d hits)", text(again), o.hits.Load())
 	}
 	if claim := call(t, c, "declare_need", map[string]any{"declaration_id": id, "phase": "execution"}); code(claim) != "PHASE_BLOCKED" {
@@ -193,24 +200,18 @@ func TestDeclareNeedOperatorApproval(t *testing.T) {
 		t.Fatalf("pending: %s", text(res))
 	}
 	id := structured(t, res)["declaration_id"].(string)
-	if again := call(t, c, "declare_need", map[string]any{"declaration_id": id}); again.IsError || o.hits.Load() != 0 {
+	if again := collect(t, c, id); again.IsError || o.hits.Load() != 0 {
 		t.Fatalf("collected before approval: %s", text(again))
 	}
-	op, err := operator.Open(f.state, false)
-	must(t, err)
-	list, err := op.Approvals(context.Background(), false)
-	must(t, err)
-	if len(list) != 1 || list[0].ID != id {
+	if list := f.pending(t); len(list) != 1 || list[0].ID != id {
 		t.Fatalf("pending list: %+v", list)
 	}
-	_, err = op.Approve(context.Background(), id, "tester", "looks fine")
-	must(t, err)
-	op.Close()
-	got := call(t, c, "declare_need", map[string]any{"declaration_id": id})
+	f.operatorApprove(t, id)
+	got := collect(t, c, id)
 	if got.IsError || !strings.Contains(text(got), "content of /gated/report") {
 		t.Fatalf("collect after approval: %s", text(got))
 	}
-	if replay := call(t, c, "declare_need", map[string]any{"declaration_id": id}); code(replay) != "APPROVAL_REQUIRED" {
+	if replay := collect(t, c, id); code(replay) != "APPROVAL_REQUIRED" {
 		t.Fatalf("replay: %s", text(replay))
 	}
 	var approvedAudit bool
@@ -290,7 +291,7 @@ func TestOperatorMovesThePhase(t *testing.T) {
 	op.Close()
 	// The phase is the context's, read from the store on every call: the
 	// very next call runs in execution, no polling involved.
-	got := call(t, c, "declare_need", map[string]any{"declaration_id": id})
+	got := collect(t, c, id)
 	if got.IsError || !strings.Contains(text(got), "content of /doc") || o.hits.Load() != 1 {
 		t.Fatalf("after the operator's phase change: %s", text(got))
 	}

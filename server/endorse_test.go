@@ -142,12 +142,7 @@ func TestEndorsementAudited(t *testing.T) {
 	if !used {
 		t.Fatal("no call record shows an endorsed argument")
 	}
-	ro, err := operator.Open(f.state, true)
-	must(t, err)
-	defer ro.Close()
-	if v, err := ro.Verify(context.Background()); err != nil || !v.OK {
-		t.Fatalf("audit verify: %+v %v", v, err)
-	}
+	f.verifyAudit(t)
 }
 
 // TestEndorsementSingleContext: a value endorsed up front in one child

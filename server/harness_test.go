@@ -478,6 +478,21 @@ func (f *fixture) edgeRefusals(t *testing.T, code violation.Code) (records, tota
 	return records, total
 }
 
+// verifyAudit checks the chain from a read-only operator handle, as
+// `airlock audit verify` does, failing the test unless it verifies; the
+// verdict is returned for the test's own checks.
+func (f *fixture) verifyAudit(t *testing.T) operator.AuditVerification {
+	t.Helper()
+	op, err := operator.Open(f.state, true)
+	must(t, err)
+	defer op.Close()
+	v, err := op.Verify(context.Background())
+	if err != nil || !v.OK {
+		t.Fatalf("audit verify: %+v %v", v, err)
+	}
+	return v
+}
+
 func (f *fixture) auditRecords(t *testing.T) []audit.Record {
 	t.Helper()
 	op, err := operator.Open(f.state, true)

@@ -44,7 +44,7 @@ func TestWebhooksForPendingAndExpiredApprovals(t *testing.T) {
 		t.Fatal(text(res))
 	}
 	id := structured(t, res)["declaration_id"].(string)
-	call(t, c, "declare_need", map[string]any{"declaration_id": id}) // a poll: no second event
+	collect(t, c, id) // a poll: no second event
 	wait := func(n int) []notify.Event {
 		deadline := time.Now().Add(5 * time.Second)
 		for {

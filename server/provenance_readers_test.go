@@ -125,7 +125,5 @@ func TestProvenanceReadersStopSendingToOthers(t *testing.T) {
 	if !recorded || !denied {
 		t.Fatalf("audit: label with readers %v, denial with the body's readers %v", recorded, denied)
 	}
-	if v, err := op.Verify(context.Background()); err != nil || !v.OK {
-		t.Fatalf("audit verify: %+v %v", v, err)
-	}
+	f.verifyAudit(t)
 }

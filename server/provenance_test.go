@@ -171,12 +171,7 @@ func TestProvenanceStopsInjectedRecipient(t *testing.T) {
 	if !denied || !allowed || !labelled {
 		t.Fatalf("audit: denial with its source %v, allowance from the task %v, label of the answer %v", denied, allowed, labelled)
 	}
-	op, err := operator.Open(f.state, true)
-	must(t, err)
-	defer op.Close()
-	if v, err := op.Verify(context.Background()); err != nil || !v.OK {
-		t.Fatalf("audit verify: %+v %v", v, err)
-	}
+	f.verifyAudit(t)
 }
 
 // TestProvenanceSharedAcrossRunners: a second runner on the same state

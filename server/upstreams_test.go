@@ -274,7 +274,7 @@ func TestUpstreamApprovedCallFencedAndAttributed(t *testing.T) {
 	}
 	id := structured(t, plan)["declaration_id"].(string)
 	setPhaseOf(t, f, id, "execution")
-	res := call(t, c, "declare_need", map[string]any{"declaration_id": id})
+	res := collect(t, c, id)
 	if res.IsError {
 		t.Fatal(text(res))
 	}
@@ -344,7 +344,7 @@ func TestUpstreamPolicy(t *testing.T) {
 	}
 	id := structured(t, loud)["declaration_id"].(string)
 	f.operatorApprove(t, id)
-	got := call(t, c, "declare_need", map[string]any{"declaration_id": id})
+	got := collect(t, c, id)
 	if got.IsError || !strings.Contains(text(got), "echo: LOUD hi") || u.calls.Load() != 1 {
 		t.Fatalf("collected: %s", text(got))
 	}

@@ -37,11 +37,7 @@ func TestDeclareNeedNormalisedURL(t *testing.T) {
 			}
 		})
 	}
-	op, err := operator.Open(f.state, true)
-	must(t, err)
-	defer op.Close()
-	list, err := op.Approvals(context.Background(), false)
-	must(t, err)
+	list := f.pending(t)
 	if len(list) != 4 {
 		t.Fatalf("%d declarations waiting, want 4", len(list))
 	}

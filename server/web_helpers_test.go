@@ -338,6 +338,17 @@ func (f *fixture) approved(t *testing.T) []*operator.Declaration {
 	return out
 }
 
+// pending lists the declarations waiting for a person's decision.
+func (f *fixture) pending(t *testing.T) []*operator.Declaration {
+	t.Helper()
+	op, err := operator.Open(f.state, true)
+	must(t, err)
+	defer op.Close()
+	list, err := op.Approvals(context.Background(), false)
+	must(t, err)
+	return list
+}
+
 // operatorApprove approves a declaration as an operator would.
 func (f *fixture) operatorApprove(t *testing.T, id string) {
 	t.Helper()
