@@ -127,10 +127,7 @@ func TestDeclareNeedFetchFencedAndAttributed(t *testing.T) {
 	o := newOrigin(t)
 	f := newFixture(t, "fetcher")
 	c := f.connect(t)
-	res := call(t, c, "declare_need", need(o.URL+"/doc"))
-	if res.IsError {
-		t.Fatal(text(res))
-	}
+	res := callOK(t, c, "declare_need", need(o.URL+"/doc"))
 	out := text(res)
 	if !strings.Contains(out, "UNTRUSTED_EXTERNAL_CONTENT nonce=") || strings.Contains(out, "\n<<<END_UNTRUSTED_EXTERNAL_CONTENT>>>\n") {
 		t.Fatalf("not fenced, or the fake marker survived: %s", out)
@@ -203,7 +200,7 @@ func TestDeclareNeedOperatorApproval(t *testing.T) {
 	if again := collect(t, c, id); again.IsError || o.hits.Load() != 0 {
 		t.Fatalf("collected before approval: %s", text(again))
 	}
-	if list := f.pending(t); len(list) != 1 || list[0].ID != id {
+	if list := f.approvals(t, false); len(list) != 1 || list[0].ID != id {
 		t.Fatalf("pending list: %+v", list)
 	}
 	f.operatorApprove(t, id)

@@ -198,9 +198,7 @@ func TestEndorseByClientApprover(t *testing.T) {
 	cc := f.child(t, f.r, handle)
 	e := &questionElicitor{content: map[string]any{"decision": "approve", "endorse": true}}
 	c := cc.f.connectWith(t, client.WithElicitationHandler(e))
-	if res := call(t, c, "declare_need", mcpNeed("get_transactions", nil)); res.IsError {
-		t.Fatal(text(res))
-	}
+	callOK(t, c, "declare_need", mcpNeed("get_transactions", nil))
 	// The attacker's IBAN respelt past the deny rule is still untrusted;
 	// use the agent's own one: asked, endorsed, sent.
 	if res := call(t, c, "declare_need", sendMoney(agentIBAN, 5)); res.IsError || !strings.Contains(text(res), "sent") {

@@ -366,6 +366,17 @@ func call(t *testing.T, c *client.Client, tool string, args map[string]any) *mcp
 	return res
 }
 
+// callOK is call for a call that must succeed: a tool error result fails
+// the test with its text.
+func callOK(t *testing.T, c *client.Client, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res := call(t, c, tool, args)
+	if res.IsError {
+		t.Fatalf("%s: %s", tool, text(res))
+	}
+	return res
+}
+
 // callUntil calls tool until done says the result is the awaited one, for
 // at most 2 s, and returns the last result: for states another component
 // applies asynchronously (the kill switch's watcher), where a test must

@@ -99,10 +99,7 @@ func (hf *hookFixture) declareGated(t *testing.T) string {
 	t.Helper()
 	o := newOrigin(t)
 	start := time.Now()
-	res := call(t, hf.c, "declare_need", need(o.URL+"/gated/report?access=1"))
-	if res.IsError {
-		t.Fatal(text(res))
-	}
+	res := callOK(t, hf.c, "declare_need", need(o.URL+"/gated/report?access=1"))
 	if took := time.Since(start); took > 2*time.Second {
 		t.Fatalf("declare_need took %v: a hook is on the call's path", took)
 	}

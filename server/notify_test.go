@@ -39,10 +39,7 @@ func TestWebhooksForPendingAndExpiredApprovals(t *testing.T) {
 	cfg = strings.Replace(cfg, "comm:\n", "notifications:\n  webhooks: [{url: \""+hook.URL+"\", secret_env: AIRLOCK_TEST_HOOK_SECRET}]\ncomm:\n  declaration_ttl_seconds: 1\n", 1)
 	f := newFixtureConfig(t, cfg)
 	c := f.connect(t)
-	res := call(t, c, "declare_need", need(o.URL+"/gated/report?access=1"))
-	if res.IsError {
-		t.Fatal(text(res))
-	}
+	res := callOK(t, c, "declare_need", need(o.URL+"/gated/report?access=1"))
 	id := structured(t, res)["declaration_id"].(string)
 	collect(t, c, id) // a poll: no second event
 	wait := func(n int) []notify.Event {

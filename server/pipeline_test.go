@@ -17,10 +17,7 @@ import (
 func TestRunPipeline(t *testing.T) {
 	f := newFixture(t, "runner")
 	c := f.connect(t)
-	res := call(t, c, "run_pipeline", map[string]any{"pipeline": "count_rows"})
-	if res.IsError {
-		t.Fatalf("run_pipeline: %s", text(res))
-	}
+	res := callOK(t, c, "run_pipeline", map[string]any{"pipeline": "count_rows"})
 	ev := structured(t, res)
 	outs := ev["outputs"].([]any)
 	if len(outs) != 1 || outs[0].(map[string]any)["name"] != "count.txt" || ev["exit_code"].(float64) != 0 {
@@ -92,10 +89,7 @@ func TestRunPipelineBlockedInPlanning(t *testing.T) {
 func TestUndeclaredWriteIsDiscarded(t *testing.T) {
 	f := newFixture(t, "runner")
 	c := f.connect(t)
-	res := call(t, c, "run_pipeline", map[string]any{"pipeline": "sneaky"})
-	if res.IsError {
-		t.Fatal(text(res))
-	}
+	res := callOK(t, c, "run_pipeline", map[string]any{"pipeline": "sneaky"})
 	out := text(res)
 	if !strings.Contains(out, `WRITE_ATTEMPT: "undeclared.txt"`) || !strings.Contains(out, "output declared.txt") {
 		t.Fatalf("evidence: %s", out)
@@ -122,10 +116,7 @@ func TestPipelineCannotReachTheNetwork(t *testing.T) {
 	f := newFixture(t, "runner")
 	c := f.connect(t)
 	port := ln.Addr().(*net.TCPAddr).Port
-	res := call(t, c, "run_pipeline", map[string]any{"pipeline": "phone_home", "params": map[string]any{"port": port}})
-	if res.IsError {
-		t.Fatal(text(res))
-	}
+	res := callOK(t, c, "run_pipeline", map[string]any{"pipeline": "phone_home", "params": map[string]any{"port": port}})
 	if ev := structured(t, res); ev["exit_code"].(float64) == 0 {
 		t.Fatalf("the connection succeeded: %v", ev)
 	}

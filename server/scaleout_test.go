@@ -50,7 +50,7 @@ func TestScaleOutApprovalAcrossInstances(t *testing.T) {
 		t.Fatalf("pending: %s", text(res))
 	}
 	id := structured(t, res)["declaration_id"].(string)
-	if list := fs[1].pending(t); len(list) != 1 || list[0].ID != id {
+	if list := fs[1].approvals(t, false); len(list) != 1 || list[0].ID != id {
 		t.Fatalf("instance B's operator sees %+v, want the declaration made on A", list)
 	}
 	fs[1].operatorApprove(t, id)

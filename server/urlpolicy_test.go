@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -12,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // TestDeclareNeedNormalisedURL: through the whole stack, a path rule
@@ -37,7 +34,7 @@ func TestDeclareNeedNormalisedURL(t *testing.T) {
 			}
 		})
 	}
-	list := f.pending(t)
+	list := f.approvals(t, false)
 	if len(list) != 4 {
 		t.Fatalf("%d declarations waiting, want 4", len(list))
 	}
@@ -180,19 +177,11 @@ func TestQueryCredentialsNeverStored(t *testing.T) {
 		}
 	}
 	const presigned = "SIG-from-the-origin"
-	res := call(t, c, "declare_need", need(o.URL+"/presign"))
-	if res.IsError {
-		t.Fatal(text(res))
-	}
+	callOK(t, c, "declare_need", need(o.URL+"/presign"))
 	if o.served("/download") != 1 {
 		t.Fatalf("the redirect was not followed: %v", o.hits)
 	}
-	op, err := operator.Open(f.state, true)
-	must(t, err)
-	list, err := op.Approvals(context.Background(), true)
-	op.Close()
-	must(t, err)
-	if len(list) != 1 {
+	if list := f.approvals(t, true); len(list) != 1 {
 		t.Fatalf("%d declarations stored, want only the presigned fetch", len(list))
 	}
 	var hashed bool
