@@ -188,11 +188,7 @@ func TestCloseDrainsQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	ro, err := store.OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
+	ro := openRO(t, path)
 	mustVerify(t, ro, int64(ok))
 }
 
@@ -233,11 +229,7 @@ func TestAppendConcurrent(t *testing.T) {
 // the chain stays single and contiguous.
 func TestAppendTwoHandles(t *testing.T) {
 	server, path := openTemp(t, nil)
-	cli, err := store.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := openPath(t, path)
 	const each = 100
 	var wg sync.WaitGroup
 	for h, db := range []*store.DB{server, cli} {
@@ -284,11 +276,7 @@ func TestHelperAppender(t *testing.T) {
 		t.Skip("only run as a helper process by TestAppendCrossProcess")
 	}
 	n, _ := strconv.Atoi(os.Getenv("STORE_HELPER_N"))
-	db, err := store.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openPath(t, path)
 	appendConcurrently(t, db, n, 4)
 }
 

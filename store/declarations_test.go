@@ -67,26 +67,6 @@ func mustState(t *testing.T, st declarations.Store, id string, want declarations
 	return d
 }
 
-func openPath(t *testing.T, path string) *store.DB {
-	t.Helper()
-	db, err := store.Open(path, nil)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
-func openRO(t *testing.T, path string) *store.DB {
-	t.Helper()
-	db, err := store.OpenReadOnly(path)
-	if err != nil {
-		t.Fatalf("OpenReadOnly: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 // TestDeclarationsAcrossHandles: what one handle writes, another handle on
 // the file (a second process: the server and the operator CLI) reads, and
 // declaration writes leave the audit chain whole.

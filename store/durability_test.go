@@ -11,8 +11,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-
-	"github.com/airlock-dev/airlock/store"
 )
 
 // TestDurableAcrossSIGKILL is the durability guarantee of issue 11 with one
@@ -57,11 +55,7 @@ func TestDurableAcrossSIGKILL(t *testing.T) {
 			if len(answered) < 300 {
 				t.Fatalf("helper answered only %d calls: %s", len(answered), stderr)
 			}
-			db, err := store.Open(path, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := openPath(t, path)
 			res, err := db.Verify(context.Background())
 			if err != nil || !res.OK {
 				t.Fatalf("Verify after SIGKILL = %+v, %v", res, err)
@@ -95,11 +89,7 @@ func TestHelperCalls(t *testing.T) {
 	if path == "" {
 		t.Skip("only run as a helper process by TestDurableAcrossSIGKILL")
 	}
-	db, err := store.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openPath(t, path)
 	ctx := context.Background()
 	var out sync.Mutex
 	var wg sync.WaitGroup

@@ -116,11 +116,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 		for _, tt := range tamperSQL {
 			t.Run(tool+"/"+tt.name, func(t *testing.T) {
 				path := copyStore(t, tmpl)
-				db, err := store.OpenReadOnly(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer db.Close()
+				db := openRO(t, path)
 				mustVerify(t, db, 10) // intact before
 				applyFn(t, path, dialectSQL(tt.sql, false))
 				res, err := db.Verify(context.Background())
@@ -183,11 +179,7 @@ func TestVerifyDetectsForgery(t *testing.T) {
 	for _, tt := range forgeries {
 		t.Run(tt.name, func(t *testing.T) {
 			path := copyStore(t, tmpl)
-			db, err := store.Open(path, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := openPath(t, path)
 			recs, err := db.Tail(ctx, 10)
 			if err != nil {
 				t.Fatal(err)
