@@ -114,6 +114,31 @@ func mustVerify(t testing.TB, db *store.DB, want int64) {
 	}
 }
 
+// verifyWhile verifies db again and again while appends runs, failing at
+// the first verdict that is not OK (a reader that does not see one
+// snapshot reports a false "deleted from the end"), and once more when
+// appends is done, for want records.
+func verifyWhile(t *testing.T, db *store.DB, want int64, appends func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		appends()
+	}()
+	for {
+		res, err := db.Verify(context.Background())
+		if err != nil || !res.OK {
+			t.Fatalf("Verify during appends = %+v, %v", res, err)
+		}
+		select {
+		case <-done:
+			mustVerify(t, db, want)
+			return
+		default:
+		}
+	}
+}
+
 // allSeqs returns every record's seq in Scan order and fails unless they
 // are exactly 1..len.
 func mustBeContiguous(t testing.TB, db *store.DB) int {

@@ -238,23 +238,7 @@ func TestVerifyLimitFullRewrite(t *testing.T) {
 func TestVerifyWhileAppending(t *testing.T) {
 	db, _ := openTemp(t, nil)
 	appendN(t, db, 0, 20)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		appendConcurrently(t, db, 200, 8)
-	}()
-	for {
-		res, err := db.Verify(context.Background())
-		if err != nil || !res.OK {
-			t.Fatalf("Verify during appends = %+v, %v", res, err)
-		}
-		select {
-		case <-done:
-			mustVerify(t, db, 220)
-			return
-		default:
-		}
-	}
+	verifyWhile(t, db, 220, func() { appendConcurrently(t, db, 200, 8) })
 }
 
 // update sets a record's args and hash, as a forger who recomputed it.
