@@ -55,8 +55,7 @@ func TestEveryCallIsAudited(t *testing.T) {
 }
 
 func TestAuditSeqInMeta(t *testing.T) {
-	f := newFixture(t, "local")
-	c := f.connect(t)
+	c := newFixture(t, "local").connect(t)
 	res := call(t, c, "list_pools", nil)
 	if res.Meta == nil || res.Meta.AdditionalFields["airlock/audit_seq"] == nil {
 		t.Fatalf("no audit seq in _meta: %+v", res.Meta)
@@ -93,8 +92,7 @@ func TestPolicyDenies(t *testing.T) {
 }
 
 func TestMaxActionsLimit(t *testing.T) {
-	f := newFixture(t, "limited")
-	c := f.connect(t)
+	c := newFixture(t, "limited").connect(t)
 	for i := range 2 {
 		if res := call(t, c, "list_pools", nil); res.IsError {
 			t.Fatalf("call %d: %s", i, text(res))
@@ -136,8 +134,7 @@ func TestKillSwitch(t *testing.T) {
 }
 
 func TestStructuredErrors(t *testing.T) {
-	f := newFixture(t, "local")
-	c := f.connect(t)
+	c := newFixture(t, "local").connect(t)
 	res := call(t, c, "read_pool_file", map[string]any{"pool": "nope", "path": "x"})
 	m := structured(t, res)
 	b, _ := json.Marshal(m)

@@ -97,8 +97,7 @@ func (f *fixture) connectWith(t *testing.T, opts ...client.ClientOption) *client
 
 func TestDeclareNeedPlanningIsADryRun(t *testing.T) {
 	o := newOrigin(t)
-	f := newFixture(t, "fetch-planner")
-	c := f.connect(t)
+	c := newFixture(t, "fetch-planner").connect(t)
 	res := call(t, c, "declare_need", need(o.URL+"/doc"))
 	if res.IsError || !strings.Contains(text(res), "planning phase: nothing was fetched") || !strings.Contains(text(res), "approved by policy") {
 		t.Fatalf("dry run: %s", text(res))
@@ -224,8 +223,7 @@ func TestDeclareNeedOperatorApproval(t *testing.T) {
 
 func TestDeclareNeedRefusals(t *testing.T) {
 	o := newOrigin(t)
-	f := newFixture(t, "fetcher")
-	c := f.connect(t)
+	c := newFixture(t, "fetcher").connect(t)
 	bad := need(o.URL + "/doc")
 	delete(bad["justification"].(map[string]any), "expected_use")
 	tests := []struct {
@@ -256,8 +254,7 @@ func TestDeclareNeedRefusals(t *testing.T) {
 
 func TestDeclareNeedRateLimit(t *testing.T) {
 	o := newOrigin(t)
-	f := newFixture(t, "fetcher")
-	c := f.connect(t)
+	c := newFixture(t, "fetcher").connect(t)
 	for i := range 4 {
 		if res := call(t, c, "declare_need", need(fmt.Sprintf("%s/doc%d", o.URL, i))); res.IsError {
 			t.Fatalf("fetch %d: %s", i, text(res))

@@ -21,8 +21,7 @@ import (
 // an info log message once the client asks for info; refusals as
 // warnings; nothing below the level set.
 func TestLogNotificationsAtTheClientsLevel(t *testing.T) {
-	f := newFixture(t, "runner")
-	c := f.connect(t)
+	c := newFixture(t, "runner").connect(t)
 	var mu sync.Mutex
 	var got []map[string]any
 	c.OnNotification(func(n mcp.JSONRPCNotification) {

@@ -50,8 +50,7 @@ func TestRunPipeline(t *testing.T) {
 }
 
 func TestRunPipelineRefusals(t *testing.T) {
-	f := newFixture(t, "runner")
-	c := f.connect(t)
+	c := newFixture(t, "runner").connect(t)
 	tests := []struct {
 		name string
 		args map[string]any
@@ -80,8 +79,7 @@ func TestRunPipelineRefusals(t *testing.T) {
 }
 
 func TestRunPipelineBlockedInPlanning(t *testing.T) {
-	f := newFixture(t, "planner")
-	c := f.connect(t)
+	c := newFixture(t, "planner").connect(t)
 	if res := call(t, c, "run_pipeline", map[string]any{"pipeline": "count_rows"}); code(res) != "PHASE_BLOCKED" {
 		t.Fatalf("got %s", text(res))
 	}
@@ -90,8 +88,7 @@ func TestRunPipelineBlockedInPlanning(t *testing.T) {
 // TestUndeclaredWriteIsDiscarded: a file the pipeline was not allowed to
 // produce is a WRITE_ATTEMPT in the evidence and is not published.
 func TestUndeclaredWriteIsDiscarded(t *testing.T) {
-	f := newFixture(t, "runner")
-	c := f.connect(t)
+	c := newFixture(t, "runner").connect(t)
 	res := callOK(t, c, "run_pipeline", map[string]any{"pipeline": "sneaky"})
 	out := text(res)
 	if !strings.Contains(out, `WRITE_ATTEMPT: "undeclared.txt"`) || !strings.Contains(out, "output declared.txt") {
@@ -116,8 +113,7 @@ func TestPipelineCannotReachTheNetwork(t *testing.T) {
 			accepted <- struct{}{}
 		}
 	}()
-	f := newFixture(t, "runner")
-	c := f.connect(t)
+	c := newFixture(t, "runner").connect(t)
 	port := ln.Addr().(*net.TCPAddr).Port
 	res := callOK(t, c, "run_pipeline", map[string]any{"pipeline": "phone_home", "params": map[string]any{"port": port}})
 	if ev := structured(t, res); ev["exit_code"].(float64) == 0 {
@@ -133,8 +129,7 @@ func TestPipelineCannotReachTheNetwork(t *testing.T) {
 // TestPipelineProgress: a client that asks for progress gets notifications
 // while the pipeline runs.
 func TestPipelineProgress(t *testing.T) {
-	f := newFixture(t, "runner")
-	c := f.connect(t)
+	c := newFixture(t, "runner").connect(t)
 	var mu sync.Mutex
 	var got []mcp.JSONRPCNotification
 	c.OnNotification(func(n mcp.JSONRPCNotification) {

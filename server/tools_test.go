@@ -10,8 +10,7 @@ import (
 )
 
 func TestListTools(t *testing.T) {
-	f := newFixture(t, "local")
-	c := f.connect(t)
+	c := newFixture(t, "local").connect(t)
 	res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	must(t, err)
 	got := map[string]mcp.Tool{}
@@ -63,8 +62,7 @@ func TestListPools(t *testing.T) {
 }
 
 func TestReadPoolFile(t *testing.T) {
-	f := newFixture(t, "local")
-	c := f.connect(t)
+	c := newFixture(t, "local").connect(t)
 
 	t.Run("text", func(t *testing.T) {
 		res := call(t, c, "read_pool_file", map[string]any{"pool": "alpha", "path": "hello.txt"})

@@ -106,8 +106,7 @@ func (o *redirectOrigin) served(path string) int {
 // code a direct request for it gets (it was NETWORK_ACCESS_ATTEMPT).
 func TestDeclareNeedRedirectJudgedByPolicy(t *testing.T) {
 	o := newRedirectOrigin(t)
-	f := newFixture(t, "fetcher")
-	c := f.connect(t)
+	c := newFixture(t, "fetcher").connect(t)
 	tests := []struct {
 		name, path, code, text string
 	}{
@@ -233,8 +232,7 @@ func TestRemoteChosenValuesStayOutOfAirlocksText(t *testing.T) {
 		w.Header().Set("Content-Type", "text/plain; note="+marker)
 		w.Write([]byte("body text"))
 	})
-	f := newFixture(t, "fetcher")
-	c := f.connect(t)
+	c := newFixture(t, "fetcher").connect(t)
 	res := call(t, c, "declare_need", need(o.URL+"/page"))
 	if res.IsError {
 		t.Fatalf("%s", text(res))
