@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/internal/kit/textcut"
 )
 
 // Errors returned by [Wrap] and [Check]. Check wraps the last two with
@@ -161,12 +162,8 @@ func appendOpen(buf []byte, nonce string, meta Meta) []byte {
 // is a valid Go and JSON string literal (TestWrapHostileMeta unquotes it).
 func appendAttr(buf []byte, name, value string) []byte {
 	v, _ := Sanitize(value)
-	if len(v) > MaxAttrBytes {
-		cut := MaxAttrBytes
-		for cut > 0 && !utf8.RuneStart(v[cut]) {
-			cut--
-		}
-		v = v[:cut] + "…"
+	if cut, ok := textcut.Prefix(v, MaxAttrBytes); ok {
+		v = cut + "…"
 	}
 	buf = append(buf, ' ')
 	buf = append(buf, name...)
