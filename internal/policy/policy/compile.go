@@ -45,7 +45,7 @@ type layer struct {
 	// additional: mcp_additional_arguments (additional.go); empty defers
 	// to the ancestors, and for the root means none.
 	additional []capability.Pattern
-	dflt    string
+	dflt       string
 }
 
 // entry is a compiled allow or deny pattern with its decision text built
