@@ -165,7 +165,8 @@ var auditSeq = regexp.MustCompile(`"airlock/audit_seq":\d+`)
 // POLICY_DENIED, byte for byte, for a tool nobody reviewed, one pending
 // review, one approved, one the upstream does not have, and with
 // arguments the pinned schema would refuse: nothing tells it which tools
-// exist, which are pending or what arguments they take.
+// exist, which are pending or what arguments they take. Each refusal is
+// audited as the policy step's own (capability, decision, rule).
 func TestUpstreamDeniedRoleLearnsNothing(t *testing.T) {
 	for _, role := range []string{"mcp-denied", "mcp-offnet-exec"} {
 		t.Run(role, func(t *testing.T) {
@@ -202,6 +203,16 @@ func TestUpstreamDeniedRoleLearnsNothing(t *testing.T) {
 			}
 			if n := u.calls.Load(); n != 0 {
 				t.Fatalf("the upstream was called %d times", n)
+			}
+			// Audited as the policy step records a denial.
+			var audited int
+			for _, r := range f.toolRecords(t, "declare_need", "POLICY_DENIED") {
+				if r.Capability == "mcp.up.echo" && r.Decision == "deny" && (r.RuleID == "default" || r.RuleID == "network") {
+					audited++
+				}
+			}
+			if audited != 6 {
+				t.Fatalf("%d of the 6 refusals of echo audited with their rule", audited)
 			}
 		})
 	}

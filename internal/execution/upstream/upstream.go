@@ -313,8 +313,12 @@ func auditPin(p *pinning.Pin) audit.Pin {
 //  3. does every argument key name a key of the pinned input schema, spelt
 //     exactly (arguments.go; issue 26, item 1)?
 //  4. do the arguments satisfy the pinned input schema?
-func (u *Connector) Check(ctx context.Context, cfg *config.Config, pol *policy.Policy, upstream, tool string, args json.RawMessage) (string, error) {
-	if err := refuseUnlisted(cfg, pol, upstream, tool); err != nil {
+//
+// rec, when set, is the audit record of the call: a refusal at 1 is
+// recorded in it as the policy step records its own (capability, decision,
+// rule, reason).
+func (u *Connector) Check(ctx context.Context, cfg *config.Config, pol *policy.Policy, rec *audit.Record, upstream, tool string, args json.RawMessage) (string, error) {
+	if err := refuseUnlisted(cfg, pol, rec, upstream, tool); err != nil {
 		return "", err
 	}
 	if _, ok := cfg.Upstream(upstream); !ok {
@@ -359,7 +363,7 @@ func (u *Connector) Check(ctx context.Context, cfg *config.Config, pol *policy.P
 // is refused with the words and the rule the policy step would give it
 // ("mcp.up.echo is denied by policy (rule default)"), decided from the
 // policy and the upstream's configured URL only, never from its pins.
-func refuseUnlisted(cfg *config.Config, pol *policy.Policy, upstream, tool string) error {
+func refuseUnlisted(cfg *config.Config, pol *policy.Policy, rec *audit.Record, upstream, tool string) error {
 	if catalog.Lists(cfg, pol, upstream, tool) {
 		return nil
 	}
@@ -371,7 +375,11 @@ func refuseUnlisted(cfg *config.Config, pol *policy.Policy, upstream, tool strin
 	// Not listable means a deny pattern, no allow or the network section
 	// (rows 1-3 of the policy's order): Decide names which, and evaluates
 	// no condition on the way.
-	return violation.New(violation.PolicyDenied, "%s is denied by policy (rule %s)", c, pol.Decide(in).RuleID)
+	d := pol.Decide(in)
+	if rec != nil {
+		rec.Capability, rec.Decision, rec.RuleID, rec.Reason = c, string(d.Effect), d.RuleID, d.Reason
+	}
+	return violation.New(violation.PolicyDenied, "%s is denied by policy (rule %s)", c, d.RuleID)
 }
 
 // checker is an approved input schema, compiled once per digest: the
