@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
 // TestCredentialsSplitSecretNeverReformed (issue 26, item 5): a named host
@@ -14,7 +16,8 @@ import (
 // sanitizer removes between its letters (U+200B, U+00AD, a word joiner, a
 // BOM, a tag character, an escape sequence), in the page and in a
 // redirect's Location; a pipeline prints its variable split by U+200B on
-// stdout and by U+00AD on stderr. Scrubbing the raw text misses them and
+// stdout and by U+00AD on stderr, and another writes it split into an
+// output file (withheld, CREDENTIAL_EXPOSED). Scrubbing the raw text misses them and
 // sanitizing re-forms them: what the agent reads holds the credential's
 // marker, never the secret.
 func TestCredentialsSplitSecretNeverReformed(t *testing.T) {
@@ -61,6 +64,11 @@ func TestCredentialsSplitSecretNeverReformed(t *testing.T) {
 	res := cf.call(t, "run_pipeline", map[string]any{"pipeline": "print_split_secret"})
 	if res.IsError || strings.Count(text(res), "[REDACTED:credential:pipe-token]") != 2 {
 		t.Errorf("print_split_secret: %s", text(res))
+	}
+	// Written into an output file so split, it would be re-formed by the
+	// fence of read_pool_file: the outputs are withheld.
+	if res := cf.call(t, "run_pipeline", map[string]any{"pipeline": "leak_split_secret"}); code(res) != string(violation.CredentialExposed) {
+		t.Errorf("leak_split_secret: %s", text(res))
 	}
 	for i, r := range cf.responses {
 		for _, s := range []string{cf.envSecret, cf.fileSecret} {

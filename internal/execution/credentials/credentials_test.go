@@ -198,3 +198,30 @@ func (r *stepReader) Read(p []byte) (int, error) {
 	r.data = r.data[k:]
 	return k, nil
 }
+
+// TestScrubberFindsSplitSecrets (issue 26, item 5): Find sees a secret
+// that the fence's sanitizer would re-form — split by U+200B, U+00AD or an
+// escape sequence — in a short file, across a read boundary and inside a
+// line longer than it sanitizes at once.
+func TestScrubberFindsSplitSecrets(t *testing.T) {
+	s, _, _ := testSet(t, nil)
+	sc := &Scrubber{}
+	s.PipelineEnv("a", "p1", sc)
+	split := func(sep string) string { return strings.Join(strings.Split(fileSecret, ""), sep) }
+	long := strings.Repeat("y", maxSanitizedLine+3) + split("\u200b") + strings.Repeat("z", 10)
+	for name, content := range map[string]string{
+		"zero width":    "x " + split("\u200b") + "\n",
+		"soft hyphen":   split("\u00ad"),
+		"escape":        "a\n" + split("\x1b[0m") + "\nb",
+		"across reads":  strings.Repeat("x", 64<<10-7) + split("\u2060"),
+		"in a long line": long,
+	} {
+		id, err := sc.Find(iotest.HalfReader(strings.NewReader(content)))
+		if err != nil || id != "pipe" {
+			t.Errorf("%s: %q, %v", name, id, err)
+		}
+	}
+	if id, err := sc.Find(strings.NewReader(split(" "))); id != "" || err != nil {
+		t.Errorf("split by a visible character (a known limit, not re-formed): %q, %v", id, err)
+	}
+}
