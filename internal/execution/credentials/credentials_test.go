@@ -210,10 +210,10 @@ func TestScrubberFindsSplitSecrets(t *testing.T) {
 	split := func(sep string) string { return strings.Join(strings.Split(fileSecret, ""), sep) }
 	long := strings.Repeat("y", maxSanitizedLine+3) + split("\u200b") + strings.Repeat("z", 10)
 	for name, content := range map[string]string{
-		"zero width":    "x " + split("\u200b") + "\n",
-		"soft hyphen":   split("\u00ad"),
-		"escape":        "a\n" + split("\x1b[0m") + "\nb",
-		"across reads":  strings.Repeat("x", 64<<10-7) + split("\u2060"),
+		"zero width":     "x " + split("\u200b") + "\n",
+		"soft hyphen":    split("\u00ad"),
+		"escape":         "a\n" + split("\x1b[0m") + "\nb",
+		"across reads":   strings.Repeat("x", 64<<10-7) + split("\u2060"),
 		"in a long line": long,
 	} {
 		id, err := sc.Find(iotest.HalfReader(strings.NewReader(content)))
