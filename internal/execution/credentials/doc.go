@@ -18,27 +18,22 @@
 //     [ErrRevoked] (the call is refused, fail closed: a request is not
 //     sent without the credential it was configured with, a pipeline does
 //     not run without its variable).
-//
 //   - A state change (revoked, restored) is reported once to the
 //     [Options.OnChange] hook, with the id and a reason — never the value
 //     — which the runner writes to the audit trail.
-//
 //   - Only the id ever leaves the package in text: errors, changes and
 //     the [Scrubber]'s marker [REDACTED:credential:<id>] name it; the
 //     value is never formatted into an error, a log line or a record.
-//
 //   - Everything that leaves the boundary after a use passes a
 //     [Scrubber]: the fetched text, a pipeline's stdout and stderr have
 //     every injected secret replaced by its marker; an output file that
 //     contains one is refused ([Scrubber.Find]). A secret shorter than
 //     [MinSecretBytes] is refused as invalid: scanning for it would be
-//     meaningless.
-//
-//   - What Airlock itself would re-form is caught too (issue 26, item 5):
-//     the fence scrubs its text after sanitizing (fence.Meta.Scrub), and
-//     Find also reads an output as the sanitizer shows it, so a secret
-//     split by characters the sanitizer removes (U+200B, U+00AD, escape
-//     sequences, ...) is found.
+//     meaningless. What Airlock itself would re-form is caught too (issue
+//     26, item 5): the fence scrubs its text after sanitizing
+//     (fence.Meta.Scrub), and Find also reads an output as the sanitizer
+//     shows it, so a secret split by characters the sanitizer removes
+//     (U+200B, U+00AD, escape sequences) is found.
 //
 // Limits: a scrubber finds the secret as injected (and in the header
 // template's rendering), not transformed — a pipeline that prints it
