@@ -8,11 +8,13 @@
 // The invariant it keeps: a tool definition reaches the agent (the
 // catalog, [Connector.Approved]) or is called only when the pin in the
 // store is approved and the upstream lists exactly the approved definition
-// (pinning.Pin.Usable). Every pin change it observes is audited. Only the
-// runner and the operator's API may import it (and package state, which
-// carries the runner's connector to the operator's API: state.Lent;
-// TestOnlyRunnerReachesToolsAndStore): the operator reviews (lists), only
-// the runner's broker calls.
+// (pinning.Pin.Usable), and a need reaches it only with argument keys the
+// pinned input schema names, spelt exactly (arguments.go), from a caller
+// whose policy could allow the tool at all (Check). Every pin change it
+// observes is audited. Only the runner and the operator's API may import
+// it (and package state, which carries the runner's connector to the
+// operator's API: state.Lent; TestOnlyRunnerReachesToolsAndStore): the
+// operator reviews (lists), only the runner's broker calls.
 package upstream
 
 import (
