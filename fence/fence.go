@@ -57,6 +57,10 @@ type Meta struct {
 	Kind          string // what produced it: "pool_file", "comm.fetch", "pipeline_stderr", ...
 	Trust         string // the source's trust level; "" is shown as "untrusted"
 	AttributionID string // optional: the id of its signed attribution record
+	// Scrub, when set, replaces the secrets the caller injected into the
+	// request that fetched the content; it is applied after sanitizing, to
+	// the text the agent gets (scrub.go).
+	Scrub func(string) string
 }
 
 // Fenced is content wrapped by [Wrap].
@@ -99,6 +103,9 @@ func Wrap(content []byte, meta Meta) (*Fenced, error) {
 	}
 	if len(content) > MaxContentBytes {
 		return nil, fmt.Errorf("%d bytes, limit %d: %w", len(content), MaxContentBytes, ErrTooLarge)
+	}
+	if meta.Scrub != nil {
+		return wrapScrubbed(content, meta)
 	}
 	for range 3 {
 		f := build(content, meta, newNonce())
