@@ -216,6 +216,20 @@ func openOperator(stateFlag string, readOnly bool) (*operator.API, string, error
 	return op, dir, err
 }
 
+// checkedStore names what an operator command checked: the store, the
+// state directory and where that came from. A stdio client (Claude
+// Desktop, the inspector) drops $AIRLOCK_STATE and $XDG_STATE_HOME, so its
+// server may use another state directory than the operator's shell: a
+// verdict that names its store shows when it is about the wrong one
+// (issue 24 item 4).
+func checkedStore(op *operator.API, stateFlag string) string {
+	dir, from, err := resolveState(stateFlag)
+	if err != nil {
+		return "store " + op.Store()
+	}
+	return fmt.Sprintf("store %s (state directory %s, from %s)", op.Store(), dir, from)
+}
+
 // printSchema writes the configuration's JSON Schema (which includes the
 // policies section) for `config schema` and `policy schema`.
 func printSchema(w io.Writer) error {
