@@ -199,7 +199,27 @@ endorse  vouch for a value in this context only (an orchestrator that knows
   --config FILE    create: configuration whose policies apply (default: the embedded demo)
   --state DIR      state directory (as for serve)
 `,
-	"init": `Usage: airlock init [--config FILE] [DIR...]
+	"client-config": `Usage: airlock client-config claude|cursor|vscode|inspector [--config FILE] [--state DIR]
+
+Print the entry that starts airlock serve from a client, with absolute paths
+to this binary, the configuration and the state directory:
+
+claude     Claude Desktop's claude_desktop_config.json (mcpServers)
+cursor     Cursor's mcp.json (mcpServers)
+vscode     VS Code's mcp.json (servers, type stdio)
+inspector  the MCP inspector's command line (npx, the version e2e pins)
+
+A client starts the server with its own environment and working directory:
+Claude Desktop and the inspector drop $AIRLOCK_STATE and $XDG_STATE_HOME.
+The entry therefore always passes --state, resolved here as the operator's
+commands resolve it, so the server and airlock approvals, kill and audit
+use the same store.
+
+  --config FILE  configuration the server runs (default: the embedded demo); must load
+  --state DIR    state directory (default as for serve: $AIRLOCK_STATE, else
+                 $XDG_STATE_HOME/airlock, else ~/.local/state/airlock)
+`,
+	"init": `Usage: airlock init [--config FILE] [--state DIR] [DIR...]
 
 Write a starter configuration: one untrusted pool per DIR (id from the
 directory name) with its SHA256SUMS manifest (hidden files such as .env and
@@ -209,6 +229,8 @@ overwritten: an existing FILE or DIR/SHA256SUMS is refused before anything
 is written.
 
   --config FILE  where to write the configuration (default airlock.yaml)
+  --state DIR    the state directory the printed next steps pass to serve and
+                 client-config (default as for serve)
 `,
 }
 

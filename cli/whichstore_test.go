@@ -45,3 +45,34 @@ func TestAuditVerifyNamesItsStore(t *testing.T) {
 		})
 	}
 }
+
+// TestInitPassesState: the next steps init prints pass --state to serve and
+// to client-config — the flag's directory, else the one the operator's
+// environment resolves to — since a client will not pass that environment
+// on (issue 24 item 4).
+func TestInitPassesState(t *testing.T) {
+	stateEnv(t)
+	for _, tt := range []struct {
+		name, env string
+		flags     []string
+		want      string
+	}{
+		{"--state", "", []string{"--state", "/srv/airlock state"}, "'/srv/airlock state'"},
+		{"$AIRLOCK_STATE", "/var/lib/airlock", nil, "/var/lib/airlock"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("AIRLOCK_STATE", tt.env)
+			root := initTree(t)
+			cfg := filepath.Join(root, "airlock.yaml")
+			out, err := run(t, append([]string{"init", "--config", cfg, filepath.Join(root, "docs")}, tt.flags...)...)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			for _, w := range []string{"airlock serve --config " + cfg + " --state " + tt.want + "\n", "airlock client-config claude --config " + cfg + " --state " + tt.want + " "} {
+				if !strings.Contains(out, w) {
+					t.Errorf("init output lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}
