@@ -31,6 +31,10 @@ pipelines:
     description: a bare name on PATH
     argv: ["true"]
     outputs: [x.txt]
+upstreams:
+  - id: up
+    command: [/bin/true, serve]
+    read_only: [/bin]
 `
 
 // TestConfigCheckRefusesWithLine: config check refuses, with file:line and
@@ -59,6 +63,13 @@ func TestConfigCheckRefusesWithLine(t *testing.T) {
 			nil, "airlock.yaml:14", "did you mean /bin/true", config.ErrMissing},
 		{"bare name not on PATH", func(s string) string { return strings.Replace(s, `["true"]`, `["no-such-program-x"]`, 1) },
 			nil, "airlock.yaml:18", "not found on PATH", config.ErrMissing},
+		// Issue 24 item 6: an upstream's program and read_only paths too.
+		{"missing upstream program", func(s string) string { return strings.Replace(s, "[/bin/true, serve]", "[/bin/no-such-upstream, serve]", 1) },
+			nil, "airlock.yaml:22", `upstream "up" program: /bin/no-such-upstream does not exist`, config.ErrMissing},
+		{"upstream bare name not on PATH", func(s string) string { return strings.Replace(s, "[/bin/true, serve]", "[no-such-upstream-x]", 1) },
+			nil, "airlock.yaml:22", "not found on PATH", config.ErrMissing},
+		{"missing upstream read_only path", func(s string) string { return strings.Replace(s, "[/bin]", "[/no/such/dir]", 1) },
+			nil, "airlock.yaml:23", `upstream "up" read_only path: /no/such/dir does not exist`, config.ErrMissing},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

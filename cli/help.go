@@ -152,15 +152,17 @@ deny     deny one; the reason is shown to the agent
   --state DIR    state directory (as for serve)
 `,
 	"upstreams": `Usage: airlock upstreams review [UPSTREAM] [--config FILE] [--offline] [--state DIR]
-       airlock upstreams approve UPSTREAM TOOL SHA256 [--reason TEXT] [--state DIR]
+       airlock upstreams approve UPSTREAM TOOL SHA256 [TOOL SHA256]... [--reason TEXT] [--state DIR]
 
 review   list the configured upstreams' tools again (a stdio upstream runs in
          the sandbox) and show every tool definition: its state (pending,
          approved, changed, removed), its digest, its description quoted,
          flags for hidden characters or instruction-like text, and for a
          changed tool what changed since the approval
-approve  approve the definition with that digest (the one review printed);
-         a definition that changed since is refused
+approve  approve the definition of each TOOL with that digest: the one review
+         printed, whole or its first 16 or more hex digits; a definition that
+         changed since is refused, the others approved (review prints the one
+         command that approves all of an upstream's waiting tools)
 
   --config FILE  review: configuration naming the upstreams (default: the embedded demo)
   --offline      review: show the stored pins without listing the upstreams
