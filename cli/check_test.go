@@ -64,7 +64,9 @@ func TestConfigCheckRefusesWithLine(t *testing.T) {
 		{"bare name not on PATH", func(s string) string { return strings.Replace(s, `["true"]`, `["no-such-program-x"]`, 1) },
 			nil, "airlock.yaml:18", "not found on PATH", config.ErrMissing},
 		// Issue 24 item 6: an upstream's program and read_only paths too.
-		{"missing upstream program", func(s string) string { return strings.Replace(s, "[/bin/true, serve]", "[/bin/no-such-upstream, serve]", 1) },
+		{"missing upstream program", func(s string) string {
+			return strings.Replace(s, "[/bin/true, serve]", "[/bin/no-such-upstream, serve]", 1)
+		},
 			nil, "airlock.yaml:22", `upstream "up" program: /bin/no-such-upstream does not exist`, config.ErrMissing},
 		{"upstream bare name not on PATH", func(s string) string { return strings.Replace(s, "[/bin/true, serve]", "[no-such-upstream-x]", 1) },
 			nil, "airlock.yaml:22", "not found on PATH", config.ErrMissing},

@@ -91,7 +91,9 @@ func threeToolUpstream(t *testing.T) (cfg, state string, setEcho func(string)) {
 	handler := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultText("x"), nil
 	}
-	setEcho = func(desc string) { srv.AddTool(mcp.NewTool("echo", mcp.WithDescription(desc), mcp.WithString("m")), handler) }
+	setEcho = func(desc string) {
+		srv.AddTool(mcp.NewTool("echo", mcp.WithDescription(desc), mcp.WithString("m")), handler)
+	}
 	setEcho("Echoes.")
 	srv.AddTool(mcp.NewTool("add", mcp.WithDescription("Adds."), mcp.WithNumber("a")), handler)
 	srv.AddTool(mcp.NewTool("ping", mcp.WithDescription("Pings.")), handler)
