@@ -78,10 +78,11 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	}
 	failed := false
 	if !*offline {
-		cfg, err := loadConfig(*cfgPath, dir)
+		cfg, release, err := loadConfig(*cfgPath, dir)
 		if err != nil {
 			return err
 		}
+		defer release()
 		errs := op.RefreshUpstreams(ctx, cfg, only, operatorName())
 		for _, id := range slices.Sorted(maps.Keys(errs)) {
 			failed = true
