@@ -118,3 +118,42 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestCheckFlagsUnreachableRule (issue 24 item 7): a require_approval rule
+// on a capability nothing allows can never fire — its calls are denied by
+// default before rules are judged — so policy check and config check
+// refuse it with file:line, and policy test --coverage lists it as never
+// able to fire (never as covered), failing --require-coverage even when a
+// case expects the deny it really gets.
+func TestCheckFlagsUnreachableRule(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "airlock.yaml")
+	must(t, os.WriteFile(f, []byte(`pools: []
+policies:
+  base:
+    allow: [pool.*]
+    rules:
+      - id: fetch-needs-ok
+        capability: comm.fetch
+        effect: require_approval
+roles:
+  local: {policy: base}
+`), 0o644))
+	cases := filepath.Join(dir, "cases.yaml")
+	must(t, os.WriteFile(cases, []byte(`policy: base
+cases:
+  - {name: fetch, call: {capability: comm.fetch, phase: execution}, expect: deny}
+  - {name: read, call: {capability: pool.read}, expect: allow}
+`), 0o644))
+	for _, cmd := range [][]string{{"policy", "check", f}, {"config", "check", f}} {
+		_, err := run(t, cmd...)
+		if !errors.Is(err, policy.ErrUnreachableRule) || !strings.Contains(err.Error(), "airlock.yaml:7") ||
+			!strings.Contains(err.Error(), `rule "fetch-needs-ok": no allow pattern or allow rule of policy "base" allows comm.fetch`) {
+			t.Errorf("%s: %v", strings.Join(cmd[:2], " "), err)
+		}
+	}
+	out, err := run(t, "policy", "test", f, cases, "--require-coverage")
+	if !errors.Is(err, ErrFailed) || !strings.Contains(out, "never hit: base/fetch-needs-ok (rule): can never fire: ") {
+		t.Fatalf("coverage: %v\n%s", err, out)
+	}
+}

@@ -24,7 +24,8 @@ var ErrMissing = errors.New("missing on disk")
 // exists (a program must be an executable regular file), every stdio
 // upstream's program and read_only path exists, and every policy
 // capability pattern matches a capability Airlock has — a literal
-// pipeline.run:<name> a declared pipeline. Load itself touches no disk
+// pipeline.run:<name> a declared pipeline — and every rule can fire
+// (policy.CheckReachable). Load itself touches no disk
 // beyond the file, so serve still starts from a config whose pools are
 // mounted later; check refuses up front what serve would refuse
 // (cli/cli_test.go: TestConfigCheckRefusesWithLine). All problems are
@@ -70,6 +71,11 @@ func (c *Config) CheckDeep() error {
 	errs = append(errs, c.checkUpstreamFiles()...)
 	if err := policy.CheckCapabilities(c.file, c.data, c.Policies, names); err != nil {
 		errs = append(errs, err)
+	}
+	if set, err := c.PolicySet(); err == nil { // Load compiled it already
+		if err := policy.CheckReachable(c.file, c.data, set); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
