@@ -91,10 +91,12 @@ schema  print the configuration's JSON Schema
 
 check    compile the policies in FILE (a config or a policy file)
 test     run a case table against them (exit 1 if a case fails)
-fmt      rewrite FILE in canonical YAML (2-space indent, indented lists, original
-         key order); refused if the result would mean something else. Comments
-         above a key or at the end of its line are kept; others (e.g. after the
-         last node) are dropped, and anchors are expanded: check with --check first
+fmt      rewrite FILE in canonical YAML, the style of the README and the demo
+         (2-space indent, original key order, short scalar lists in flow style,
+         a blank line between top-level sections, aligned end-of-line comments);
+         refused if the result would mean something else. Comments above a key
+         or at the end of its line are kept; others (e.g. after the last node)
+         are dropped, and anchors are expanded: check with --check first
 explain  show the decision for one call and why
 schema   print the JSON Schema
 

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/kit/yamlfile"
 	"github.com/airlock-dev/airlock/sources"
 )
 
@@ -186,7 +187,15 @@ func (p *initPlan) write() error {
 			return err
 		}
 	}
-	return writeNew(p.cfgPath, p.render())
+	// In the one canonical style `airlock policy fmt` writes (issue 24
+	// item 7): a starter file that fmt --check called unformatted taught
+	// the wrong style. Format keeps every comment here (each heads a key
+	// or ends its line) and refuses output that means anything else.
+	cfg, err := yamlfile.Format(p.cfgPath, p.render())
+	if err != nil {
+		return err
+	}
+	return writeNew(p.cfgPath, cfg)
 }
 
 func writeNew(path string, data []byte) error {
