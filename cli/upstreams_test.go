@@ -26,31 +26,7 @@ import (
 // CHANGED with its diff and the flag, and needs a new approval; an
 // unreachable upstream makes review fail, naming it.
 func TestUpstreamsReviewApprove(t *testing.T) {
-	srv := mcpserver.NewMCPServer("u", "1", mcpserver.WithToolCapabilities(true))
-	setEcho := func(desc string) {
-		srv.AddTool(mcp.NewTool("echo", mcp.WithDescription(desc), mcp.WithString("m")), func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultText("x"), nil
-		})
-	}
-	setEcho("Echoes.")
-	ts := httptest.NewServer(mcpserver.NewStreamableHTTPServer(srv))
-	defer ts.Close()
-	dir := t.TempDir()
-	t.Setenv("AIRLOCK_STATE", filepath.Join(dir, "state"))
-	cfg := filepath.Join(dir, "airlock.yaml")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`pools: []
-policies:
-  p: {allow: ["mcp.up.*"]}
-roles:
-  local: {policy: p}
-comm:
-  fetch: {allow_private: ["127.0.0.0/8"]}
-upstreams:
-  - {id: up, url: %s/mcp}
-  - {id: down, url: "http://127.0.0.1:1/mcp"}
-`, ts.URL)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg, _, setEcho := upstreamFixture(t, nil, `  - {id: down, url: "http://127.0.0.1:1/mcp"}`+"\n")
 	approveRE := regexp.MustCompile(`approve with: airlock upstreams approve up echo ([0-9a-f]{64})`)
 	out, err := run(t, "upstreams", "review", "up", "--config", cfg)
 	m := approveRE.FindStringSubmatch(out)
@@ -82,10 +58,11 @@ upstreams:
 	}
 }
 
-// threeToolUpstream serves three tools over streamable HTTP; setEcho
-// changes echo's description. It returns the config naming it (as
-// upstream "up") and the state directory, which no server has used yet.
-func threeToolUpstream(t *testing.T) (cfg, state string, setEcho func(string)) {
+// upstreamFixture serves echo and the named tools over streamable HTTP;
+// setEcho changes echo's description. It returns the config naming it (as
+// upstream "up", then more) and the state directory, which no server has
+// used yet.
+func upstreamFixture(t *testing.T, tools []string, more string) (cfg, state string, setEcho func(string)) {
 	t.Helper()
 	srv := mcpserver.NewMCPServer("u", "1", mcpserver.WithToolCapabilities(true))
 	handler := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -95,8 +72,9 @@ func threeToolUpstream(t *testing.T) (cfg, state string, setEcho func(string)) {
 		srv.AddTool(mcp.NewTool("echo", mcp.WithDescription(desc), mcp.WithString("m")), handler)
 	}
 	setEcho("Echoes.")
-	srv.AddTool(mcp.NewTool("add", mcp.WithDescription("Adds."), mcp.WithNumber("a")), handler)
-	srv.AddTool(mcp.NewTool("ping", mcp.WithDescription("Pings.")), handler)
+	for _, name := range tools {
+		srv.AddTool(mcp.NewTool(name, mcp.WithDescription(name+"s.")), handler)
+	}
 	ts := httptest.NewServer(mcpserver.NewStreamableHTTPServer(srv))
 	t.Cleanup(ts.Close)
 	dir := t.TempDir()
@@ -114,7 +92,7 @@ comm:
   fetch: {allow_private: ["127.0.0.0/8"]}
 upstreams:
   - {id: up, url: %s/mcp}
-`, ts.URL)), 0o644))
+%s`, ts.URL, more)), 0o644))
 	return cfg, state, setEcho
 }
 
@@ -146,7 +124,7 @@ func approvalRecords(t *testing.T) (reasons []string, failed int) {
 // whose definition changed since the review; and the first serve after
 // these operator commands finds the chain anchored (no WARN).
 func TestUpstreamsApprovePrefixAndSet(t *testing.T) {
-	cfg, state, setEcho := threeToolUpstream(t)
+	cfg, state, setEcho := upstreamFixture(t, []string{"add", "ping"}, "")
 	out, err := run(t, "upstreams", "review", "--config", cfg)
 	must(t, err)
 	digests := map[string]string{}

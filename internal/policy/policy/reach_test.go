@@ -96,14 +96,7 @@ func TestUnreachableRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			data := []byte(tt.yaml)
-			specs, err := DecodePolicies("p.yaml", data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			set, err := CompileSet("p.yaml", data, specs)
-			if err != nil {
-				t.Fatal(err)
-			}
+			set := compileYAML(t, data)
 			var got []string
 			for _, u := range set.UnreachableRules() {
 				got = append(got, u.Policy+"/"+u.ID)
@@ -111,7 +104,7 @@ func TestUnreachableRules(t *testing.T) {
 			if !slices.Equal(got, tt.want) {
 				t.Fatalf("unreachable = %q, want %q", got, tt.want)
 			}
-			err = CheckReachable("p.yaml", data, set)
+			err := CheckReachable("p.yaml", data, set)
 			if tt.want == nil {
 				if err != nil {
 					t.Fatalf("CheckReachable: %v", err)
@@ -138,14 +131,7 @@ func TestUnreachableNeverDecides(t *testing.T) {
       - {id: danger, capability: "pipeline.run:danger_*", effect: require_approval}
       - {id: search-ok, capability: "comm.*", effect: require_approval}
 `)
-	specs, err := DecodePolicies("p.yaml", data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := CompileSet("p.yaml", data, specs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := compileYAML(t, data)
 	p, _ := set.Get("base")
 	reported := map[string]bool{}
 	for _, u := range set.UnreachableRules() {
@@ -172,4 +158,18 @@ func TestUnreachableNeverDecides(t *testing.T) {
 	if !fired["search-ok"] {
 		t.Error("search-ok is reachable (comm.search) but Decide never reached it")
 	}
+}
+
+// compileYAML compiles the policies of a file's contents, as p.yaml.
+func compileYAML(t *testing.T, data []byte) *Set {
+	t.Helper()
+	specs, err := DecodePolicies("p.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := CompileSet("p.yaml", data, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
 }
