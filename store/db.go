@@ -107,9 +107,6 @@ type DB struct {
 	kill killCache // SQLite: data_version probe
 	// reads holds the per-call reads' statements, prepared once on r.
 	reads stmtCache
-	// pgKill is PostgreSQL's kill switch cache, fed by LISTEN/NOTIFY; nil
-	// on SQLite.
-	pgKill *pgKillWatch
 	// strs caches string ids to values for reads, ids values to ids for
 	// the writer (rowcodec.go).
 	strs strCache
@@ -434,9 +431,6 @@ func (db *DB) Close() error {
 func (db *DB) closeAll() error {
 	var errs []error
 	errs = append(errs, db.kill.close(), db.reads.close())
-	if db.pgKill != nil {
-		errs = append(errs, db.pgKill.close())
-	}
 	if db.insert != nil {
 		errs = append(errs, db.insert.Close())
 	}
