@@ -94,17 +94,15 @@ func (hf *hookFixture) counter(t *testing.T, outcome string) string {
 }
 
 // declareGated declares a need the policy sends to an operator and returns
-// its id; the call must not wait for any hook.
+// its id. (That no hook is on the call's path is notify's
+// TestSendNeverBlocks and TestSinksDoNotWaitForEachOther, decided without
+// a clock; a "took over 2 s" check here failed on loaded machines.)
 func (hf *hookFixture) declareGated(t *testing.T) string {
 	t.Helper()
 	o := newOrigin(t)
-	start := time.Now()
 	res := call(t, hf.c, "declare_need", need(o.URL+"/gated/report?access=1"))
 	if res.IsError {
 		t.Fatal(text(res))
-	}
-	if took := time.Since(start); took > 2*time.Second {
-		t.Fatalf("declare_need took %v: a hook is on the call's path", took)
 	}
 	return structured(t, res)["declaration_id"].(string)
 }
@@ -134,7 +132,7 @@ func decodeEvent(t *testing.T, stdout string) notify.Event {
 func TestCommandHookSeesPendingAndExpired(t *testing.T) {
 	hf := newHookFixture(t, "    - {id: echo, argv: [/bin/sh, -c, 'cat; echo']}\n")
 	id := hf.declareGated(t)
-	got := hf.lines(t, "command hook ran", 1, 15*time.Second)
+	got := hf.lines(t, "command hook ran", 1, time.Minute)
 	if len(got) != 1 {
 		t.Fatalf("hook runs: %+v\nlog:\n%s", got, hf.logs)
 	}
@@ -146,7 +144,7 @@ func TestCommandHookSeesPendingAndExpired(t *testing.T) {
 		t.Fatal("the hook saw the agent's justification text")
 	}
 	hf.expire(t)
-	got = hf.lines(t, "command hook ran", 2, 15*time.Second)
+	got = hf.lines(t, "command hook ran", 2, time.Minute)
 	if len(got) != 2 {
 		t.Fatalf("hook runs: %+v", got)
 	}
@@ -167,7 +165,7 @@ func TestCommandHookTimeoutThenNextEvent(t *testing.T) {
 	hf := newHookFixture(t, "    - {id: hang, timeout_ms: 1000, argv: [/bin/sh, -c, '"+strings.ReplaceAll(hook, "'", "''")+"']}\n")
 	id := hf.declareGated(t)
 	hf.expire(t) // queued behind the hanging delivery
-	got := hf.lines(t, "command hook ran", 1, 30*time.Second)
+	got := hf.lines(t, "command hook ran", 1, time.Minute)
 	if len(got) != 1 {
 		t.Fatalf("the event after a hanging one was not delivered: %+v\nlog:\n%s", got, hf.logs)
 	}
@@ -244,7 +242,7 @@ func TestCommandHookConfined(t *testing.T) {
 	accepted.Store(0)
 
 	hf.declareGated(t)
-	got := hf.lines(t, "command hook ran", 1, 15*time.Second)
+	got := hf.lines(t, "command hook ran", 1, time.Minute)
 	if len(got) != 1 {
 		t.Fatalf("probe runs: %+v\nlog:\n%s", got, hf.logs)
 	}
@@ -270,7 +268,7 @@ func TestDocumentedHookRuns(t *testing.T) {
 	must(t, err)
 	hf := newHookFixture(t, "    - {id: documented, argv: "+string(argv)+"}\n")
 	id := hf.declareGated(t)
-	got := hf.lines(t, "command hook ran", 1, 15*time.Second)
+	got := hf.lines(t, "command hook ran", 1, time.Minute)
 	if len(got) != 1 || !strings.HasPrefix(got[0].Stdout, "airlock approval event: {") || !strings.Contains(got[0].Stdout, id) {
 		t.Fatalf("documented hook: %+v\nlog:\n%s", got, hf.logs)
 	}
@@ -282,7 +280,7 @@ func TestDocumentedHookRuns(t *testing.T) {
 func TestCommandHookFailureCounted(t *testing.T) {
 	hf := newHookFixture(t, "    - {id: broken, argv: [/bin/sh, -c, 'echo no pager >&2; exit 3']}\n")
 	hf.declareGated(t)
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a hang guard
 	for hf.counter(t, "failed") != "1" {
 		if time.Now().After(deadline) {
 			t.Fatalf("no failed delivery counted\nlog:\n%s", hf.logs)

@@ -46,7 +46,7 @@ func TestWebhooksForPendingAndExpiredApprovals(t *testing.T) {
 	id := structured(t, res)["declaration_id"].(string)
 	call(t, c, "declare_need", map[string]any{"declaration_id": id}) // a poll: no second event
 	wait := func(n int) []notify.Event {
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(time.Minute) // a hang guard
 		for {
 			mu.Lock()
 			got := append([]notify.Event(nil), events...)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -114,6 +115,10 @@ type DB struct {
 	// ckpt runs SQLite's WAL checkpoints off the commit path; nil on
 	// PostgreSQL and for read-only handles.
 	ckpt *checkpointer
+	// gatheredHook, when set (tests only), is told each batch's size once
+	// the writer has gathered it and before it commits: a test waits for
+	// it instead of sleeping until the writer "must" be past gathering.
+	gatheredHook atomic.Pointer[func(int)]
 }
 
 // Open opens the store at path for reading and writing, creating the file
