@@ -398,4 +398,3 @@ func TestPostgresCollectOnce(t *testing.T) {
 		}
 	}
 }
-

@@ -140,7 +140,7 @@ func TestSinksDoNotWaitForEachOther(t *testing.T) {
 		n.Send(Event{Event: ApprovalPending, DeclarationID: "d"})
 	}
 	n.Send(Event{Event: ApprovalExpired, DeclarationID: "d"}) // not the stuck sink's event
-	deadline := time.Now().Add(30 * time.Second) // a hang guard
+	deadline := time.Now().Add(30 * time.Second)              // a hang guard
 	for {
 		rc.mu.Lock()
 		got := len(rc.bodies)
