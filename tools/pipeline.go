@@ -111,11 +111,13 @@ func pipelineHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*too
 	ev.Sources.PoolsUsed = slices.Clone(p.Inputs)
 	ev.Sources.IntegrityVerified = true
 	var pools []sandbox.Pool
+	var verified []sources.VerifyReport
 	for _, in := range p.Inputs {
 		rep, err := env.Sources.VerifyPool(in)
 		if err != nil {
 			return nil, err
 		}
+		verified = append(verified, rep)
 		ev.Sources.FilesAccessed += rep.Files
 		dir, _ := env.Sources.PoolPath(in)
 		// Exactly the manifest's names: a .env beside them is not in the
@@ -147,6 +149,14 @@ func pipelineHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*too
 	capLimits(&spec.Limits, env.Policy.Limits())
 	var col *workspace.Collected
 	spec.Collect = func(out *os.Root) (err error) {
+		// Pools are bound live: the run ended, so what it read must still
+		// be what was verified, or nothing it wrote is published
+		// (INTEGRITY_FAILURE; issue 26 item 9).
+		for _, rep := range verified {
+			if err := env.Sources.VerifyUnchanged(rep); err != nil {
+				return err
+			}
+		}
 		col, err = ws.CollectFrom(out)
 		return err
 	}
