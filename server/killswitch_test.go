@@ -2,10 +2,7 @@ package server
 
 import (
 	"os/exec"
-	"path/filepath"
 	"testing"
-
-	"github.com/airlock-dev/airlock/internal/testkit/gobuild"
 )
 
 // TestKillFromAnotherProcessNextCallRefused (issue 26 item 7): `airlock
@@ -16,8 +13,7 @@ import (
 // under any load the verdict is the next call's (a watcher's 10 ms poll,
 // starved of CPU, once served a call 72 ms after the trip).
 func TestKillFromAnotherProcessNextCallRefused(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "airlock")
-	gobuild.Build(t, bin, "..")
+	bin := airlockBinary(t)
 	f := newFixture(t, "local")
 	c := f.connect(t)
 	read := map[string]any{"pool": "alpha", "path": "hello.txt"}

@@ -102,6 +102,9 @@ func TestPipelinePoolChangedDuringRunIsWithheld(t *testing.T) {
 			if code(res) != tt.code {
 				t.Fatalf("code %q, want %q: %s", code(res), tt.code, text(res))
 			}
+			if marks, _ := filepath.Glob(filepath.Join(f.state, "runs", "*.run")); len(marks) != 0 {
+				t.Fatalf("a finished run left its mark: %v", marks) // only an interrupted one may
+			}
 			pools := text(call(t, c, "list_pools", nil))
 			if tt.code == "" {
 				if len(published()) <= len(before) || !strings.Contains(pools, "run-") {

@@ -17,7 +17,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/airlock-dev/airlock/fence"
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/runmark"
 	"github.com/airlock-dev/airlock/internal/execution/sandbox"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 	"github.com/airlock-dev/airlock/internal/execution/workspace"
@@ -124,6 +126,14 @@ func pipelineHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*too
 		// sandbox at all (sandbox.TestHostilePoolOnlyManifest).
 		pools = append(pools, sandbox.Pool{ID: in, Dir: dir, Files: rep.Names})
 	}
+	// Marked while it lasts, so a run cut short by the process dying is
+	// recorded (interrupted) and cleaned at the next start (runmark).
+	mark, err := runmark.Begin(env.Pipelines.Marks, audit.Run{ID: ev.RunID, Pipeline: p.Name, ContextID: env.Session.ContextID,
+		SessionID: env.Session.ID, Principal: env.Session.Principal, Role: env.Session.Role, Transport: env.Session.Transport, StartedAt: ev.StartedAt})
+	if err != nil {
+		return nil, fmt.Errorf("marking the run: %w", err)
+	}
+	defer mark.End()
 	// The workspace holds only what is published; the pipeline writes to
 	// its own tmpfs (sandbox.Spec.Collect hands it over), never to disk.
 	ws, err := workspace.Create(env.Pipelines.RunsDir, ev.RunID, p.Outputs, false)

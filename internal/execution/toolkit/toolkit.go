@@ -148,6 +148,9 @@ type PipelineHost struct {
 	// tool then refuses (fail closed).
 	Unavailable error
 	RunsDir     string
+	// Marks is where a run keeps its mark while it lasts (package runmark),
+	// so one cut short by the process dying is recorded at the next start.
+	Marks string
 }
 
 // PipelineCredentials is what run_pipeline gets of the credentials: the
