@@ -73,46 +73,12 @@ func startServe(t *testing.T, bin, cfg, state string) *serveProcess {
 // verify` still passes — and removes the run's workspace and mark.
 func TestPipelineInterruptedBySIGKILL(t *testing.T) {
 	bin := airlockBinary(t)
-	gate := filepath.Join(t.TempDir(), "gate")
-	must(t, os.Chmod(filepath.Dir(gate), 0o711))
-	must(t, os.Chmod(filepath.Dir(filepath.Dir(gate)), 0o711))
-	must(t, syscall.Mkfifo(gate, 0o666))
-	must(t, os.Chmod(gate, 0o666))
-	pipeline := fmt.Sprintf(`  - name: read_then_wait
-    description: Copies delta/rows.csv, then waits for the test.
-    argv: [/bin/sh, -c, 'cat "$1" > {out}/copy.csv && read go < "$2"', sh, '{pool.delta}/rows.csv', %q]
-    inputs: [delta]
-    files: [%q]
-    outputs: [copy.csv]
-`, gate, gate)
-	f := newFixtureConfig(t, strings.Replace(fmt.Sprintf(testConfig, "runner"), "\npipelines:\n", "\npipelines:\n"+pipeline, 1))
+	f, gate := gatedFixture(t)
 	cfg := filepath.Join(f.dir, "airlock.yaml")
 	state := filepath.Join(f.dir, "state-of-the-process") // not the fixture's own runner's
 	s := startServe(t, bin, cfg, state)
 
-	go func() { // its answer never comes: the server dies first
-		req := mcp.CallToolRequest{}
-		req.Params.Name, req.Params.Arguments = "run_pipeline", map[string]any{"pipeline": "read_then_wait"}
-		s.c.CallTool(context.Background(), req)
-	}()
-	opened := make(chan *os.File, 1)
-	go func() {
-		if w, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
-			opened <- w
-		}
-	}()
-	t.Cleanup(func() {
-		if r, err := os.OpenFile(gate, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
-			r.Close()
-		}
-	})
-	var w *os.File
-	select {
-	case w = <-opened:
-	case <-time.After(2 * time.Minute): // a hang guard
-		t.Fatal("the pipeline never opened its FIFO")
-	}
-	defer w.Close()
+	w, _ := startGatedRun(t, s.c, gate) // its answer never comes: the server dies first
 	marks, _ := filepath.Glob(filepath.Join(state, "runs", "run_*.run"))
 	if len(marks) != 1 {
 		t.Fatalf("marks of the running run: %v", marks)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -41,19 +42,7 @@ func TestPipelinePoolChangedDuringRunIsWithheld(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gate := filepath.Join(t.TempDir(), "gate")
-			must(t, os.Chmod(filepath.Dir(gate), 0o711))
-			must(t, os.Chmod(filepath.Dir(filepath.Dir(gate)), 0o711))
-			must(t, syscall.Mkfifo(gate, 0o666))
-			must(t, os.Chmod(gate, 0o666)) // past the umask: the pipeline's user opens it
-			pipeline := fmt.Sprintf(`  - name: read_then_wait
-    description: Copies delta/rows.csv, then waits for the test.
-    argv: [/bin/sh, -c, 'cat "$1" > {out}/copy.csv && read go < "$2"', sh, '{pool.delta}/rows.csv', %q]
-    inputs: [delta]
-    files: [%q]
-    outputs: [copy.csv]
-`, gate, gate)
-			f := newFixtureConfig(t, strings.Replace(fmt.Sprintf(testConfig, "runner"), "\npipelines:\n", "\npipelines:\n"+pipeline, 1))
+			f, gate := gatedFixture(t)
 			rows := filepath.Join(f.dir, "pools", "delta", "rows.csv")
 			c := f.connect(t)
 			published := func() []string {
@@ -62,37 +51,7 @@ func TestPipelinePoolChangedDuringRunIsWithheld(t *testing.T) {
 			}
 			before := published()
 
-			done := make(chan *mcp.CallToolResult, 1)
-			go func() {
-				req := mcp.CallToolRequest{}
-				req.Params.Name, req.Params.Arguments = "run_pipeline", map[string]any{"pipeline": "read_then_wait"}
-				res, err := c.CallTool(context.Background(), req)
-				if err != nil {
-					res = mcp.NewToolResultError("transport: " + err.Error())
-				}
-				done <- res
-			}()
-			// Opening the FIFO for writing returns once the pipeline opened it
-			// for reading, i.e. after it copied the pool file.
-			opened := make(chan *os.File, 1)
-			go func() {
-				if w, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
-					opened <- w
-				}
-			}()
-			t.Cleanup(func() { // unblocks the opener if the run never got there
-				if r, err := os.OpenFile(gate, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
-					r.Close()
-				}
-			})
-			var w *os.File
-			select {
-			case w = <-opened:
-			case res := <-done:
-				t.Fatalf("the run ended before it waited: %s", text(res))
-			case <-time.After(2 * time.Minute): // a hang guard
-				t.Fatal("the pipeline never opened its FIFO")
-			}
+			w, done := startGatedRun(t, c, gate)
 			tt.change(t, rows)
 			_, err := w.WriteString("go\n")
 			must(t, err)
@@ -139,4 +98,64 @@ func overwrite(t *testing.T, name, content string) {
 	_, err = fh.WriteString(content)
 	must(t, err)
 	must(t, fh.Close())
+}
+
+// gatedFixture is a fixture (stdio role runner) whose configuration adds
+// read_then_wait: a pipeline that copies delta/rows.csv into its output,
+// then waits on the FIFO gate until a line comes.
+func gatedFixture(t *testing.T) (*fixture, string) {
+	t.Helper()
+	gate := filepath.Join(t.TempDir(), "gate")
+	must(t, os.Chmod(filepath.Dir(gate), 0o711))
+	must(t, os.Chmod(filepath.Dir(filepath.Dir(gate)), 0o711))
+	must(t, syscall.Mkfifo(gate, 0o666))
+	must(t, os.Chmod(gate, 0o666)) // past the umask: the pipeline's user opens it
+	pipeline := fmt.Sprintf(`  - name: read_then_wait
+    description: Copies delta/rows.csv, then waits for the test.
+    argv: [/bin/sh, -c, 'cat "$1" > {out}/copy.csv && read go < "$2"', sh, '{pool.delta}/rows.csv', %q]
+    inputs: [delta]
+    files: [%q]
+    outputs: [copy.csv]
+`, gate, gate)
+	return newFixtureConfig(t, strings.Replace(fmt.Sprintf(testConfig, "runner"), "\npipelines:\n", "\npipelines:\n"+pipeline, 1)), gate
+}
+
+// startGatedRun calls run_pipeline read_then_wait on c and returns once
+// the pipeline is under way: opening gate for writing returns only when
+// the pipeline opened it for reading, after its copy — the handshake, no
+// sleep. Writing a line to w (and closing it) lets the run finish; done
+// gets its answer (a transport error as an error result).
+func startGatedRun(t *testing.T, c *client.Client, gate string) (w *os.File, done <-chan *mcp.CallToolResult) {
+	t.Helper()
+	answers := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		req := mcp.CallToolRequest{}
+		req.Params.Name, req.Params.Arguments = "run_pipeline", map[string]any{"pipeline": "read_then_wait"}
+		res, err := c.CallTool(context.Background(), req)
+		if err != nil {
+			res = mcp.NewToolResultError("transport: " + err.Error())
+		}
+		answers <- res
+	}()
+	opened := make(chan *os.File, 1)
+	go func() {
+		if w, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
+			opened <- w
+		}
+	}()
+	t.Cleanup(func() { // unblocks the opener if the run never got there
+		if r, err := os.OpenFile(gate, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			r.Close()
+		}
+	})
+	select {
+	case w = <-opened:
+		t.Cleanup(func() { w.Close() })
+		return w, answers
+	case res := <-answers:
+		t.Fatalf("the run ended before it waited: %s", text(res))
+	case <-time.After(2 * time.Minute): // a hang guard
+		t.Fatal("the pipeline never opened its FIFO")
+	}
+	return nil, nil
 }

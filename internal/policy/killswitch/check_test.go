@@ -70,20 +70,15 @@ func TestCheckSeesEveryChangeBeforeIt(t *testing.T) {
 func TestCheckAfterTripUnderLoad(t *testing.T) {
 	dir := t.TempDir()
 	sw := Open(dir)
-	stop := make(chan struct{})
+	var stop atomic.Bool
 	var busy sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) * 2 {
 		busy.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for !stop.Load() { // spins on purpose: every core busy
 			}
 		})
 	}
-	defer func() { close(stop); busy.Wait() }()
+	defer func() { stop.Store(true); busy.Wait() }()
 	var tripped atomic.Bool
 	var checks, late atomic.Int64
 	var wg sync.WaitGroup
