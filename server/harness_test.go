@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -375,22 +374,6 @@ func callOK(t *testing.T, c *client.Client, tool string, args map[string]any) *m
 		t.Fatalf("%s: %s", tool, text(res))
 	}
 	return res
-}
-
-// callUntil calls tool until done says the result is the awaited one, for
-// at most 2 s, and returns the last result: for states another component
-// applies asynchronously (the kill switch's watcher), where a test must
-// not assume the very next call sees them.
-func callUntil(t *testing.T, c *client.Client, tool string, args map[string]any, done func(*mcp.CallToolResult) bool) *mcp.CallToolResult {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		res := call(t, c, tool, args)
-		if done(res) || time.Now().After(deadline) {
-			return res
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // outputSchemas are the tools' advertised output schemas, compiled once:

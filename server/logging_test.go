@@ -36,17 +36,16 @@ func TestLogNotificationsAtTheClientsLevel(t *testing.T) {
 	req.Params.Level = mcp.LoggingLevelWarning
 	//lint:ignore SA1019 logging/setLevel is deprecated in 2026-07-28 but still served under the legacy revision this fixture speaks (mcp.LATEST_LEGACY_PROTOCOL_VERSION)
 	must(t, c.SetLevel(context.Background(), req))
+	// No sleep to see nothing come: messages arrive in order on the one
+	// stream, so an info message sent here would be got[0] below, before
+	// the warning the next call causes.
 	call(t, c, "run_pipeline", map[string]any{"pipeline": "count_rows"})
-	time.Sleep(100 * time.Millisecond)
-	if count() != 0 {
-		t.Fatalf("info message sent at level warning: %v", got)
-	}
 	call(t, c, "run_pipeline", map[string]any{"pipeline": "danger_wipe"}) // denied by policy
 	req.Params.Level = mcp.LoggingLevelInfo
 	//lint:ignore SA1019 as above
 	must(t, c.SetLevel(context.Background(), req))
 	call(t, c, "run_pipeline", map[string]any{"pipeline": "count_rows"})
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a hang guard
 	for count() < 2 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}

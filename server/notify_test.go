@@ -54,7 +54,7 @@ func TestWebhooksForPendingAndExpiredApprovals(t *testing.T) {
 	id := structured(t, res)["declaration_id"].(string)
 	collect(t, c, id) // a poll: no second event
 	wait := func(n int) []notify.Event {
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(time.Minute) // a hang guard
 		for {
 			mu.Lock()
 			got := append([]notify.Event(nil), events...)
@@ -157,15 +157,13 @@ func (hf *hookFixture) counter(t *testing.T, outcome string) string {
 }
 
 // declareGated declares a need the policy sends to an operator and returns
-// its id; the call must not wait for any hook.
+// its id. (That no hook is on the call's path is notify's
+// TestSendNeverBlocks and TestSinksDoNotWaitForEachOther, decided without
+// a clock; a "took over 2 s" check here failed on loaded machines.)
 func (hf *hookFixture) declareGated(t *testing.T) string {
 	t.Helper()
 	o := newOrigin(t)
-	start := time.Now()
 	res := callOK(t, hf.c, "declare_need", need(o.URL+"/gated/report?access=1"))
-	if took := time.Since(start); took > 2*time.Second {
-		t.Fatalf("declare_need took %v: a hook is on the call's path", took)
-	}
 	return structured(t, res)["declaration_id"].(string)
 }
 

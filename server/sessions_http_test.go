@@ -198,15 +198,33 @@ func TestSessionIdleTimeout(t *testing.T) {
 
 // TestActiveSessionDoesNotIdleOut: a session in use is not closed by an
 // idle timeout shorter than the interval at which last-seen is written.
+//
+// The server judges idleness on the real clock, so a call is held to it
+// only when the previous one started less than idle − idle/4 (the touch
+// interval) before it: on a machine loaded enough to stretch that gap the
+// expiry would be right, and the call is not judged (logged) — the verdict
+// never rests on the scheduler keeping up.
 func TestActiveSessionDoesNotIdleOut(t *testing.T) {
-	w := webFixtureHTTP(t, "session_idle_timeout_seconds: 2")
+	const idle = 4 * time.Second // shorter than touchEvery (5 s): last-seen is written every idle/4
+	w := webFixtureHTTP(t, "session_idle_timeout_seconds: 4")
 	c := w.legacyClient(t, "agent", nil)
+	prev := time.Now()
+	judged := 0
 	for i := range 8 {
-		if r := w.legacyCall(t, "agent", c.GetSessionId(), "list_pools", nil); r.status != http.StatusOK {
-			t.Fatalf("call %d, %s after initialize, in a session used every 500ms: HTTP %d: %s", i, time.Duration(i)*500*time.Millisecond, r.status, r.body)
+		start := time.Now()
+		r := w.legacyCall(t, "agent", c.GetSessionId(), "list_pools", nil)
+		switch gap := start.Sub(prev); {
+		case gap >= idle-idle/4:
+			t.Logf("call %d came %v after the previous one: not judged", i, gap)
+		case r.status != http.StatusOK:
+			t.Fatalf("call %d, %v after the previous one, in a session used every 500ms: HTTP %d: %s", i, gap, r.status, r.body)
+		default:
+			judged++
 		}
+		prev = start
 		time.Sleep(500 * time.Millisecond)
 	}
+	t.Logf("%d of 8 calls judged", judged)
 }
 
 // TestTwoProcessesOneStore: two servers on one state directory serve the
@@ -291,7 +309,7 @@ func TestSSESessionIsBoundToItsPrincipal(t *testing.T) {
 	resp, err := http.DefaultClient.Do(req)
 	must(t, err)
 	resp.Body.Close()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a hang guard
 	for {
 		var foreign, bRead bool
 		for _, r := range f.auditRecords(t) {

@@ -69,9 +69,6 @@ func openPostgres(dsn string, opts *Options, readOnly bool) (*DB, error) {
 	if _, err := db.schemaVersion(ctx, db.r); err != nil {
 		return nil, err
 	}
-	if db.pgKill, err = startPgKillWatch(dsn, db.r); err != nil {
-		return nil, err
-	}
 	if !readOnly {
 		if err := db.startWriter(); err != nil {
 			return nil, err

@@ -70,6 +70,8 @@ const (
 	KindConsoleLogin Kind = "operator.console_login"
 	// KindConsoleLogout: an operator signed out of the console ([ConsoleLogout]).
 	KindConsoleLogout Kind = "operator.console_logout"
+	// KindRunInterrupted: a pipeline run cut short by its process dying, found at the next start ([RunInterrupted]).
+	KindRunInterrupted Kind = "pipeline.interrupted"
 )
 
 // The decisions of events: an order was carried out, or refused. (A
@@ -218,6 +220,31 @@ func DeclarationExpire(at time.Time, d Expiry) *Record {
 	return &Record{Time: at, Principal: airlock, Transport: internal, Capability: string(KindDeclarationExpire),
 		ContextID: d.ContextID, Decision: deny, Outcome: OutcomeDenied, Reason: what + " expired",
 		Extra: jsonOf(map[string]any{"declaration_id": d.ID, "was": d.State, "owner": d.Owner, "expires_at": d.ExpiresAt})}
+}
+
+// Run is a pipeline run as its mark kept it (package runmark): who ran
+// which pipeline, in which context and session, since when.
+type Run struct {
+	ID        string
+	Pipeline  string
+	ContextID string
+	SessionID string
+	Principal string
+	Role      string
+	Transport string
+	StartedAt time.Time
+}
+
+// RunInterrupted records, at at, pipeline run r as interrupted: its
+// process died (SIGKILL, power loss, a crash) while the run lasted, so its
+// call's started record has no ending; its workspace was removed and
+// nothing it wrote was published. Airlock records it at the next start.
+func RunInterrupted(at time.Time, r Run) *Record {
+	return &Record{Time: at, ContextID: r.ContextID, Principal: airlock, Transport: internal,
+		Capability: string(KindRunInterrupted), Decision: deny, Outcome: OutcomeInterrupted,
+		Reason: "pipeline run " + r.ID + " interrupted: the server stopped while it ran; its workspace was removed, nothing published",
+		Extra: jsonOf(map[string]any{"run_id": r.ID, "pipeline": r.Pipeline, "session_id": r.SessionID, "owner": r.Principal,
+			"role": r.Role, "transport": r.Transport, "started_at": r.StartedAt})}
 }
 
 // UpstreamPin records an upstream tool's definition changing state as

@@ -120,6 +120,8 @@ func cases() []eventCase {
 		{"console-login", "ConsoleLogin", audit.ConsoleLogin(at, carol, "console login", nil)},
 		{"console-login-failed", "ConsoleLogin", audit.ConsoleLogin(at, carol, "console login", errX)},
 		{"console-logout", "ConsoleLogout", audit.ConsoleLogout(at, carol, "console logout", nil)},
+		{"run-interrupted", "RunInterrupted", audit.RunInterrupted(at, audit.Run{ID: "run_0b1c", Pipeline: "sales_summary", ContextID: "ctx-1",
+			SessionID: "sess-1", Principal: "alice", Role: "analyst", Transport: "stdio", StartedAt: at.Add(-time.Minute)})},
 	}
 }
 

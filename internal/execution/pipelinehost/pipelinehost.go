@@ -11,14 +11,18 @@
 package pipelinehost
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/runmark"
 	"github.com/airlock-dev/airlock/internal/execution/sandbox"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 	"github.com/airlock-dev/airlock/internal/kit/metrics"
@@ -55,7 +59,8 @@ func New(cfg *config.Config, stateDir string, opts *Options, log *slog.Logger) t
 		return host
 	}
 	var err error
-	if host.RunsDir, host.Cleanup, err = ReachableDir(stateDir, "runs"); err != nil {
+	host.Marks = filepath.Join(stateDir, runsName)
+	if host.RunsDir, host.Cleanup, err = ReachableDir(stateDir, runsName); err != nil {
 		host.Unavailable = fmt.Errorf("creating the runs directory: %w", err)
 		return host
 	}
@@ -72,6 +77,28 @@ func New(cfg *config.Config, stateDir string, opts *Options, log *slog.Logger) t
 	}
 	host.Sandbox = sb
 	return host
+}
+
+// runsName is the runs directory in the state directory: the runs'
+// workspaces (unless it had to fall back, see ReachableDir) and always
+// their marks (package runmark).
+const runsName = "runs"
+
+// Recover records, at start, each pipeline run an earlier process on
+// stateDir left unfinished — it died while the run lasted — as
+// interrupted in db's trail (audit.RunInterrupted), and removes its
+// workspace (package runmark). A record the store cannot take leaves the
+// run for the next start; both are logged, neither stops the start.
+func Recover(ctx context.Context, stateDir string, db audit.Appender, now func() time.Time, log *slog.Logger) {
+	n, err := runmark.Recover(filepath.Join(stateDir, runsName), func(r audit.Run) error {
+		return db.Append(ctx, audit.RunInterrupted(now().UTC(), r))
+	})
+	if n > 0 {
+		log.Warn("pipeline runs interrupted by the last stop recorded", "runs", n)
+	}
+	if err != nil {
+		log.Error("recording interrupted pipeline runs", "err", err)
+	}
 }
 
 // Check is serve's decision about run_pipeline for cfg and stateDir on

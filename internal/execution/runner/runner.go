@@ -175,6 +175,7 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		return derived.Retention{Count: srv.MaxOutputPools, MaxAge: time.Duration(srv.OutputPoolTTLSeconds) * time.Second}
 	})
 	r.pipelines = pipelinehost.New(cfg, stateDir, &pipelinehost.Options{SandboxTrampoline: opts.SandboxTrampoline, Metrics: opts.Metrics}, r.log)
+	pipelinehost.Recover(context.Background(), stateDir, r.db, r.now, r.log) // runs an earlier process left unfinished
 	r.upstreams = upstream.New(r.db, &upstream.Options{Logger: r.log, Now: r.now, SandboxTrampoline: opts.SandboxTrampoline, EgressResolver: opts.EgressResolver})
 	for _, t := range tools.All() {
 		r.tools[t.Name] = t

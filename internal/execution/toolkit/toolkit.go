@@ -152,6 +152,9 @@ type PipelineHost struct {
 	// directory (pipelinehost.ReachableDir); nil when there is nothing
 	// to remove. The runner calls Close when it closes.
 	Cleanup func() error
+	// Marks is where a run keeps its mark while it lasts (package runmark),
+	// so one cut short by the process dying is recorded at the next start.
+	Marks string
 }
 
 // Close removes a runs directory made for this process only.

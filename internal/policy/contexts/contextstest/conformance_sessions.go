@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -390,6 +391,8 @@ func confUsageConcurrent(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	const perHandle = 50
 	keys := []string{"calls", "pair"}
+	racing.Add(1)
+	defer racing.Add(-1)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range 2 * perHandle {
@@ -444,11 +447,18 @@ func confUseChallenge(t *testing.T, a, b contexts.Store) {
 	}
 }
 
+// racing counts the races running, so a test's deliberately broken store
+// knows more callers are coming and waits for them rather than for a
+// guessed duration (TestConformanceCatchesBrokenStores).
+var racing atomic.Int32
+
 // raceHandles runs call n times at once, alternately through a and b, and
 // returns how many calls succeeded; a call failing with anything but lost
 // (the error of a caller that lost the race) fails the test.
 func raceHandles(t *testing.T, a, b contexts.Store, n int, lost error, call func(i int, st contexts.Store) error) (won int) {
 	t.Helper()
+	racing.Add(1)
+	defer racing.Add(-1)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})

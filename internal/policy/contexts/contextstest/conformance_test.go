@@ -270,10 +270,16 @@ type (
 	ensureOverwrites struct{ *memStore }
 	mutateErrStores  struct{ *memStore }
 	sharesMemory     struct{ *memStore }
-	capCheckThenAct  struct{ *memStore }
-	capIgnoresIdle   struct{ *memStore }
-	usageLostUpdate  struct{ *memStore }
-	closesNothing    struct{ *memStore }
+	capCheckThenAct  struct {
+		*memStore
+		counted *arrivals
+	}
+	capIgnoresIdle  struct{ *memStore }
+	usageLostUpdate struct {
+		*memStore
+		read *arrivals
+	}
+	closesNothing struct{ *memStore }
 )
 
 func (m ensureOverwrites) EnsureContext(ctx context.Context, c *contexts.Context) (*contexts.Context, error) {
@@ -304,7 +310,39 @@ func (m sharesMemory) GetContext(ctx context.Context, id string) (*contexts.Cont
 	return nil, contexts.ErrNotFound
 }
 
-// OpenSession counts, lets go, and inserts: the race the cap must not have.
+// arrivals lets the mutants below hold a racing caller until enough
+// others have reached the same point, so the race they are built to lose
+// happens by construction, not when the scheduler happens to interleave
+// them (a 1 ms sleep used to stand in).
+type arrivals struct {
+	mu      sync.Mutex
+	n       int
+	reached chan struct{} // closed at the want-th arrival
+}
+
+// wait records one arrival and, while a race is on, waits until want
+// callers have arrived (a minute is a hang guard: the race has them).
+// Each mutant always asks for the same want.
+func (a *arrivals) wait(want int) {
+	a.mu.Lock()
+	if a.reached == nil {
+		a.reached = make(chan struct{})
+	}
+	if a.n++; a.n == want {
+		close(a.reached)
+	}
+	ch := a.reached
+	a.mu.Unlock()
+	if racing.Load() > 0 {
+		select {
+		case <-ch:
+		case <-time.After(time.Minute):
+		}
+	}
+}
+
+// OpenSession counts, lets go, and inserts: the race the cap must not have
+// (one caller over the cap counts before any insert).
 func (m capCheckThenAct) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) error {
 	open, _ := m.ListSessions(ctx, "", true)
 	n := 0
@@ -313,7 +351,7 @@ func (m capCheckThenAct) OpenSession(ctx context.Context, s *contexts.Session, m
 			n++
 		}
 	}
-	time.Sleep(time.Millisecond)
+	m.counted.wait(maxOpen + 1)
 	if maxOpen > 0 && n >= maxOpen {
 		return contexts.ErrSessionCap
 	}
@@ -332,7 +370,7 @@ func (m usageLostUpdate) UpdateUsage(ctx context.Context, keys []string, fn func
 			cur[k] = v
 		}
 	}
-	time.Sleep(time.Millisecond)
+	m.read.wait(2)
 	next, err := fn(cur)
 	if err != nil {
 		return err
@@ -355,9 +393,9 @@ var mutants = map[string]struct {
 	"ensure overwrites":      {func() contexts.Store { return ensureOverwrites{newMemStore()} }, "EnsureContext"},
 	"mutate error stores":    {func() contexts.Store { return mutateErrStores{newMemStore()} }, "UpdateContext"},
 	"shares memory":          {func() contexts.Store { return sharesMemory{newMemStore()} }, "ContextNoSharedMemory"},
-	"cap check then act":     {func() contexts.Store { return capCheckThenAct{newMemStore()} }, "SessionCapConcurrent"},
+	"cap check then act":     {func() contexts.Store { return capCheckThenAct{newMemStore(), &arrivals{}} }, "SessionCapConcurrent"},
 	"cap ignores idle":       {func() contexts.Store { return capIgnoresIdle{newMemStore()} }, "SessionCapIdle"},
-	"usage lost update":      {func() contexts.Store { return usageLostUpdate{newMemStore()} }, "UsageConcurrent"},
+	"usage lost update":      {func() contexts.Store { return usageLostUpdate{newMemStore(), &arrivals{}} }, "UsageConcurrent"},
 	"closes no idle session": {func() contexts.Store { return closesNothing{newMemStore()} }, "CloseIdleSessions"},
 }
 
