@@ -33,7 +33,7 @@ func endorseFixture(t *testing.T, approver string) (*fixture, string, string, *a
 		role = strings.Replace(role, "}", ", approver: "+approver+"}", 1)
 	}
 	f, sent := bankFixture(t, provPolicy, role, "", "send_money", "get_transactions")
-	cx, handle := f.newChild(t, contexts.DefaultID("local"), provTask)
+	cx, handle := f.newChild(t, f.localDefault(), provTask)
 	return f, cx, handle, sent
 }
 
@@ -155,7 +155,7 @@ func TestEndorsementAudited(t *testing.T) {
 // sibling, not in its parent, not in its own child.
 func TestEndorsementSingleContext(t *testing.T) {
 	f, cx, handle, sent := endorseFixture(t, "operator")
-	sibling, siblingHandle := f.newChild(t, contexts.DefaultID("local"), provTask)
+	sibling, siblingHandle := f.newChild(t, f.localDefault(), provTask)
 	_, grandchildHandle := f.newChild(t, cx, "")
 	if _, err := f.operator(t).Endorse(context.Background(), cx, agentIBAN, "alice", "the orchestrator checked it"); err != nil {
 		t.Fatal(err)

@@ -58,7 +58,7 @@ func TestProvenanceReadersStopSendingToOthers(t *testing.T) {
 	call(t, f.connect(t), "list_pools", nil)
 	op, err := operator.Open(f.state, false)
 	must(t, err)
-	cx, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: contexts.DefaultID("local"), Phase: contexts.PhaseExecution, Task: "Forward my payroll note.\n"}, "tester", "readers")
+	cx, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: f.localDefault(), Phase: contexts.PhaseExecution, Task: "Forward my payroll note.\n"}, "tester", "readers")
 	op.Close()
 	must(t, err)
 	cc := f.child(t, f.r, handle)

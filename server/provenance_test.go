@@ -12,7 +12,6 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
-	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // The banking scene of issue 22: the task names the landlord's IBAN; the
@@ -84,7 +83,7 @@ func bankFixture(t *testing.T, policy, role, pipelines string, approve ...string
 func provFixture(t *testing.T) (*fixture, *childClient, string, *atomic.Int64) {
 	t.Helper()
 	f, sent := bankFixture(t, provPolicy, payerRole, "", "send_money", "get_transactions")
-	_, handle := f.newChild(t, contexts.DefaultID("local"), provTask)
+	_, handle := f.newChild(t, f.localDefault(), provTask)
 	return f, f.child(t, f.r, handle), handle, sent
 }
 
@@ -224,7 +223,7 @@ func TestAgentCannotCreateTrustedInput(t *testing.T) {
     parameters: {msg: {type: string, required: true}}
     outputs: [p.txt]
 `, "send_money", "echo")
-	cxID, handle := f.newChild(t, contexts.DefaultID("local"), provTask)
+	cxID, handle := f.newChild(t, f.localDefault(), provTask)
 	cc := f.child(t, f.r, handle)
 
 	m := agentMarker

@@ -78,6 +78,13 @@ type Server struct {
 	// with the tokens, and the aggregator that audits refusals.
 	origins  atomic.Pointer[origin.List]
 	refusals *edge.Aggregator
+	// sseOwners binds each SSE session to the credential that opened its
+	// stream (sse.go).
+	sseOwners *edge.Owners
+	// streamables are the streamable HTTP handlers Handler built: a
+	// session the cap evicted is dropped from each (dropStreamable).
+	handlersMu  sync.Mutex
+	streamables []*mcpserver.StreamableHTTPServer
 	// servingHTTP: token warnings matter (and are logged) only then.
 	servingHTTP atomic.Bool
 	stop        context.CancelFunc
@@ -90,7 +97,8 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	s := &Server{r: r, log: opts.Logger, local: map[string]*runner.Session{}, stdioContext: opts.StdioContext, metrics: opts.Metrics}
+	s := &Server{r: r, log: opts.Logger, local: map[string]*runner.Session{}, stdioContext: opts.StdioContext, metrics: opts.Metrics,
+		sseOwners: edge.NewOwners()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
-	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // Server-issued HTTP sessions are handles onto the principal's context:
@@ -72,7 +71,7 @@ func TestLimitsOutliveSessionsAndRestarts(t *testing.T) {
 		t.Fatalf("%d LIMIT_EXCEEDED records, want 5", len(recs))
 	}
 	for _, r := range recs {
-		if r.ContextID != contexts.DefaultID(principalOf("metered")) {
+		if r.ContextID != defaultOf("metered") {
 			t.Fatalf("refused in context %s: %+v", r.ContextID, r)
 		}
 	}
