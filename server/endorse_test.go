@@ -41,12 +41,7 @@ func endorseFixture(t *testing.T, approver string) (*fixture, string, string, *a
 // its trusted input when set.
 func (f *fixture) newChild(t *testing.T, parent, task string) (string, string) {
 	t.Helper()
-	op, err := operator.Open(f.state, false)
-	must(t, err)
-	defer op.Close()
-	cx, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: parent, Phase: contexts.PhaseExecution, Task: task}, "tester", "a test child")
-	must(t, err)
-	return cx.ID, handle
+	return f.createChild(t, operator.ChildSpec{Parent: parent, Phase: contexts.PhaseExecution, Task: task})
 }
 
 // operator opens the state as the CLI does, for one step.
