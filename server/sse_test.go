@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -192,5 +194,30 @@ func TestSSEOwnerTellsCredentialsApart(t *testing.T) {
 	same.ClientID, same.ContextHandle = "another-client", "ctxh_x"
 	if sseOwner(same) != sseOwner(base) {
 		t.Error("the same principal, role and binding over another client is another owner")
+	}
+}
+
+// TestSSEBindingReleasedWithItsStream: a stream's binding lives exactly
+// as long as the GET /sse that opened it, so bindings cost no more memory
+// than the open streams (which the connection bounds cap).
+func TestSSEBindingReleasedWithItsStream(t *testing.T) {
+	f := newFixture(t, "local")
+	var minted string
+	open := f.srv.sseStream(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sid, err := f.srv.mintSSESession(r.Context(), r)
+		must(t, err)
+		minted = sid
+		if owner, ok := f.srv.sseOwners.Owner(sid); !ok || owner != sseOwner(identity{Principal: "p", Role: "agent"}) {
+			t.Errorf("while the stream is open: owner %q, %v", owner, ok)
+		}
+	}))
+	req := httptest.NewRequest(http.MethodGet, PathSSE, nil)
+	open.ServeHTTP(httptest.NewRecorder(), req.WithContext(withIdentity(req.Context(), identity{Principal: "p", Role: "agent"})))
+	if minted == "" || f.srv.sseOwners.Len() != 0 {
+		t.Fatalf("after the stream ended: minted %q, %d bindings left", minted, f.srv.sseOwners.Len())
+	}
+	// Without the guard's identity no session is minted at all.
+	if _, err := f.srv.mintSSESession(context.Background(), req); !errors.Is(err, errNoIdentity) {
+		t.Fatalf("minting without an identity: %v", err)
 	}
 }
