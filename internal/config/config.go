@@ -66,10 +66,10 @@ type Server struct {
 // Role is what a principal is allowed: a policy, a set of pools, a phase to
 // start in, and the tokens that authenticate it over HTTP.
 type Role struct {
-	Policy       string        `json:"policy" jsonschema:"description=Name of the policy in policies."`
-	Pools        []string      `json:"pools,omitempty" jsonschema:"description=Pool ids bound to this role's sessions (frozen for the session)."`
-	InitialPhase string        `json:"initial_phase,omitempty" jsonschema:"enum=planning,enum=execution,description=Phase a new session starts in (default planning)."`
-	Tokens       []RoleToken   `json:"tokens,omitempty" jsonschema:"description=Bearer tokens for HTTP clients of this role. Never written in the config itself."`
+	Policy       string      `json:"policy" jsonschema:"description=Name of the policy in policies."`
+	Pools        []string    `json:"pools,omitempty" jsonschema:"description=Pool ids bound to this role's sessions (frozen for the session)."`
+	InitialPhase string      `json:"initial_phase,omitempty" jsonschema:"enum=planning,enum=execution,description=Phase a new session starts in (default planning)."`
+	Tokens       []RoleToken `json:"tokens,omitempty" jsonschema:"description=Bearer tokens for HTTP clients of this role. Never written in the config itself."`
 	// Approver says who may approve this role's require_approval needs
 	// besides an operator. Empty means: the person at the client over stdio
 	// (where the client is the user's own program), an operator only over

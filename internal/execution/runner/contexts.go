@@ -24,12 +24,10 @@ import (
 // runner's stop at the same depth.
 const maxChain = provtrace.MaxChain
 
-// resolveContext finds the context a principal's calls run in under the
-// credential's binding (contexts.Binding.Admit): the child context handle
-// names, else the context the credential is bound to, else its default
-// context of role, created from the role on first use and rebound when the
-// role's policy or pools changed. A named context must be the principal's
-// and the role's and must still restrict its parent.
+// resolveContext finds the context a principal's calls run in, as bind
+// allows: the one handle names, else the bound one, else the default
+// context of principal and role, created on first use and rebound when the
+// role's policy or pools changed. Every chain must still restrict its parent.
 func (r *Runner) resolveContext(ctx context.Context, principal, role, handle string, bind contexts.Binding) (*contexts.Context, error) {
 	id := bind.Context // the configuration names it: no handle to verify
 	if handle != "" {
@@ -41,31 +39,6 @@ func (r *Runner) resolveContext(ctx context.Context, principal, role, handle str
 	if id != "" {
 		return r.admitContext(ctx, id, principal, role, bind)
 	}
-	cx, err := r.defaultContext(ctx, principal, role)
-	if err != nil {
-		return nil, err
-	}
-	return cx, bind.Admit([]*contexts.Context{cx}, principal, role)
-}
-
-// admitContext loads context id and its ancestors and admits it for
-// principal in role under bind.
-func (r *Runner) admitContext(ctx context.Context, id, principal, role string, bind contexts.Binding) (*contexts.Context, error) {
-	chain, err := r.contextChain(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := bind.Admit(chain, principal, role); err != nil {
-		return nil, err
-	}
-	return chain[0], nil
-}
-
-// defaultContext is principal's default context of role. It is keyed by
-// both (contexts.DefaultID), so a phase set under one role never serves
-// the other; a context from before that keying still serves the role it
-// belongs to (contexts.LegacyDefaultID).
-func (r *Runner) defaultContext(ctx context.Context, principal, role string) (*contexts.Context, error) {
 	gen := r.gen.Load()
 	rc, ok := gen.cfg.Roles[role]
 	if !ok {
@@ -75,19 +48,13 @@ func (r *Runner) defaultContext(ctx context.Context, principal, role string) (*c
 	if !ok {
 		return nil, fmt.Errorf("policy %q of role %q: %w", rc.Policy, role, ErrUnknownRole)
 	}
-	id := contexts.DefaultID(principal, role)
-	cx, err := r.db.GetContext(ctx, id)
-	if errors.Is(err, contexts.ErrNotFound) {
-		if old, lerr := r.db.GetContext(ctx, contexts.LegacyDefaultID(principal)); lerr == nil && old.Role == role {
-			cx, err, id = old, nil, old.ID
-		}
-	}
+	cx, id, err := contexts.LoadDefault(ctx, r.db, principal, role)
 	if errors.Is(err, contexts.ErrNotFound) {
 		now := r.now().UTC().Truncate(time.Microsecond) // as the store keeps it
 		cx, err = r.db.EnsureContext(ctx, &contexts.Context{ID: id, Principal: principal, Role: role, Policy: rc.Policy,
 			PolicyVersion: pol.Version(), Phase: rc.InitialPhase, Pools: slices.Clone(rc.Pools), CreatedAt: now, CreatedBy: "airlock", UpdatedAt: now})
 		if err == nil && cx.CreatedAt.Equal(now) {
-			r.auditContext(ctx, audit.ContextCreate(r.now().UTC(), auditedContext(cx), "default context of "+principal+" as "+role))
+			r.auditContext(ctx, audit.ContextCreate(r.now().UTC(), auditedContext(cx), "default context of "+principal))
 		}
 	}
 	if err != nil {
@@ -106,7 +73,20 @@ func (r *Runner) defaultContext(ctx context.Context, principal, role string) (*c
 		}
 		r.auditContext(ctx, audit.ContextRebind(r.now().UTC(), auditedContext(cx), "the role's policy or pools changed"))
 	}
-	return cx, nil
+	return cx, bind.Admit([]*contexts.Context{cx}, principal, role)
+}
+
+// admitContext loads context id and its ancestors and admits it for
+// principal in role under bind.
+func (r *Runner) admitContext(ctx context.Context, id, principal, role string, bind contexts.Binding) (*contexts.Context, error) {
+	chain, err := r.contextChain(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := bind.Admit(chain, principal, role); err != nil {
+		return nil, err
+	}
+	return chain[0], nil
 }
 
 // contextChain loads a context and its ancestors, the context first, and

@@ -29,14 +29,11 @@ type SessionParams struct {
 	// ClientID is the OAuth client the caller's access token was issued
 	// to, recorded beside the principal ("" for static tokens).
 	ClientID string
-	// Binding is what the caller's credential allows of contexts
-	// (contexts.Binding.Admit).
+	// Binding is what the caller's credential allows of contexts.
 	Binding contexts.Binding
 	// MaxOpen caps the principal's open sessions over Transport (0 = no
-	// cap): at the cap, opening evicts the least recently used one; Idle is
-	// the idle timeout sessions are counted with. OnEvict, if set, is told
-	// each evicted session's id once it is closed and audited (the
-	// transport drops what it holds for it).
+	// cap; at the cap the least recently used one is evicted, audited, then
+	// told to OnEvict); Idle is the idle timeout sessions are counted with.
 	MaxOpen int
 	Idle    time.Duration
 	OnEvict func(sessionID string)
@@ -104,20 +101,6 @@ func (r *Runner) OpenSession(ctx context.Context, p SessionParams) (*Session, er
 	return s, nil
 }
 
-// touchEvery bounds how often a session's last-seen time is written: the
-// idle timeout is minutes, so a few seconds of slack costs nothing and
-// spares a write on most calls.
-const touchEvery = 5 * time.Second
-
-// touchInterval is touchEvery, or a quarter of idle when the idle timeout
-// is so short that a session in steady use would time out between writes.
-func touchInterval(idle time.Duration) time.Duration {
-	if idle > 0 && idle/4 < touchEvery {
-		return idle / 4
-	}
-	return touchEvery
-}
-
 // AttachSession returns the session a transport id names, if it is open,
 // not idle past idle, and belongs to principal. Every refusal is a
 // *violation.Error wrapping ErrSessionUnknown, ErrSessionExpired or
@@ -138,14 +121,12 @@ func (r *Runner) AttachSession(ctx context.Context, id, principal, role string, 
 	if !row.Open(now, idle) {
 		return nil, violation.Wrap(violation.SessionExpired, ErrSessionExpired, "this session is closed or was idle too long; initialize a new one")
 	}
-	if row.ContextID != contexts.DefaultID(principal, role) || !bind.IsZero() {
-		// The session is the principal's, but this credential may still be
-		// another role's, or bound elsewhere (issue 26 items 2 and 11).
+	if row.ContextID != contexts.DefaultID(principal, role) || !bind.IsZero() { // another role's, or bound elsewhere?
 		if _, err := r.admitContext(ctx, row.ContextID, principal, role, bind); err != nil {
 			return nil, err
 		}
 	}
-	if now.Sub(row.LastSeen) >= touchInterval(idle) {
+	if now.Sub(row.LastSeen) >= contexts.TouchInterval(idle) {
 		if err := r.db.TouchSession(ctx, id, now); err != nil && !errors.Is(err, contexts.ErrNotFound) {
 			r.log.Warn("touching session", "err", err)
 		}

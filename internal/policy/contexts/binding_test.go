@@ -1,6 +1,7 @@
 package contexts
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -68,5 +69,50 @@ func TestBindingString(t *testing.T) {
 	}
 	if !(Binding{}).IsZero() || (Binding{Required: true}).IsZero() {
 		t.Error("IsZero")
+	}
+}
+
+// getter is a map of contexts by id, as a Store's GetContext reads them.
+type getter map[string]*Context
+
+func (g getter) GetContext(_ context.Context, id string) (*Context, error) {
+	if c, ok := g[id]; ok {
+		return c, nil
+	}
+	return nil, ErrNotFound
+}
+
+// TestLoadDefault: the default context of a principal and role is the one
+// DefaultID names; a context from before default contexts were keyed by
+// role serves the role it belongs to (an upgrade loses no phase, usage or
+// declaration) and no other role (issue 26 item 11).
+func TestLoadDefault(t *testing.T) {
+	keyed := &Context{ID: DefaultID("alice", "agent"), Principal: "alice", Role: "agent"}
+	legacyAgent := &Context{ID: LegacyDefaultID("alice"), Principal: "alice", Role: "agent"}
+	legacyAdmin := &Context{ID: LegacyDefaultID("alice"), Principal: "alice", Role: "admin"}
+	tests := []struct {
+		name   string
+		stored getter
+		want   *Context // nil: ErrNotFound
+	}{
+		{"none yet", getter{}, nil},
+		{"keyed", getter{keyed.ID: keyed}, keyed},
+		{"legacy of this role", getter{legacyAgent.ID: legacyAgent}, legacyAgent},
+		{"legacy of another role", getter{legacyAdmin.ID: legacyAdmin}, nil},
+		{"keyed beside legacy", getter{keyed.ID: keyed, legacyAgent.ID: legacyAgent}, keyed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, id, err := LoadDefault(context.Background(), tc.stored, "alice", "agent")
+			if tc.want == nil {
+				if !errors.Is(err, ErrNotFound) || id != DefaultID("alice", "agent") {
+					t.Fatalf("got %v, %q, %v; want ErrNotFound and the keyed id to create", got, id, err)
+				}
+				return
+			}
+			if err != nil || got != tc.want || id != tc.want.ID {
+				t.Fatalf("got %v, %q, %v; want %s", got, id, err, tc.want.ID)
+			}
+		})
 	}
 }

@@ -86,6 +86,23 @@ func DefaultID(principal, role string) string {
 	return derivedID("airlock default context by role\x00" + strconv.Itoa(len(principal)) + ":" + principal + "\x00" + role)
 }
 
+// LoadDefault returns principal's default context of role as st holds it,
+// and its id: the one [DefaultID] names, or, if that is not stored, a
+// [LegacyDefaultID] context of the same role. ErrNotFound (with DefaultID's
+// id, to create it under) when neither is.
+func LoadDefault(ctx context.Context, st interface {
+	GetContext(context.Context, string) (*Context, error)
+}, principal, role string) (*Context, string, error) {
+	id := DefaultID(principal, role)
+	cx, err := st.GetContext(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		if old, lerr := st.GetContext(ctx, LegacyDefaultID(principal)); lerr == nil && old.Role == role {
+			return old, old.ID, nil
+		}
+	}
+	return cx, id, err
+}
+
 // LegacyDefaultID is the id a principal's default context had before
 // default contexts were keyed by role as well. The runner keeps serving
 // such a context to the role it belongs to, so an upgrade loses no phase,
@@ -122,6 +139,22 @@ func (s *Session) Open(now time.Time, idle time.Duration) bool {
 		return false
 	}
 	return idle <= 0 || now.Sub(s.LastSeen) < idle
+}
+
+// touchEvery bounds how often a session's last-seen time is written: the
+// idle timeout is minutes, so a few seconds of slack costs nothing and
+// spares a write on most calls.
+const touchEvery = 5 * time.Second
+
+// TouchInterval is how stale a session's LastSeen may get before a request
+// on it writes it again: touchEvery, or a quarter of idle when the idle
+// timeout is so short that a session in steady use would time out between
+// writes. It is also how finely the session cap tells recent use apart.
+func TouchInterval(idle time.Duration) time.Duration {
+	if idle > 0 && idle/4 < touchEvery {
+		return idle / 4
+	}
+	return touchEvery
 }
 
 // Errors a Store returns; test with errors.Is.

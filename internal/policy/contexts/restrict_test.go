@@ -123,8 +123,12 @@ func TestCheckRestricts(t *testing.T) {
 // digits, distinct for every principal and role (issue 26 item 11: one
 // principal's two roles never share one) and from every legacy id.
 func TestDefaultID(t *testing.T) {
-	if DefaultID("alice", "agent") != DefaultID("alice", "agent") || LegacyDefaultID("alice") != LegacyDefaultID("alice") {
-		t.Fatal("DefaultID is not deterministic")
+	principal, role := "alice", "agent"
+	if a, b := DefaultID(principal, role), DefaultID("alice", "agent"); a != b {
+		t.Fatalf("DefaultID is not deterministic: %s, %s", a, b)
+	}
+	if a, b := LegacyDefaultID(principal), LegacyDefaultID("alice"); a != b {
+		t.Fatalf("LegacyDefaultID is not deterministic: %s, %s", a, b)
 	}
 	seen := map[string]string{}
 	check := func(name, id string) {
