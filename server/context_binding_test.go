@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -215,11 +214,7 @@ func TestRequireContext(t *testing.T) {
 // loopback and the given role_mapping rules.
 func oauthWeb(t *testing.T, scopes, roleMapping string) (*web, *testidp.IdP) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	idp, err := testidp.Start(ln, oauthClients)
-	must(t, err)
-	t.Cleanup(func() { _ = idp.Close() })
+	idp := startIdP(t)
 	cfg := withHTTP(t, fmt.Sprintf(testConfig, "local"), `{oauth: {resource: "`+oauthResource+`", scopes_supported: [`+scopes+`],
       issuers: [{issuer: "`+idp.Issuer+`"}], role_mapping: [`+roleMapping+`]}}`)
 	return webFixtureConfig(t, cfg), idp

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/airlock-dev/airlock/declarations/declarationstest"
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
@@ -27,27 +27,10 @@ import (
 // not lock it out; one that opens sessions without end must still hold no
 // more than the cap, in the store and in this process's memory.
 
-// testClock is a runner clock the test moves: which session was used
-// least recently is then the test's to say, not the scheduler's.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-// webClock is webFixtureHTTP served by a runner on clk.
-func webClock(t *testing.T, httpSettings string, clk *testClock) *web {
+// webClock is webFixtureHTTP served by a runner on clk, a clock the test
+// moves: which session was used least recently is then the test's to say,
+// not the scheduler's.
+func webClock(t *testing.T, httpSettings string, clk *declarationstest.Clock) *web {
 	t.Helper()
 	w := webFixtureHTTP(t, httpSettings)
 	g := w.withRunner(t, runner.Options{Now: clk.Now}, nil)
@@ -68,17 +51,17 @@ func (f *fixture) liveInMCPGo(id string) bool {
 // place, refused from then on as SESSION_EXPIRED, its mcp-go state gone —
 // while its other sessions and other principals' are untouched.
 func TestSessionCapEvictsLeastRecentlyUsed(t *testing.T) {
-	clk := &testClock{t: time.Now().UTC()}
+	clk := declarationstest.NewClock(time.Now().UTC())
 	w := webClock(t, "max_sessions_per_principal: 2", clk)
 	other := w.legacyClient(t, "agent-b", nil)
 	c1 := w.legacyClient(t, "agent", nil)
-	clk.advance(10 * time.Second)
+	clk.Advance(10 * time.Second)
 	c2 := w.legacyClient(t, "agent", nil)
-	clk.advance(10 * time.Second)
+	clk.Advance(10 * time.Second)
 	if res := call(t, c1, "list_pools", nil); res.IsError { // c1 is used after c2 was opened
 		t.Fatal(text(res))
 	}
-	clk.advance(10 * time.Second)
+	clk.Advance(10 * time.Second)
 	c3 := w.legacyClient(t, "agent", nil)
 
 	me := principalOf("agent")
