@@ -101,6 +101,9 @@ var attempts = []attempt{
 		res := w.send(t, http.MethodPost, "", h, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": callParams("read_pool_file", readBeta, nil)}).result(t)
 		return code(res)
 	}},
+	{"SSE", func(t *testing.T, w *web, bearer string, hdr map[string]string) string {
+		return code(sseCall(t, w.ts.URL, bearer, hdr, "read_pool_file", readBeta))
+	}},
 	{"sessionless 2026-07-28", func(t *testing.T, w *web, bearer string, hdr map[string]string) string {
 		h := bearerHeaders(bearer, hdr)
 		h["Mcp-Param-Pool"] = "beta" // the revision mirrors the pool argument in a header
@@ -124,7 +127,7 @@ func refusalCode(t *testing.T, r *httpReply, status int) string {
 // runs in it without the header, may name it or a context under it, and
 // is refused — 403 CONTEXT_OUTSIDE_BINDING, audited — for a sibling; a
 // handle of another principal stays CONTEXT_INVALID. Over a streamable
-// session and sessionless.
+// session, SSE and sessionless.
 func TestBoundTokenCannotOptOut(t *testing.T) {
 	w := webFixture(t)
 	owner, tok := principalOf("agent-b"), tokenOf("agent-b")

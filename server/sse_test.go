@@ -14,6 +14,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
@@ -102,18 +103,54 @@ func (s *sseStream) next(t *testing.T) (string, map[string]any) {
 }
 
 // postMessage posts one JSON-RPC message to /message for session sid with
-// a bearer token and returns the status and body of the answer.
-func postMessage(t *testing.T, url, bearer, sid, body string) (int, string) {
+// a bearer token (and headers) and returns the status and body of the
+// answer.
+func postMessage(t *testing.T, url, bearer, sid, body string, headers ...map[string]string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url+PathMessage+"?sessionId="+sid, strings.NewReader(body))
 	must(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+bearer)
+	for _, h := range headers {
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+	}
 	resp, err := http.DefaultClient.Do(req)
 	must(t, err)
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(b)
+}
+
+// sseCall opens an SSE session with a bearer token, initializes it and
+// makes one tools/call, every POST carrying hdr, and returns the call's
+// result as it arrives on the stream.
+func sseCall(t *testing.T, url, bearer string, hdr map[string]string, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	s := openSSE(t, url, bearer)
+	call, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": callParams(tool, args, nil)})
+	must(t, err)
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"sse","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		string(call),
+	} {
+		if status, answer := postMessage(t, url, bearer, s.sid, body, hdr); status != http.StatusAccepted {
+			t.Fatalf("POST /message: HTTP %d %s", status, answer)
+		}
+	}
+	for {
+		id, msg := s.next(t)
+		if id != "2" {
+			continue // initialize's answer
+		}
+		b, err := json.Marshal(msg["result"])
+		must(t, err)
+		var res mcp.CallToolResult
+		must(t, json.Unmarshal(b, &res))
+		return &res
+	}
 }
 
 const sseRead = `{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"read_pool_file","arguments":{"pool":"alpha","path":"hello.txt"}}}`
