@@ -31,7 +31,14 @@ import (
 //     is open, not idle past the timeout, and the caller's own: else 400
 //     (none), 404 (unknown, expired or another principal's — the answer
 //     does not reveal which), each refusal audited with its SESSION_* code;
-//   - DELETE closes the session in the store (its context lives on).
+//     and its context must be one this credential may use (its role's,
+//     within its binding): else 403 with the CONTEXT_* code — one OAuth
+//     subject's other client cannot ride it out of its binding;
+//   - DELETE closes the session in the store (its context lives on). It is
+//     authenticated like any request: without a token the guard answers 401
+//     and nothing is closed, because a session id is not a credential
+//     (proxies and logs see it) and another signed-in principal may not
+//     close it either (TestUnauthenticatedDeleteClosesNothing).
 //
 // Sessionless requests (2026-07-28) pass through: they carry no session,
 // and their context is the principal's.
