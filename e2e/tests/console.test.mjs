@@ -251,6 +251,32 @@ describe('the web console in Chromium', () => {
     await page.goto(`${server.baseUrl}/console/kill`); // where the next test forges its POST
   });
 
+  it('every page fits a 1280 px window and a 390 px phone: no page scrolls sideways, definitions stay collapsed', async () => {
+    // Volume first: a long reason and a run of calls, as a day's trail has.
+    for (let i = 0; i < 30; i++) await call('list_pools');
+    await call('read_pool_file', { pool: 'notes', path: 'x'.repeat(300) });
+    const pages = ['approvals', 'audit', 'contexts', 'runs', 'upstreams', 'kill'];
+    for (const [width, height] of [[1280, 900], [390, 844]]) {
+      await page.setViewportSize({ width, height });
+      for (const name of pages) {
+        await page.goto(`${server.baseUrl}/console/${name}`);
+        const scroll = await page.evaluate(() => document.documentElement.scrollWidth);
+        assert.ok(scroll <= width, `${name} at ${width} px is ${scroll} px wide`);
+        await shot(`${name}-${width}`);
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${server.baseUrl}/console/upstreams`);
+    assert.ok(await page.locator('details.definition').count() > 0, 'the upstream page shows the schemas behind a toggle');
+    assert.equal(await page.locator('details.definition[open]').count(), 0, 'upstream schemas are collapsed');
+    await page.goto(`${server.baseUrl}/console/audit`);
+    // Rows on the first screen at 1280 x 900 (it was about 9).
+    const onScreen = await page.evaluate(() => [...document.querySelectorAll('table.audit tbody tr')]
+      .filter((tr) => tr.getBoundingClientRect().bottom <= window.innerHeight).length);
+    assert.ok(onScreen >= 15, `${onScreen} audit rows fit the first screen`);
+    await page.goto(`${server.baseUrl}/console/kill`); // where the next test forges its POST
+  });
+
   it('a POST without the CSRF token, from the console page itself with its cookie, is refused 403', async () => {
     const status = await page.evaluate(async () => {
       const r = await fetch('/console/kill', { method: 'POST', body: new URLSearchParams({ action: 'engage', reason: 'forged' }) });

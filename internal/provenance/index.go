@@ -157,14 +157,8 @@ func namespace(k Kind) string {
 func exactKeys(v string, k Kind) []string {
 	keys := []string{"id:" + strictFold(v)}
 	switch k {
-	case KindAmount:
-		for _, a := range amountKeys(v) {
-			keys = append(keys, "amount:"+a)
-		}
-	case KindDate:
-		for _, d := range dateKeys(v) {
-			keys = append(keys, "date:"+d)
-		}
+	case KindAmount, KindDate:
+		keys = append(keys, valueKeys(k, v)...)
 	case KindWord: // a channel or user named without its sigil
 		keys = append(keys, "handle:#"+strictFold(v), "handle:@"+strictFold(v))
 	case KindText, KindIdentifier, KindFile, KindBool, KindNull:

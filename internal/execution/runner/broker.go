@@ -123,7 +123,7 @@ func (b *sessionBroker) Execute(ctx context.Context, need declarations.Need) (*t
 		// secret injected is scrubbed from what the host sent back (a
 		// server echoing its Authorization header into the page).
 		scrub := &credentials.Scrubber{}
-		opts.Headers = fetchHeaders(b.s.r.creds.ForHosts(b.s.role, scrub))
+		opts.Headers = b.s.r.creds.ForHosts(b.s.role, scrub).HTTPHeaders()
 		f, err := comm.NewFetcher(opts)
 		if err != nil {
 			return nil, fmt.Errorf("fetcher: %w", err)

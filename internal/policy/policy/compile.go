@@ -216,17 +216,10 @@ func compileEntries(policy, list string, texts []string) ([]entry, error) {
 	return out, nil
 }
 
+// validRuleID is a policy name's alphabet, less the ids the decision
+// itself reports a match by ("default", "network").
 func validRuleID(id string) bool {
-	if id == "" || len(id) > 64 || id == "default" || id == "network" {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
+	return id != "default" && id != "network" && validName(id)
 }
 
 // compileRule compiles rules[i]; on error it also returns the field at fault.
