@@ -127,11 +127,7 @@ func TestCredentialsNeverLeaveTheBoundary(t *testing.T) {
 		fmt.Fprintf(w, "other host page, auth=%q\n", r.Header.Get("Authorization"))
 	}))
 	defer other.Close()
-	named := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			http.NotFound(w, r)
-			return
-		}
+	named := originServer(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen["named"+r.URL.Path] = r.Header.Get("Authorization")
 		mu.Unlock()
@@ -146,8 +142,7 @@ func TestCredentialsNeverLeaveTheBoundary(t *testing.T) {
 		// A host that echoes the header back: the page must reach the
 		// agent scrubbed.
 		fmt.Fprintf(w, "named host page, you sent %q\n", r.Header.Get("Authorization"))
-	}))
-	defer named.Close()
+	})
 	cf := newCredFixture(t, strings.TrimPrefix(named.URL, "http://"))
 
 	fetch := func(url string) *mcp.CallToolResult {

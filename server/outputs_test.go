@@ -20,10 +20,7 @@ var outputPoolRe = regexp.MustCompile(`pool (run-[0-9a-f-]{36}) \((trusted|untru
 func TestRunOutputsAreAPool(t *testing.T) {
 	f := newFixture(t, "runner")
 	c := f.connect(t)
-	res := call(t, c, "run_pipeline", map[string]any{"pipeline": "count_rows"})
-	if res.IsError {
-		t.Fatal(text(res))
-	}
+	res := callOK(t, c, "run_pipeline", map[string]any{"pipeline": "count_rows"})
 	m := outputPoolRe.FindStringSubmatch(text(res))
 	if m == nil || m[2] != "trusted" {
 		t.Fatalf("no output pool named: %s", text(res))
@@ -83,10 +80,7 @@ func TestUntrustedRunOutputsAreFenced(t *testing.T) {
 	cfg = strings.Replace(cfg, "transports:\n  stdio: {role: local}", "transports:\n  stdio: {role: runner}", 1)
 	f := newFixtureConfig(t, cfg)
 	c := f.connect(t)
-	res := call(t, c, "run_pipeline", map[string]any{"pipeline": "copy_notes"})
-	if res.IsError {
-		t.Fatal(text(res))
-	}
+	res := callOK(t, c, "run_pipeline", map[string]any{"pipeline": "copy_notes"})
 	m := outputPoolRe.FindStringSubmatch(text(res))
 	if m == nil || m[2] != "untrusted" {
 		t.Fatalf("output pool not untrusted: %s", text(res))

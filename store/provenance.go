@@ -413,22 +413,6 @@ func (db *DB) ContextProvenance(ctx context.Context, contextID string) (_ *Prove
 	return out, nil
 }
 
-type scanner interface{ Scan(...any) error }
-
-func scanRows(ctx context.Context, q rowsQuerier, query, arg string, each func(scanner) error) error {
-	rows, err := q.QueryContext(ctx, query, arg)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := each(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
-}
-
 func decodeProvRow(readers, at string, rs *[]string, t *time.Time) error {
 	var err error
 	if *t, err = parseTime(at); err != nil {
