@@ -127,7 +127,7 @@ type ContextBinding struct {
 // CONTEXT_INVALID on every request.
 var contextIDPattern = regexp.MustCompile(`^ctx_[0-9a-f]{24}$`)
 
-func (b ContextBinding) check() error {
+func (b ContextBinding) checkContext() error {
 	if b.Context != "" && !contextIDPattern.MatchString(b.Context) {
 		return fmt.Errorf("context %q is not a context id (ctx_ and 24 hex digits, as airlock context list shows): %w", b.Context, ErrInvalid)
 	}
@@ -413,10 +413,10 @@ func (c *Config) checkRoles(pools map[string]bool) error {
 			return c.at(base+".approver", fmt.Errorf("approver %q (want operator or client): %w", r.Approver, ErrInvalid))
 		}
 		for i, t := range r.Tokens {
-			if err := t.check(); err != nil {
+			if err := t.Source().check(); err != nil {
 				return c.at(fmt.Sprintf("%s.tokens[%d]", base, i), err)
 			}
-			if err := t.ContextBinding.check(); err != nil {
+			if err := t.checkContext(); err != nil {
 				return c.at(fmt.Sprintf("%s.tokens[%d].context", base, i), err)
 			}
 		}

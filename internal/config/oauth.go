@@ -199,7 +199,7 @@ func (c *Config) checkOAuth() error {
 				return c.at(fmt.Sprintf("%s.scopes[%d]", p, j), fmt.Errorf("scope %q: %w", sc, errBadScope))
 			}
 		}
-		if err := rm.ContextBinding.check(); err != nil {
+		if err := rm.checkContext(); err != nil {
 			return c.at(p+".context", err)
 		}
 		// A rule without a condition would give its role to every token of
