@@ -216,7 +216,7 @@ func (gateChecked) Terminate(string) (bool, error) { return false, nil }
 // sweep, so a client opening sessions without end would cost this process
 // a session's memory per initialize for the whole idle timeout; dropped
 // here, the process holds no more than the cap's worth per principal
-// (TestEvictedSessionLeavesNoTransportState). mcp-go releases one
+// (TestShortLivedClientsNeverLockedOut). mcp-go releases one
 // session's state only when it serves that session's DELETE, so the server
 // hands each of its streamable handlers one. The gate is not crossed: the
 // store closed the session already, and mcp-go asks gateChecked, which

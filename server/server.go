@@ -13,8 +13,9 @@
 // (the principal's default context, or a child an operator created). A
 // transport session — the stdio process, an SSE connection, a server-issued
 // Mcp-Session-Id — is only a handle onto it, bound to the principal that
-// opened it (an SSE stream from the moment it opens, sse.go); a credential
-// may be bound to a context too (contexts.Binding); a sessionless request (protocol 2026-07-28, served beside the
+// opened it (an SSE stream from the moment it opens, sse.go), and a
+// credential may be bound to a context too (contexts.Binding); a
+// sessionless request (protocol 2026-07-28, served beside the
 // session-oriented revisions) goes to the principal's context directly. So
 // reconnecting, DELETE or a restart resets nothing, and two processes on one
 // store serve the same contexts.
