@@ -65,10 +65,11 @@ func runContext(ctx context.Context, args []string, io Streams) error {
 		if err != nil {
 			return err
 		}
-		cfg, err := loadConfig(*cfgPath, dir)
+		cfg, release, err := loadConfig(*cfgPath, dir)
 		if err != nil {
 			return err
 		}
+		defer release()
 		op, err := operator.Open(dir, false)
 		if err != nil {
 			return err

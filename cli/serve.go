@@ -30,10 +30,11 @@ func runServe(ctx context.Context, args []string, io Streams) error {
 	if err != nil {
 		return err
 	}
-	cfg, dir, err := loadConfigAndState(*cfgPath, *state)
+	cfg, dir, release, err := loadConfigAndState(*cfgPath, *state)
 	if err != nil {
 		return err
 	}
+	defer release() // after the runner closes: its pools live there
 	var m *metrics.Metrics
 	if *addr != "" { // served at /metrics on the HTTP listener only
 		m = metrics.New()
@@ -74,25 +75,35 @@ func runServe(ctx context.Context, args []string, io Streams) error {
 
 // loadConfigAndState resolves the state directory, then loads the config
 // (or the embedded demo, whose pools live under the state directory).
-func loadConfigAndState(cfgPath, stateFlag string) (*config.Config, string, error) {
+// release is loadConfig's.
+func loadConfigAndState(cfgPath, stateFlag string) (*config.Config, string, func(), error) {
 	dir, err := stateDir(stateFlag)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	cfg, err := loadConfig(cfgPath, dir)
-	return cfg, dir, err
+	cfg, release, err := loadConfig(cfgPath, dir)
+	return cfg, dir, release, err
 }
 
-// loadConfig loads path, or materialises the embedded demo under the state dir.
-func loadConfig(path, state string) (*config.Config, error) {
+// loadConfig loads path, or materialises the embedded demo under the state
+// dir. release removes the demo pools when they had to go to the system
+// temp directory (pipelinehost.ReachableDir); call it when the command is
+// done with the configuration.
+func loadConfig(path, state string) (cfg *config.Config, release func(), err error) {
 	if path != "" {
-		return config.Load(path)
+		cfg, err = config.Load(path)
+		return cfg, func() {}, err
 	}
-	dir, err := pipelinehost.ReachableDir(state, "demo")
+	dir, rm, err := pipelinehost.ReachableDir(state, "demo")
 	if err != nil {
-		return nil, fmt.Errorf("preparing the demo pools: %w", err)
+		return nil, nil, fmt.Errorf("preparing the demo pools: %w", err)
 	}
-	return config.Demo(dir)
+	release = func() { _ = rm() }
+	if cfg, err = config.Demo(dir); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return cfg, release, nil
 }
 
 func serveHTTP(ctx context.Context, addr string, srv *server.Server, io Streams) error {

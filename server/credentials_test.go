@@ -77,6 +77,14 @@ func newCredFixture(t *testing.T, namedHost string) *credFixture {
     description: Writes its credential into an output file.
     argv: [/bin/sh, -c, 'echo "leaked $API_TOKEN here" > {out}/x.txt']
     outputs: [x.txt]
+  - name: print_split_secret
+    description: Prints its credential split by U+200B on stdout and by U+00AD on stderr.
+    argv: [/bin/sh, -c, 'printf %s "$API_TOKEN" | sed "s/./&\xe2\x80\x8b/g"; echo; printf %s "$API_TOKEN" | sed "s/./&\xc2\xad/g" >&2; echo ok > {out}/x.txt']
+    outputs: [x.txt]
+  - name: leak_split_secret
+    description: Writes its credential split by U+200B into an output file.
+    argv: [/bin/sh, -c, 'printf %s "$API_TOKEN" | sed "s/./&\xe2\x80\x8b/g" > {out}/x.txt']
+    outputs: [x.txt]
 credentials:
   - id: api-header
     secret: {env: ` + credEnvVar + `}
@@ -85,7 +93,7 @@ credentials:
   - id: pipe-token
     secret: {file: secrets/pipe-token}
     roles: [credded]
-    env: {name: API_TOKEN, pipelines: [use_secret, print_secret, leak_secret]}
+    env: {name: API_TOKEN, pipelines: [use_secret, print_secret, leak_secret, print_split_secret, leak_split_secret]}
 `
 	f := newFixtureConfig(t, cfg)
 	cf.fixture = f

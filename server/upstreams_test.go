@@ -124,6 +124,13 @@ func upstreamConfig(t testing.TB, role, more string) (string, *testUpstream) {
     rules:
       - {id: no-secret-echo, capability: mcp.up.echo, when: 'args.parameters.arguments.message == "secret"', effect: deny}
       - {id: loud-needs-ok, capability: mcp.up.echo, when: 'args.parameters.arguments.message startsWith "LOUD"', effect: require_approval}
+      - {id: no-secret-bind, capability: "mcp.up.bind*", when: 'args.parameters.arguments.message == "secret"', effect: deny}
+      - {id: no-big-limit, capability: "mcp.up.bind*", when: '(args.parameters.arguments.limit ?? 0) > 100', effect: deny}
+      - {id: no-big-nested-limit, capability: "mcp.up.bind*", when: '(args.parameters.arguments.opts?.limit ?? 0) > 100', effect: deny}
+  mcp-extra:
+    allow: ["pool.*", "mcp.up.*"]
+    network: {allow_hosts: ["127.0.0.1"], allow_schemes: [http], allow_private: ["127.0.0.0/8"]}
+    mcp_additional_arguments: ["mcp.up.bind*"]
   mcp-none:
     allow: ["pool.*"]
   mcp-narrow:
@@ -145,6 +152,7 @@ func upstreamConfig(t testing.TB, role, more string) (string, *testUpstream) {
   mcp-planner: {policy: mcp, pools: [alpha]}
   mcp-denied: {policy: mcp-none, pools: [alpha], initial_phase: execution}
   mcp-metered: {policy: mcp-metered, pools: [alpha], initial_phase: execution}
+  mcp-extra: {policy: mcp-extra, pools: [alpha], initial_phase: execution}
   mcp-http:
     policy: mcp
     pools: [alpha]

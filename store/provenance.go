@@ -10,7 +10,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/internal/kit/textcut"
 )
 
 // Provenance at the boundary (issue 22): what a runtime context was given by
@@ -245,13 +246,7 @@ func (db *DB) RecordContent(ctx context.Context, l *ContentLabel, maxBytes int64
 	if err != nil {
 		return 0, err
 	}
-	if int64(len(l.Text)) > maxBytes {
-		cut := int(maxBytes)
-		for cut > 0 && !utf8.RuneStart(l.Text[cut]) {
-			cut--
-		}
-		l.Text = l.Text[:cut]
-	}
+	l.Text, _ = textcut.Prefix(l.Text, int(min(maxBytes, int64(len(l.Text)))))
 	l.SHA256, l.Bytes, l.CreatedAt = hexSHA(l.Text), int64(len(l.Text)), storedTime(l.CreatedAt)
 	what := "recording content of context " + l.ContextID
 	// One lock per context: two instances recording at once get
@@ -457,12 +452,6 @@ func hexSHA(s string) string {
 // may be long): at most 512 bytes, valid UTF-8, no NUL.
 func CutSource(s string) string {
 	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
-	if len(s) > 512 {
-		cut := 512
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut]
-	}
+	s, _ = textcut.Prefix(s, 512)
 	return s
 }

@@ -3,7 +3,8 @@ package provenance
 import (
 	"regexp"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/internal/kit/textcut"
 )
 
 // Index holds the labelled content of one context, prepared for Trace.
@@ -203,13 +204,8 @@ func isSpaceRune(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r =
 
 // cutRunes cuts s to at most n bytes without splitting a rune.
 func cutRunes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	s, _ = textcut.Prefix(s, n)
+	return s
 }
 
 // handlesIn returns the #channel and @user names of a folded text (not

@@ -145,7 +145,7 @@ func (c *call) render(res *toolkit.Result) *Response {
 	resp := &Response{Text: text, Blobs: res.Blobs, Structured: res.Structured, Truncated: truncated, Elicit: res.Elicit}
 	if res.Untrusted != nil {
 		untrusted, cut := textcut.Marked(res.UntrustedText, max-len(text))
-		meta := fence.Meta{Source: res.Untrusted.Source, Kind: res.Untrusted.Kind, Trust: res.Untrusted.Trust}
+		meta := fence.Meta{Source: res.Untrusted.Source, Kind: res.Untrusted.Kind, Trust: res.Untrusted.Trust, Scrub: res.Untrusted.Scrub}
 		if res.Untrusted.Attribute {
 			meta.AttributionID = "att_" + uuid.NewString()
 		}

@@ -364,6 +364,8 @@ func (c *Console) publicError(err error) (int, string) {
 		return http.StatusBadRequest, "The phase is planning or execution."
 	case errors.Is(err, pinning.ErrStale):
 		return http.StatusConflict, "That tool's definition changed since this page showed it: nothing was approved. Review the definition listed now."
+	case errors.Is(err, pinning.ErrDigestSyntax):
+		return http.StatusBadRequest, "That is not a digest the review showed: nothing was approved."
 	case errors.Is(err, operator.ErrUnknownTool):
 		return http.StatusNotFound, "No such upstream tool: refresh to list the upstreams again."
 	case errors.Is(err, ErrBadFilter):

@@ -51,9 +51,10 @@ func (o *API) UpstreamPins(ctx context.Context, upstream string) ([]*pinning.Pin
 
 // ApproveUpstreamTool approves the definition of upstream/tool that the
 // operator reviewed: digest must be the digest of the definition the
-// upstream lists now (the review shows it), else pinning.ErrStale — an
-// approval never covers a definition the operator did not see. Audited
-// either way.
+// upstream lists now (the review shows it), or a prefix of it of at least
+// pinning.MinDigestPrefix digits, else pinning.ErrStale — an approval
+// never covers a definition the operator did not see. Audited either way,
+// a success with the whole digest approved.
 func (o *API) ApproveUpstreamTool(ctx context.Context, upstream, tool, digest, by string) (*pinning.Pin, error) {
 	return o.ApproveUpstreamToolBecause(ctx, upstream, tool, digest, by, "")
 }
@@ -77,6 +78,10 @@ func (o *API) ApproveUpstreamToolBecause(ctx context.Context, upstream, tool, di
 	rec := out
 	if rec == nil {
 		rec = &pinning.Pin{Upstream: upstream, Tool: tool, SeenDigest: digest}
+	} else {
+		// The record names the exact digest approved, not the prefix
+		// typed (issue 24 item 6).
+		digest = out.ApprovedDigest
 	}
 	o.upstreamsOf().AuditApproval(ctx, o.operator(by), rec, digest, why, err)
 	if err != nil {

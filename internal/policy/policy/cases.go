@@ -147,9 +147,18 @@ type RuleRef struct {
 	Policy string `json:"policy"`
 	Kind   string `json:"kind"` // StepDenyPattern, StepAllowPattern or StepRule
 	ID     string `json:"id"`
+	// Unreachable, in a coverage report, says why the rule can never
+	// fire (Set.UnreachableRules): no case can cover it.
+	Unreachable string `json:"unreachable,omitempty"`
 }
 
-func (r RuleRef) String() string { return r.Policy + "/" + r.ID + " (" + r.Kind + ")" }
+func (r RuleRef) String() string {
+	s := r.Policy + "/" + r.ID + " (" + r.Kind + ")"
+	if r.Unreachable != "" {
+		s += ": can never fire: " + r.Unreachable
+	}
+	return s
+}
 
 // CaseFailure is one case whose decision was not the expected one.
 type CaseFailure struct {
@@ -340,8 +349,15 @@ func (l *layer) has(id string) bool {
 }
 
 // uncovered lists every pattern and rule of every policy in s (each in
-// the policy that declares it) that no case hit, and counts them all.
+// the policy that declares it) that no case hit, and counts them all. A
+// rule that can never fire is listed as such whatever the cases hit: a
+// case expecting the deny it gets instead must not make it look covered
+// (issue 24 item 7).
 func uncovered(s *Set, hits map[string]map[string]bool) (out []RuleRef, total int) {
+	never := map[RuleRef]string{}
+	for _, u := range s.UnreachableRules() {
+		never[u.RuleRef] = u.Why
+	}
 	for _, name := range s.Names() {
 		p, _ := s.Get(name)
 		if p == nil || len(p.layers) == 0 {
@@ -360,7 +376,10 @@ func uncovered(s *Set, hits map[string]map[string]bool) (out []RuleRef, total in
 		}
 		for _, r := range refs {
 			total++
-			if !hits[name][r.ID] {
+			if why, ok := never[r]; ok {
+				r.Unreachable = why
+				out = append(out, r)
+			} else if !hits[name][r.ID] {
 				out = append(out, r)
 			}
 		}

@@ -42,7 +42,10 @@ type layer struct {
 	deny    []entry
 	rules   []*rule
 	neutral bool // no allows of its own: defers to its ancestors for allow
-	dflt    string
+	// additional: mcp_additional_arguments (additional.go); empty defers
+	// to the ancestors, and for the root means none.
+	additional []capability.Pattern
+	dflt       string
 }
 
 // entry is a compiled allow or deny pattern with its decision text built
@@ -102,6 +105,9 @@ func compile(name string, spec Spec, parent *Policy) (*Policy, error) {
 		return nil, err
 	}
 	if l.deny, err = compileEntries(name, "deny", spec.Deny); err != nil {
+		return nil, err
+	}
+	if err := compileAdditional(l, spec.MCPAdditionalArguments, parent); err != nil {
 		return nil, err
 	}
 	p := &Policy{name: name, desc: spec.Description, ruleIDs: map[string]bool{}}

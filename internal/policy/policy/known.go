@@ -161,14 +161,15 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// CheckFile is LoadFile plus CheckCapabilities, for `airlock policy check`:
-// everything that loads, and no pattern that matches nothing.
+// CheckFile is LoadFile plus CheckCapabilities and CheckReachable, for
+// `airlock policy check`: everything that loads, no pattern that matches
+// nothing, no rule that can never fire.
 func CheckFile(path string) (*Set, error) {
 	set, data, specs, err := loadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckCapabilities(path, data, specs, nil); err != nil {
+	if err := errors.Join(CheckCapabilities(path, data, specs, nil), CheckReachable(path, data, set)); err != nil {
 		return nil, err
 	}
 	return set, nil
