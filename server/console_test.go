@@ -15,7 +15,6 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
-	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // The web console (issue 12 item 1) on a real loopback server, real
@@ -430,7 +429,7 @@ func TestConsoleActionsAudited(t *testing.T) {
 	}
 	// The phase form moves the agent's context as `airlock phase` does:
 	// planning makes its next fetch a dry run.
-	cx := contexts.DefaultID(principalOf("web-operator"))
+	cx := defaultOf("web-operator")
 	if p := post("/console/contexts/phase", url.Values{"context": {cx}, "phase": {"planning"}, "reason": {"review first"}}); p.status != http.StatusSeeOther {
 		t.Fatalf("phase: %d %s", p.status, p.body)
 	}

@@ -35,7 +35,7 @@ func endorseFixture(t *testing.T, approver string) (*fixture, string, string, *a
 		role = strings.Replace(role, "}", ", approver: "+approver+"}", 1)
 	}
 	f, sent := bankFixture(t, provPolicy, role, "", "send_money", "get_transactions")
-	cx, handle := f.newChild(t, contexts.DefaultID("local"), provTask)
+	cx, handle := f.newChild(t, f.localDefault(), provTask)
 	return f, cx, handle, sent
 }
 
@@ -43,12 +43,7 @@ func endorseFixture(t *testing.T, approver string) (*fixture, string, string, *a
 // its trusted input when set.
 func (f *fixture) newChild(t *testing.T, parent, task string) (string, string) {
 	t.Helper()
-	op, err := operator.Open(f.state, false)
-	must(t, err)
-	defer op.Close()
-	cx, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: parent, Phase: contexts.PhaseExecution, Task: task}, "tester", "a test child")
-	must(t, err)
-	return cx.ID, handle
+	return f.createChild(t, operator.ChildSpec{Parent: parent, Phase: contexts.PhaseExecution, Task: task})
 }
 
 // operator opens the state as the CLI does, for one step.
@@ -152,7 +147,7 @@ func TestEndorsementAudited(t *testing.T) {
 // sibling, not in its parent, not in its own child.
 func TestEndorsementSingleContext(t *testing.T) {
 	f, cx, handle, sent := endorseFixture(t, "operator")
-	sibling, siblingHandle := f.newChild(t, contexts.DefaultID("local"), provTask)
+	sibling, siblingHandle := f.newChild(t, f.localDefault(), provTask)
 	_, grandchildHandle := f.newChild(t, cx, "")
 	if _, err := f.operator(t).Endorse(context.Background(), cx, agentIBAN, "alice", "the orchestrator checked it"); err != nil {
 		t.Fatal(err)

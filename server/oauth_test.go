@@ -31,16 +31,24 @@ var oauthClients = []testidp.Client{
 // maps to role lister.
 func oauthServer(t *testing.T) (*fixture, string, *testidp.IdP) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	idp, err := testidp.Start(ln, oauthClients)
-	must(t, err)
-	t.Cleanup(func() { _ = idp.Close() })
+	idp := startIdP(t)
 	f, url := edgeServer(t, `{oauth: {resource: "`+oauthResource+`", scopes_supported: [airlock.read],
       jwks_cache_seconds: 1, jwks_min_refresh_seconds: 1,
       issuers: [{issuer: "`+idp.Issuer+`"}],
       role_mapping: [{role: lister, scopes: [airlock.read]}]}}`)
 	return f, url, idp
+}
+
+// startIdP runs the test OpenID Provider with oauthClients on loopback
+// until the test ends.
+func startIdP(t *testing.T) *testidp.IdP {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	idp, err := testidp.Start(ln, oauthClients)
+	must(t, err)
+	t.Cleanup(func() { _ = idp.Close() })
+	return idp
 }
 
 func idpToken(t *testing.T, idp *testidp.IdP, client, scope string) string {

@@ -84,7 +84,7 @@ func bankFixture(t *testing.T, policy, role, pipelines string, approve ...string
 func provFixture(t *testing.T) (*fixture, *childClient, string, *atomic.Int64) {
 	t.Helper()
 	f, sent := bankFixture(t, provPolicy, payerRole, "", "send_money", "get_transactions")
-	_, handle := f.newChild(t, contexts.DefaultID("local"), provTask)
+	_, handle := f.newChild(t, f.localDefault(), provTask)
 	return f, f.child(t, f.r, handle), handle, sent
 }
 
@@ -219,7 +219,7 @@ func TestAgentCannotCreateTrustedInput(t *testing.T) {
     parameters: {msg: {type: string, required: true}}
     outputs: [p.txt]
 `, "send_money", "echo")
-	cxID, handle := f.newChild(t, contexts.DefaultID("local"), provTask)
+	cxID, handle := f.newChild(t, f.localDefault(), provTask)
 	cc := f.child(t, f.r, handle)
 
 	m := agentMarker
@@ -327,7 +327,7 @@ func TestProvenanceReadersStopSendingToOthers(t *testing.T) {
 	call(t, f.connect(t), "list_pools", nil)
 	op, err := operator.Open(f.state, false)
 	must(t, err)
-	cx, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: contexts.DefaultID("local"), Phase: contexts.PhaseExecution, Task: "Forward my payroll note.\n"}, "tester", "readers")
+	cx, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: f.localDefault(), Phase: contexts.PhaseExecution, Task: "Forward my payroll note.\n"}, "tester", "readers")
 	op.Close()
 	must(t, err)
 	cc := f.child(t, f.r, handle)

@@ -13,7 +13,9 @@
 // (the principal's default context, or a child an operator created). A
 // transport session — the stdio process, an SSE connection, a server-issued
 // Mcp-Session-Id — is only a handle onto it, bound to the principal that
-// opened it; a sessionless request (protocol 2026-07-28, served beside the
+// opened it (an SSE stream from the moment it opens, sse.go), and a
+// credential may be bound to a context too (contexts.Binding); a
+// sessionless request (protocol 2026-07-28, served beside the
 // session-oriented revisions) goes to the principal's context directly. So
 // reconnecting, DELETE or a restart resets nothing, and two processes on one
 // store serve the same contexts.
@@ -78,6 +80,13 @@ type Server struct {
 	// with the tokens, and the aggregator that audits refusals.
 	origins  atomic.Pointer[origin.List]
 	refusals *edge.Aggregator
+	// sseOwners binds each SSE session to the credential that opened its
+	// stream (sse.go).
+	sseOwners *edge.Owners
+	// streamables are the streamable HTTP handlers Handler built: a
+	// session the cap evicted is dropped from each (dropStreamable).
+	handlersMu  sync.Mutex
+	streamables []*mcpserver.StreamableHTTPServer
 	// servingHTTP: token warnings matter (and are logged) only then.
 	servingHTTP atomic.Bool
 	stop        context.CancelFunc
@@ -90,7 +99,8 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	s := &Server{r: r, log: opts.Logger, local: map[string]*runner.Session{}, stdioContext: opts.StdioContext, metrics: opts.Metrics}
+	s := &Server{r: r, log: opts.Logger, local: map[string]*runner.Session{}, stdioContext: opts.StdioContext, metrics: opts.Metrics,
+		sseOwners: edge.NewOwners()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

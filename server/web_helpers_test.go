@@ -19,6 +19,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
 	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 )
 
@@ -353,4 +354,14 @@ func (f *fixture) operatorApprove(t *testing.T, id string) {
 	defer op.Close()
 	_, err = op.Approve(context.Background(), id, "tester", "reviewed")
 	must(t, err)
+}
+
+// defaultOf is the default context of an HTTP role's token principal in
+// that role.
+func defaultOf(role string) string { return contexts.DefaultID(principalOf(role), role) }
+
+// localDefault is the default context of stdio's principal "local" in the
+// fixture's stdio role.
+func (f *fixture) localDefault() string {
+	return contexts.DefaultID("local", f.cfg.Transports.Stdio.Role)
 }

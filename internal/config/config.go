@@ -14,6 +14,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -68,10 +69,10 @@ type Server struct {
 // Role is what a principal is allowed: a policy, a set of pools, a phase to
 // start in, and the tokens that authenticate it over HTTP.
 type Role struct {
-	Policy       string        `json:"policy" jsonschema:"description=Name of the policy in policies."`
-	Pools        []string      `json:"pools,omitempty" jsonschema:"description=Pool ids bound to this role's sessions (frozen for the session)."`
-	InitialPhase string        `json:"initial_phase,omitempty" jsonschema:"enum=planning,enum=execution,description=Phase a new session starts in (default planning)."`
-	Tokens       []TokenSource `json:"tokens,omitempty" jsonschema:"description=Bearer tokens for HTTP clients of this role. Never written in the config itself."`
+	Policy       string      `json:"policy" jsonschema:"description=Name of the policy in policies."`
+	Pools        []string    `json:"pools,omitempty" jsonschema:"description=Pool ids bound to this role's sessions (frozen for the session)."`
+	InitialPhase string      `json:"initial_phase,omitempty" jsonschema:"enum=planning,enum=execution,description=Phase a new session starts in (default planning)."`
+	Tokens       []RoleToken `json:"tokens,omitempty" jsonschema:"description=Bearer tokens for HTTP clients of this role. Never written in the config itself."`
 	// Approver says who may approve this role's require_approval needs
 	// besides an operator. Empty means: the person at the client over stdio
 	// (where the client is the user's own program), an operator only over
@@ -95,6 +96,42 @@ func (r Role) ApproverFor(transport string) string {
 		return ApproverClient
 	}
 	return ApproverOperator
+}
+
+// RoleToken is one bearer token of a role: where it is read from, and
+// the contexts its calls may run in. A child context restricts a client
+// only if the client cannot leave its handle out, so a token handed to a
+// restricted agent is bound (context) or must name one (require_context)
+// (issue 26 item 2).
+type RoleToken struct {
+	Env  string `json:"env,omitempty" jsonschema:"description=Environment variable holding the token."`
+	File string `json:"file,omitempty" jsonschema:"description=File holding the token (trailing newline ignored)."`
+	// inline: its keys sit beside env and file (the YAML decoder inlines
+	// an embedded struct only when told; encoding/json always does).
+	ContextBinding `yaml:",inline"`
+}
+
+// Source is where the token is read from.
+func (t RoleToken) Source() TokenSource { return TokenSource{Env: t.Env, File: t.File} }
+
+// ContextBinding ties a credential to the contexts its calls run in (see
+// contexts.Binding); the zero value allows the principal's default context
+// and any child a handle names.
+type ContextBinding struct {
+	Context        string `json:"context,omitempty" jsonschema:"pattern=^ctx_[0-9a-f]{24}$,description=Id of the context (airlock context list) this credential is bound to: a request without an Airlock-Context header runs in it\\, and a header may name only it or a context under it (else 403 CONTEXT_OUTSIDE_BINDING)."`
+	RequireContext bool   `json:"require_context,omitempty" jsonschema:"description=Never run this credential's calls in a default context: a request must name a child context with the Airlock-Context header (else 403 CONTEXT_REQUIRED)."`
+}
+
+// contextIDPattern is what context ids look like (contexts.DefaultID, and
+// the operator's child ids): a typo in a binding fails at load, not as a
+// CONTEXT_INVALID on every request.
+var contextIDPattern = regexp.MustCompile(`^ctx_[0-9a-f]{24}$`)
+
+func (b ContextBinding) checkContext() error {
+	if b.Context != "" && !contextIDPattern.MatchString(b.Context) {
+		return fmt.Errorf("context %q is not a context id (ctx_ and 24 hex digits, as airlock context list shows): %w", b.Context, ErrInvalid)
+	}
+	return nil
 }
 
 // TokenSource names where a bearer token is read from: an environment
@@ -376,8 +413,11 @@ func (c *Config) checkRoles(pools map[string]bool) error {
 			return c.at(base+".approver", fmt.Errorf("approver %q (want operator or client): %w", r.Approver, ErrInvalid))
 		}
 		for i, t := range r.Tokens {
-			if err := t.check(); err != nil {
+			if err := t.Source().check(); err != nil {
 				return c.at(fmt.Sprintf("%s.tokens[%d]", base, i), err)
+			}
+			if err := t.checkContext(); err != nil {
+				return c.at(fmt.Sprintf("%s.tokens[%d].context", base, i), err)
 			}
 		}
 	}

@@ -96,6 +96,8 @@ func TestParseRefusesWithLine(t *testing.T) {
 		{"role names missing pool", strings.Replace(base, "pools: [a]}", "pools: [a, b]}", 1), 6, config.ErrUnknownReference},
 		{"bad phase", strings.Replace(base, "pools: [a]}", "pools: [a], initial_phase: review}", 1), 6, config.ErrInvalid},
 		{"token with both sources", strings.Replace(base, "pools: [a]}", "pools: [a], tokens: [{env: X, file: y}]}", 1), 6, config.ErrInvalid},
+		{"token bound to a non-id", strings.Replace(base, "pools: [a]}", "pools: [a], tokens: [{env: X, context: ctxh_abc.def}]}", 1), 6, config.ErrInvalid},
+		{"token with an unknown key", strings.Replace(base, "pools: [a]}", "pools: [a], tokens: [{env: X, contxt: ctx_0123456789abcdef01234567}]}", 1), 6, nil},
 		{"bad approver", strings.Replace(base, "pools: [a]}", "pools: [a], approver: agent}", 1), 6, config.ErrInvalid},
 		{"stdio role missing", base + "transports: {stdio: {role: ghost}}\n", 7, config.ErrUnknownReference},
 		{"type error", strings.Replace(base, "path: pa", "path: [pa]", 1), 2, nil},
@@ -272,4 +274,23 @@ func FuzzStoreURL(f *testing.F) {
 			t.Fatalf("refusal repeats the password: %v", err)
 		}
 	})
+}
+
+// TestContextBindingLoads: a token and an OAuth rule carry their context
+// binding (issue 26 item 2) beside their other keys.
+func TestContextBindingLoads(t *testing.T) {
+	const id = "ctx_0123456789abcdef01234567"
+	src := strings.Replace(base, "pools: [a]}", "pools: [a], tokens: [{env: X, context: "+id+"}, {file: t, require_context: true}]}", 1) +
+		"transports:\n  http:\n    oauth: " + strings.Replace(oauthOK, `{role: local,`, `{role: local, context: `+id+`, require_context: true,`, 1) + "\n"
+	cfg, err := config.Parse("airlock.yaml", []byte(src), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := cfg.Roles["local"].Tokens
+	if len(toks) != 2 || toks[0].Context != id || toks[0].RequireContext || toks[0].Source().Env != "X" || toks[1].Context != "" || !toks[1].RequireContext {
+		t.Errorf("tokens: %+v", toks)
+	}
+	if rm := cfg.Transports.HTTP.OAuth.RoleMapping[0]; rm.Context != id || !rm.RequireContext {
+		t.Errorf("role_mapping: %+v", rm)
+	}
 }

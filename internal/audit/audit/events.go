@@ -28,6 +28,8 @@ const (
 	KindSessionClose Kind = "session.close"
 	// KindSessionExpire: a session idle past the timeout was closed ([SessionExpire]).
 	KindSessionExpire Kind = "session.expire"
+	// KindSessionEvict: a session closed, least recently used, to make room for its principal's new one ([SessionEvict]).
+	KindSessionEvict Kind = "session.evict"
 	// KindSessionRefusal: a request refused because of its session or context handle ([SessionRefusal]).
 	KindSessionRefusal Kind = "transport.session"
 	// KindEdgeRefusal: refusals at the transport edge, aggregated ([EdgeRefusal]).
@@ -129,6 +131,14 @@ func SessionClose(at time.Time, a Actor, reason string, usage any) *Record {
 // SessionExpire records a's session closed after idle without a request.
 func SessionExpire(at time.Time, a Actor, idle time.Duration, usage any) *Record {
 	return sessionEnd(at, a, KindSessionExpire, fmt.Sprintf("no request for %s", idle), usage)
+}
+
+// SessionEvict records a's session closed because its principal opened
+// one more than maxOpen allows: the least recently used one goes, so that a
+// client that never closes its sessions is not locked out (issue 26 item
+// 3); by is the session that took its place.
+func SessionEvict(at time.Time, a Actor, maxOpen int, by string, usage any) *Record {
+	return sessionEnd(at, a, KindSessionEvict, fmt.Sprintf("least recently used of %d open sessions (max_sessions_per_principal): session %s took its place", maxOpen, by), usage)
 }
 
 func sessionEnd(at time.Time, a Actor, kind Kind, reason string, usage any) *Record {

@@ -141,7 +141,7 @@ func confContextRoundTrip(t *testing.T, a, b contexts.Store) {
 	}
 
 	// A default context with nothing optional set survives as such.
-	bare := &contexts.Context{ID: contexts.DefaultID("alice"), Principal: "alice", Phase: contexts.PhaseExecution, CreatedAt: confEpoch}
+	bare := &contexts.Context{ID: contexts.DefaultID("alice", "analyst"), Principal: "alice", Phase: contexts.PhaseExecution, CreatedAt: confEpoch}
 	confCreateCtx(t, b, bare)
 	got := confGetCtx(t, a, bare.ID)
 	confSameCtx(t, "GetContext of a bare context", got, bare)
@@ -223,7 +223,7 @@ func confEnsureContext(t *testing.T, a, b contexts.Store) {
 func confEnsureContextRace(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	const perHandle = 8
-	id := contexts.DefaultID("alice")
+	id := contexts.DefaultID("alice", "analyst")
 	got := make([]*contexts.Context, 2*perHandle)
 	errs := make([]error, 2*perHandle)
 	inputs := make([]string, 2*perHandle)

@@ -140,25 +140,34 @@ func (m *memStore) ListContexts(ctx context.Context, principal string) ([]*conte
 	return out, nil
 }
 
-func (m *memStore) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) error {
+func (m *memStore) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) ([]*contexts.Session, error) {
 	if err := m.lock(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	defer m.mu.Unlock()
 	if _, ok := m.sessions[s.ID]; ok {
-		return contexts.ErrExists
+		return nil, contexts.ErrExists
 	}
-	n := 0
+	var live, evicted []*contexts.Session
 	for _, o := range m.sessions {
-		if o.Principal == s.Principal && o.Open(s.CreatedAt, idle) {
-			n++
+		if o.Principal == s.Principal && o.Transport == s.Transport && o.Open(s.CreatedAt, idle) {
+			live = append(live, o)
 		}
 	}
-	if maxOpen > 0 && n >= maxOpen {
-		return contexts.ErrSessionCap
+	if maxOpen > 0 && len(live) >= maxOpen {
+		slices.SortFunc(live, leastRecentlyUsed)
+		for _, o := range live[:len(live)-maxOpen+1] {
+			o.ClosedAt, o.CloseReason = s.CreatedAt, contexts.EvictReason
+			evicted = append(evicted, cloneSession(o))
+		}
 	}
 	m.sessions[s.ID] = cloneSession(s)
-	return nil
+	return evicted, nil
+}
+
+// leastRecentlyUsed orders sessions as the cap evicts them.
+func leastRecentlyUsed(a, b *contexts.Session) int {
+	return cmp.Or(a.LastSeen.Compare(b.LastSeen), a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
 }
 
 func (m *memStore) GetSession(ctx context.Context, id string) (*contexts.Session, error) {
@@ -274,8 +283,12 @@ type (
 		*memStore
 		counted *arrivals
 	}
-	capIgnoresIdle  struct{ *memStore }
-	usageLostUpdate struct {
+	capIgnoresIdle struct{ *memStore }
+	evictsNewest   struct{ *memStore }
+	// capAcrossTransports counts an SSE session against the cap of
+	// streamable HTTP ones.
+	capAcrossTransports struct{ *memStore }
+	usageLostUpdate     struct {
 		*memStore
 		read *arrivals
 	}
@@ -341,25 +354,55 @@ func (a *arrivals) wait(want int) {
 	}
 }
 
-// OpenSession counts, lets go, and inserts: the race the cap must not have
-// (one caller over the cap counts before any insert).
-func (m capCheckThenAct) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) error {
+// openInSteps is OpenSession with the count, the evictions and the insert
+// as separate steps, counting the open sessions counts accepts and
+// evicting in order: the mutants' way of getting the cap wrong.
+func (m *memStore) openInSteps(ctx context.Context, s *contexts.Session, maxOpen int, counts func(*contexts.Session) bool, order func(a, b *contexts.Session) int, counted *arrivals) ([]*contexts.Session, error) {
 	open, _ := m.ListSessions(ctx, "", true)
-	n := 0
-	for _, o := range open {
-		if o.Principal == s.Principal && o.Open(s.CreatedAt, idle) {
-			n++
+	live := slices.DeleteFunc(open, func(o *contexts.Session) bool { return !counts(o) })
+	if counted != nil {
+		counted.wait(maxOpen + 1) // every racing caller has counted before any inserts
+	}
+	var evicted []*contexts.Session
+	if maxOpen > 0 && len(live) >= maxOpen {
+		slices.SortFunc(live, order)
+		for _, o := range live[:len(live)-maxOpen+1] {
+			if was, _ := m.CloseSession(ctx, o.ID, contexts.EvictReason, s.CreatedAt); was {
+				closed, _ := m.GetSession(ctx, o.ID)
+				evicted = append(evicted, closed)
+			}
 		}
 	}
-	m.counted.wait(maxOpen + 1)
-	if maxOpen > 0 && n >= maxOpen {
-		return contexts.ErrSessionCap
+	if _, err := m.OpenSession(ctx, s, 0, 0); err != nil {
+		return nil, err
 	}
-	return m.memStore.OpenSession(ctx, s, 0, 0)
+	return evicted, nil
 }
 
-func (m capIgnoresIdle) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, _ time.Duration) error {
+// OpenSession counts, lets go, evicts and inserts: the race the cap must
+// not have.
+func (m capCheckThenAct) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) ([]*contexts.Session, error) {
+	return m.openInSteps(ctx, s, maxOpen, func(o *contexts.Session) bool {
+		return o.Principal == s.Principal && o.Transport == s.Transport && o.Open(s.CreatedAt, idle)
+	}, leastRecentlyUsed, m.counted)
+}
+
+func (m capIgnoresIdle) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, _ time.Duration) ([]*contexts.Session, error) {
 	return m.memStore.OpenSession(ctx, s, maxOpen, 0)
+}
+
+// OpenSession evicts the most recently used sessions instead of the least.
+func (m evictsNewest) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) ([]*contexts.Session, error) {
+	return m.openInSteps(ctx, s, maxOpen, func(o *contexts.Session) bool {
+		return o.Principal == s.Principal && o.Transport == s.Transport && o.Open(s.CreatedAt, idle)
+	}, func(a, b *contexts.Session) int { return leastRecentlyUsed(b, a) }, nil)
+}
+
+// OpenSession counts the principal's sessions over every transport.
+func (m capAcrossTransports) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) ([]*contexts.Session, error) {
+	return m.openInSteps(ctx, s, maxOpen, func(o *contexts.Session) bool {
+		return o.Principal == s.Principal && o.Open(s.CreatedAt, idle)
+	}, leastRecentlyUsed, nil)
 }
 
 // UpdateUsage reads, runs fn unlocked, and writes: lost updates.
@@ -395,6 +438,8 @@ var mutants = map[string]struct {
 	"shares memory":          {func() contexts.Store { return sharesMemory{newMemStore()} }, "ContextNoSharedMemory"},
 	"cap check then act":     {func() contexts.Store { return capCheckThenAct{newMemStore(), &arrivals{}} }, "SessionCapConcurrent"},
 	"cap ignores idle":       {func() contexts.Store { return capIgnoresIdle{newMemStore()} }, "SessionCapIdle"},
+	"cap evicts the newest":  {func() contexts.Store { return evictsNewest{newMemStore()} }, "SessionCap"},
+	"cap across transports":  {func() contexts.Store { return capAcrossTransports{newMemStore()} }, "SessionCap"},
 	"usage lost update":      {func() contexts.Store { return usageLostUpdate{newMemStore(), &arrivals{}} }, "UsageConcurrent"},
 	"closes no idle session": {func() contexts.Store { return closesNothing{newMemStore()} }, "CloseIdleSessions"},
 }
