@@ -1,12 +1,22 @@
 package server
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/airlock-dev/airlock/internal/config"
 )
 
 // Protocol 2026-07-28 details the conformance suite checks (issue 24 item
@@ -62,4 +72,114 @@ func TestRemovedMethodsAreNotFound(t *testing.T) {
 			t.Fatalf("HTTP %d, %s; want 400 and -32602", rep.status, rep.body)
 		}
 	})
+}
+
+// listen opens a 2026-07-28 subscriptions/listen stream as role asking for
+// filter, and returns its messages one by one as they arrive.
+func (w *web) listen(t *testing.T, role string, filter map[string]any) <-chan map[string]any {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 77, "method": "subscriptions/listen",
+		"params": map[string]any{"_meta": modernMeta(), "notifications": filter}})
+	must(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	req := mcpRequest(t, http.MethodPost, w.ts.URL, bytes.NewReader(body), "Bearer "+tokenOf(role)).WithContext(ctx)
+	req.Header.Set(mcp.HeaderProtocolVersion, modernVersion)
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Fatalf("subscriptions/listen: HTTP %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	out := make(chan map[string]any, 16)
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); resp.Body.Close(); <-done })
+	go func() {
+		defer close(done)
+		defer close(out)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			d, ok := strings.CutPrefix(sc.Text(), "data:")
+			if !ok {
+				continue
+			}
+			var msg map[string]any
+			if json.Unmarshal([]byte(strings.TrimSpace(d)), &msg) == nil {
+				out <- msg
+			}
+		}
+	}()
+	return out
+}
+
+// next is the stream's next message; the test fails (not hangs) if the
+// stream ends or nothing comes before the test's deadline.
+func next(t *testing.T, stream <-chan map[string]any) map[string]any {
+	t.Helper()
+	deadline, ok := t.Deadline()
+	if !ok {
+		deadline = time.Now().Add(time.Minute)
+	}
+	select {
+	case msg, ok := <-stream:
+		if !ok {
+			t.Fatal("the listen stream ended")
+		}
+		return msg
+	case <-time.After(time.Until(deadline) - time.Second):
+		t.Fatal("nothing arrived on the listen stream")
+	}
+	return nil
+}
+
+// TestListenStreamGetsToolsListChanged: a 2026-07-28 client that listens
+// for toolsListChanged is told, on its subscriptions/listen stream and
+// tagged with the subscription's id, when its tool list changes (here: a
+// configuration reload adds a pipeline, which re-declares run_pipeline).
+func TestListenStreamGetsToolsListChanged(t *testing.T) {
+	w := webFixture(t)
+	tools := w.listen(t, "agent", map[string]any{"toolsListChanged": true})
+	ack := next(t, tools)
+	if ack["method"] != string(mcp.MethodNotificationSubscriptionsAcknowledged) {
+		t.Fatalf("first message: %v", ack)
+	}
+	if n, _ := ack["params"].(map[string]any)["notifications"].(map[string]any); n["toolsListChanged"] != true {
+		t.Fatalf("toolsListChanged not established: %v", ack)
+	}
+	// Airlock's prompt list never changes, so prompts.listChanged is not
+	// offered: a stream asking only for it establishes nothing and ends.
+	prompts := w.listen(t, "agent", map[string]any{"promptsListChanged": true})
+	ack = next(t, prompts)
+	if n, _ := ack["params"].(map[string]any)["notifications"].(map[string]any); ack["method"] != string(mcp.MethodNotificationSubscriptionsAcknowledged) || len(n) != 0 {
+		t.Fatalf("the prompts stream's acknowledgement: %v", ack)
+	}
+	if end := next(t, prompts); end["result"] == nil {
+		t.Fatalf("the prompts stream did not end with its result: %v", end)
+	}
+
+	reloadWithPipeline(t, w.fixture, "added_later")
+	msg := next(t, tools)
+	if msg["method"] != string(mcp.MethodNotificationToolsListChanged) {
+		t.Fatalf("after the reload: %v", msg)
+	}
+	meta, _ := msg["params"].(map[string]any)["_meta"].(map[string]any)
+	if fmt.Sprint(meta[mcp.MetaKeySubscriptionID]) != "77" {
+		t.Fatalf("not tagged with the subscription id: %v", msg)
+	}
+}
+
+// reloadWithPipeline adds a pipeline to f's configuration file and reloads
+// the runner and the server, as serve does on a change.
+func reloadWithPipeline(t *testing.T, f *fixture, name string) {
+	t.Helper()
+	path := filepath.Join(f.dir, "airlock.yaml")
+	data, err := os.ReadFile(path)
+	must(t, err)
+	added := string(data) + "  - name: " + name + "\n    description: Added by a reload.\n    argv: [/bin/true]\n    outputs: [x.txt]\n"
+	must(t, os.WriteFile(path, []byte(added), 0o644))
+	cfg, err := config.Load(path)
+	must(t, err)
+	must(t, f.r.Reload(context.Background(), cfg, "test"))
+	must(t, f.srv.Reload())
 }
