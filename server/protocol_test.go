@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/internal/config"
@@ -182,4 +183,62 @@ func reloadWithPipeline(t *testing.T, f *fixture, name string) {
 	must(t, err)
 	must(t, f.r.Reload(context.Background(), cfg, "test"))
 	must(t, f.srv.Reload())
+}
+
+// TestToolSchemasArePortable (issue 24 item 12): no input or output schema
+// a client lists spells a type as an array (["array","null"]): clients that
+// map tool schemas onto a single-type dialect (the OpenAPI subset of some
+// model providers) reject such a tool or drop the constraint, and the
+// inspector flags each one. Nullable fields are anyOf branches of one type.
+func TestToolSchemasArePortable(t *testing.T) {
+	w := webFixture(t)
+	for _, version := range []string{mcp.LATEST_LEGACY_PROTOCOL_VERSION, modernVersion} {
+		// The raw result: mcp-go's Tool type keeps only part of an output
+		// schema, and the point is what goes over the wire.
+		result := json.RawMessage(w.modernRequest(t, "agent", 1, "tools/list", nil).msg.Result)
+		if version != modernVersion {
+			resp, err := w.mcpClient(t, "agent", nil, version).GetTransport().SendRequest(context.Background(),
+				transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION, ID: mcp.NewRequestId(int64(1)), Method: string(mcp.MethodToolsList)})
+			must(t, err)
+			result = resp.Result
+		}
+		var list struct {
+			Tools []map[string]any `json:"tools"`
+		}
+		must(t, json.Unmarshal(result, &list))
+		if len(list.Tools) < 4 {
+			t.Fatalf("%d tools: %s", len(list.Tools), result)
+		}
+		for _, tool := range list.Tools {
+			if tool["outputSchema"] == nil {
+				t.Fatalf("%s lists no output schema", tool["name"])
+			}
+			for _, kind := range []string{"inputSchema", "outputSchema"} {
+				for _, path := range typeUnions(tool[kind], kind) {
+					t.Errorf("%s: %s %s: `type` is an array", version, tool["name"], path)
+				}
+			}
+		}
+	}
+}
+
+// typeUnions are the paths under path where a schema's "type" is an array.
+func typeUnions(node any, path string) []string {
+	var out []string
+	switch n := node.(type) {
+	case map[string]any:
+		if _, ok := n["type"].([]any); ok {
+			out = append(out, path)
+		}
+		for k, v := range n {
+			if k != "const" && k != "enum" && k != "default" && k != "examples" {
+				out = append(out, typeUnions(v, path+"."+k)...)
+			}
+		}
+	case []any:
+		for i, v := range n {
+			out = append(out, typeUnions(v, fmt.Sprintf("%s[%d]", path, i))...)
+		}
+	}
+	return out
 }
