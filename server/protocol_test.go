@@ -242,3 +242,48 @@ func typeUnions(node any, path string) []string {
 	}
 	return out
 }
+
+// TestIndexSaysWhereTheEndpointIs (issue 24 item 9): GET / says what this
+// server is and where its MCP endpoint is; /mcp/ (a trailing slash), any
+// unknown path and a POST to / answer 404 with the same pointers rather
+// than a bare "404 page not found". The console is named only when one is
+// configured; the text carries no version and no configuration value; a
+// cross-site page is refused as at the probes.
+func TestIndexSaysWhereTheEndpointIs(t *testing.T) {
+	w := webFixture(t)
+	fetch := func(base, method, path string, h map[string]string) (int, string) {
+		req, err := http.NewRequest(method, base+path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`))
+		must(t, err)
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		resp, body := roundTrip(t, req)
+		return resp.StatusCode, string(body)
+	}
+	cases := []struct {
+		method, path string
+		status       int
+	}{
+		{http.MethodGet, "/", http.StatusOK},
+		{http.MethodGet, "/mcp/", http.StatusNotFound},
+		{http.MethodGet, "/nothing/here", http.StatusNotFound},
+		{http.MethodPost, "/", http.StatusNotFound},
+		{http.MethodPost, "/mcp/", http.StatusNotFound},
+	}
+	for _, tc := range cases {
+		status, body := fetch(w.ts.URL, tc.method, tc.path, nil)
+		if status != tc.status || !strings.Contains(body, "MCP endpoint") || !strings.Contains(body, ": /mcp\n") || !strings.Contains(body, "Authorization: Bearer") {
+			t.Errorf("%s %s: %d\n%s", tc.method, tc.path, status, body)
+		}
+		if strings.Contains(body, "/console") || strings.Contains(body, Version) || strings.Contains(body, w.dir) {
+			t.Errorf("%s %s says more than it should:\n%s", tc.method, tc.path, body)
+		}
+	}
+	if status, _ := fetch(w.ts.URL, http.MethodGet, "/", map[string]string{"Origin": "https://evil.example"}); status != http.StatusForbidden {
+		t.Errorf("a cross-site GET /: %d", status)
+	}
+	console := webFixtureHTTP(t, "console_role: web-operator")
+	if _, body := fetch(console.ts.URL, http.MethodGet, "/", nil); !strings.Contains(body, "console: /console/") {
+		t.Errorf("the console is not named:\n%s", body)
+	}
+}
