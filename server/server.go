@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -198,7 +199,8 @@ func (s *Server) Reload() error {
 		s.addPrompts() // the pipeline prompt follows the pipelines
 	}
 	cfg := s.r.Config()
-	auth, err := newAuthenticator(cfg, s.auth.Load())
+	prev := s.auth.Load()
+	auth, err := newAuthenticator(cfg, prev)
 	if err != nil {
 		return err
 	}
@@ -206,7 +208,9 @@ func (s *Server) Reload() error {
 	if err != nil {
 		return err
 	}
-	if s.servingHTTP.Load() {
+	// Warned once per change: serve's first reload (the config watcher's
+	// baseline) repeated every warning ServeHTTP had just logged.
+	if s.servingHTTP.Load() && (prev == nil || !slices.Equal(prev.warnings, auth.warnings)) {
 		auth.warn(s.log)
 	}
 	s.auth.Store(auth)
