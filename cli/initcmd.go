@@ -263,15 +263,30 @@ transports:
 }
 
 func (p *initPlan) summary(io Streams) {
-	cfg := relOrSelf(p.cfgPath)
+	cfg, prog := relOrSelf(p.cfgPath), invokedAs()
 	fmt.Fprintf(io.Out, "wrote %s (%d pools)\n", cfg, len(p.pools))
+	if len(p.pools) == 0 {
+		fmt.Fprintf(io.Err, "airlock init: warning: no directory was given, so the configuration has no pool and the agent can read nothing;"+
+			" name directories (%s init [--config FILE] DIR...) or add pools to %s by hand\n", prog, cfg)
+	}
 	for _, pool := range p.pools {
 		fmt.Fprintf(io.Out, "wrote %s (pool %s, %d file(s))\n", relOrSelf(filepath.Join(pool.dir, sources.DefaultManifestName)), pool.id, pool.manifest.Len())
 		if len(pool.hidden) > 0 {
 			fmt.Fprintf(io.Out, "  left out %d hidden file(s), e.g. %q; list them in the manifest by hand if the agent should read them\n", len(pool.hidden), pool.hidden[0])
 		}
 	}
-	fmt.Fprintf(io.Out, "next:\n  airlock config check %s\n  airlock serve --config %s\n", cfg, cfg)
+	fmt.Fprintf(io.Out, "next:\n  %s config check %s\n  %s serve --config %s\n", prog, cfg, prog, cfg)
+}
+
+// invokedAs is the command as the person typed it, for lines to copy:
+// "./bin/airlock" in a clone, "airlock" from the PATH. A binary not named
+// airlock (a test binary) or one `go run` built in a temporary directory
+// reads as "airlock".
+func invokedAs() string {
+	if len(os.Args) == 0 || filepath.Base(os.Args[0]) != "airlock" || strings.HasPrefix(os.Args[0], os.TempDir()) {
+		return "airlock"
+	}
+	return os.Args[0]
 }
 
 // relOrSelf shortens path relative to the working directory for messages.
