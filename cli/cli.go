@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/airlock-dev/airlock/internal/kit/calllog"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
@@ -142,6 +143,26 @@ func newFlags(name string, _ Streams) *flag.FlagSet {
 // flagSetHook lets a test see every flag set a command defines (to check
 // the help names each flag); nil outside tests.
 var flagSetHook func(*flag.FlagSet)
+
+// subcommand splits the arguments of a command with verbs, "VERB [ID]
+// [flags…]": the verbs in withID take an ID, which may not look like a
+// flag. Anything else missing is the command's usage error.
+func subcommand(args []string, usage error, withID ...string) (verb, id string, rest []string, err error) {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return "", "", nil, usage
+	}
+	verb, rest = args[0], args[1:]
+	if slices.Contains(withID, verb) {
+		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+			return "", "", nil, usage
+		}
+		id, rest = rest[0], rest[1:]
+	}
+	return verb, id, rest, nil
+}
+
+// newTable is the operator's tables' layout: columns two spaces apart.
+func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
 
 // parse parses flags; a parse error is a usage error. (Help never gets
 // here: Run answers it before the command runs.)

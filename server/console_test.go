@@ -395,11 +395,11 @@ func TestConsoleActionsAudited(t *testing.T) {
 	if p := post("/console/approvals/decide", url.Values{"id": {denyID}, "decision": {"approve"}, "reason": {"again"}}); p.status != http.StatusConflict {
 		t.Fatalf("deciding twice: %d", p.status)
 	}
-	got := call(t, agent, "declare_need", map[string]any{"declaration_id": approveID})
+	got := collect(t, agent, approveID)
 	if got.IsError || !strings.Contains(text(got), "content of /gated/yes") {
 		t.Fatalf("collect after the console's approval: %s", text(got))
 	}
-	if denied := call(t, agent, "declare_need", map[string]any{"declaration_id": denyID}); !denied.IsError || !strings.Contains(text(denied), "not needed") {
+	if denied := collect(t, agent, denyID); !denied.IsError || !strings.Contains(text(denied), "not needed") {
 		t.Fatalf("collect after the console's denial: %s", text(denied))
 	}
 	if p := post("/console/kill", url.Values{"action": {"engage"}, "reason": {"incident 42"}}); p.status != http.StatusSeeOther {

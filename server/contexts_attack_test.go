@@ -276,7 +276,7 @@ func TestOperatorApproverOverHTTP(t *testing.T) {
 	if c2.GetSessionId() == "" || c2.GetSessionId() == c1.GetSessionId() {
 		t.Fatalf("sessions %q and %q", c1.GetSessionId(), c2.GetSessionId())
 	}
-	got := call(t, c2, "declare_need", map[string]any{"declaration_id": id})
+	got := collect(t, c2, id)
 	if got.IsError || !strings.Contains(text(got), "content of /gated/op") || o.hits.Load() != 1 {
 		t.Fatalf("collect from a new session: %s (%d hits)", text(got), o.hits.Load())
 	}

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
@@ -50,11 +49,7 @@ func post(t *testing.T, url, body string, hdr map[string]string) (int, string) {
 // that a client with a token is still served.
 func validClient(t *testing.T, url string) {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(url+PathStreamable,
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testToken}),
-		transport.WithHTTPTimeout(10*time.Second))
-	must(t, err)
-	initialize(t, c)
+	c := bearerClient(t, url, testToken, transport.WithHTTPTimeout(10*time.Second))
 	if res := call(t, c, "list_pools", nil); res.IsError || !strings.Contains(text(res), "alpha") {
 		t.Fatalf("valid client not served: %s", text(res))
 	}

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -142,12 +144,7 @@ func TestEndorsementAudited(t *testing.T) {
 	if !used {
 		t.Fatal("no call record shows an endorsed argument")
 	}
-	ro, err := operator.Open(f.state, true)
-	must(t, err)
-	defer ro.Close()
-	if v, err := ro.Verify(context.Background()); err != nil || !v.OK {
-		t.Fatalf("audit verify: %+v %v", v, err)
-	}
+	f.verifyAudit(t)
 }
 
 // TestEndorsementSingleContext: a value endorsed up front in one child
@@ -203,9 +200,7 @@ func TestEndorseByClientApprover(t *testing.T) {
 	cc := f.child(t, f.r, handle)
 	e := &questionElicitor{content: map[string]any{"decision": "approve", "endorse": true}}
 	c := cc.f.connectWith(t, client.WithElicitationHandler(e))
-	if res := call(t, c, "declare_need", mcpNeed("get_transactions", nil)); res.IsError {
-		t.Fatal(text(res))
-	}
+	callOK(t, c, "declare_need", mcpNeed("get_transactions", nil))
 	// The attacker's IBAN respelt past the deny rule is still untrusted;
 	// use the agent's own one: asked, endorsed, sent.
 	if res := call(t, c, "declare_need", sendMoney(agentIBAN, 5)); res.IsError || !strings.Contains(text(res), "sent") {
@@ -286,5 +281,50 @@ func TestEndorseReplayedAnswer(t *testing.T) {
 	wantCode(t, w.modernCall(t, "web-client", nil, true, "declare_need", gated, answer).result(t), approvalInvalid)
 	if recs := endorseRecords(t, w.fixture); len(recs) != 1 {
 		t.Fatalf("a replayed answer endorsed again: %d records", len(recs))
+	}
+}
+
+// TestConsoleApprovalProvenance: the console's Approvals page shows where
+// each argument of a pending need came from (the agent's own URL here),
+// and its approve form's endorse box endorses the need's values in its
+// context, audited as context.endorse under the admin.
+func TestConsoleApprovalProvenance(t *testing.T) {
+	o := newOrigin(t)
+	w := consoleWeb(t, "console_role: admin")
+	agent := w.legacyClient(t, "web-operator", nil)
+	res := call(t, agent, "declare_need", need(o.URL+"/gated/endorse-me"))
+	if res.IsError || !strings.Contains(text(res), "airlock approvals approve") {
+		t.Fatalf("pending: %s", text(res))
+	}
+	id := structured(t, res)["declaration_id"].(string)
+	b := newBrowser(w.ts.URL, nil)
+	csrf := b.admin(t)
+	shown := b.do(t, http.MethodGet, "/console/approvals", nil, nil)
+	for _, want := range []string{"Where the arguments came from", "<code>url</code>", "the agent&#39;s own", `name="endorse"`} {
+		if !strings.Contains(shown.body, want) {
+			t.Fatalf("approvals page lacks %q:\n%s", want, shown.body)
+		}
+	}
+	form := url.Values{"id": {id}, "decision": {"approve"}, "reason": {"I know this page"}, "endorse": {"on"}, "csrf": {csrf}}
+	if p := b.do(t, http.MethodPost, "/console/approvals/decide", form, nil); p.status != http.StatusSeeOther {
+		t.Fatalf("approve with endorse: %d %s", p.status, p.body)
+	}
+	var rec *audit.Record
+	for _, r := range w.auditRecords(t) {
+		if r.Capability == provtrace.EndorseCapability {
+			rec = &r
+		}
+	}
+	if rec == nil || !strings.HasPrefix(rec.Principal, "operator:admin/") || rec.Transport != "console" || rec.Reason != "I know this page" ||
+		!strings.Contains(string(rec.Extra), id) || strings.Contains(string(rec.Extra), "/gated/endorse-me") {
+		t.Fatalf("endorsement record: %+v", rec)
+	}
+	op, err := operator.Open(w.state, true)
+	must(t, err)
+	defer op.Close()
+	p, err := op.ContextProvenance(context.Background(), rec.ContextID)
+	must(t, err)
+	if len(p.Endorsements) != 1 || !strings.HasSuffix(p.Endorsements[0].Value, "/gated/endorse-me") {
+		t.Fatalf("endorsements: %+v", p.Endorsements)
 	}
 }

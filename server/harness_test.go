@@ -366,6 +366,17 @@ func call(t *testing.T, c *client.Client, tool string, args map[string]any) *mcp
 	return res
 }
 
+// callOK is call for a call that must succeed: a tool error result fails
+// the test with its text.
+func callOK(t *testing.T, c *client.Client, tool string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res := call(t, c, tool, args)
+	if res.IsError {
+		t.Fatalf("%s: %s", tool, text(res))
+	}
+	return res
+}
+
 // callUntil calls tool until done says the result is the awaited one, for
 // at most 2 s, and returns the last result: for states another component
 // applies asynchronously (the kill switch's watcher), where a test must
@@ -476,6 +487,21 @@ func (f *fixture) edgeRefusals(t *testing.T, code violation.Code) (records, tota
 		total += extra.Count
 	}
 	return records, total
+}
+
+// verifyAudit checks the chain from a read-only operator handle, as
+// `airlock audit verify` does, failing the test unless it verifies; the
+// verdict is returned for the test's own checks.
+func (f *fixture) verifyAudit(t *testing.T) operator.AuditVerification {
+	t.Helper()
+	op, err := operator.Open(f.state, true)
+	must(t, err)
+	defer op.Close()
+	v, err := op.Verify(context.Background())
+	if err != nil || !v.OK {
+		t.Fatalf("audit verify: %+v %v", v, err)
+	}
+	return v
 }
 
 func (f *fixture) auditRecords(t *testing.T) []audit.Record {

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/airlock-dev/airlock/internal/edge/oauth"
@@ -160,11 +159,7 @@ func assertNoTokenInAudit(t *testing.T, f *fixture, tokens []string) {
 func TestOAuthClientIsServed(t *testing.T) {
 	f, url, idp := oauthServer(t)
 	tok := idpToken(t, idp, "agent", "airlock.read")
-	c, err := client.NewStreamableHttpClient(url+PathStreamable,
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + tok}),
-		transport.WithHTTPTimeout(10*time.Second))
-	must(t, err)
-	initialize(t, c)
+	c := bearerClient(t, url, tok, transport.WithHTTPTimeout(10*time.Second))
 	if res := call(t, c, "list_pools", nil); res.IsError || !strings.Contains(text(res), "alpha") {
 		t.Fatalf("OAuth client not served: %s", text(res))
 	}

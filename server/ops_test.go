@@ -139,16 +139,12 @@ func TestMetricsMoveAfterRealCalls(t *testing.T) {
 	if res := call(t, c, "read_pool_file", map[string]any{"pool": "alpha", "path": "tampered.txt"}); !res.IsError {
 		t.Fatal("reading a tampered file succeeded")
 	}
-	if res := call(t, c, "run_pipeline", map[string]any{"pipeline": "count_rows"}); res.IsError {
-		t.Fatalf("run_pipeline: %s", text(res))
-	}
+	callOK(t, c, "run_pipeline", map[string]any{"pipeline": "count_rows"})
 	if res := call(t, c, "run_pipeline", map[string]any{"pipeline": "danger_wipe"}); code(res) != string(violation.PolicyDenied) {
 		t.Fatalf("danger_wipe: %s", text(res))
 	}
 	op := o.client(t, "web-operator")
-	if res := call(t, op, "declare_need", need(origin.URL+"/gated/x")); res.IsError {
-		t.Fatalf("declare_need: %s", text(res))
-	}
+	callOK(t, op, "declare_need", need(origin.URL+"/gated/x"))
 
 	_, after := get(t, o.url+PathMetrics, nil)
 	checks := []struct {

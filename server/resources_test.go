@@ -79,8 +79,7 @@ func TestPoolFilesAreResources(t *testing.T) {
 // TestCapabilitiesAreServed: each capability the server advertises has
 // something behind it.
 func TestCapabilitiesAreServed(t *testing.T) {
-	f := newFixture(t, "local")
-	c := f.connect(t)
+	c := newFixture(t, "local").connect(t)
 	ctx := context.Background()
 	prompts, err := c.ListPrompts(ctx, mcp.ListPromptsRequest{})
 	must(t, err)

@@ -50,21 +50,15 @@ func TestScaleOutApprovalAcrossInstances(t *testing.T) {
 		t.Fatalf("pending: %s", text(res))
 	}
 	id := structured(t, res)["declaration_id"].(string)
-	op, err := operator.Open(fs[1].state, false)
-	must(t, err)
-	list, err := op.Approvals(context.Background(), false)
-	must(t, err)
-	if len(list) != 1 || list[0].ID != id {
+	if list := fs[1].approvals(t, false); len(list) != 1 || list[0].ID != id {
 		t.Fatalf("instance B's operator sees %+v, want the declaration made on A", list)
 	}
-	_, err = op.Approve(context.Background(), id, "tester", "looks fine")
-	must(t, err)
-	op.Close()
-	got := call(t, c, "declare_need", map[string]any{"declaration_id": id})
+	fs[1].operatorApprove(t, id)
+	got := collect(t, c, id)
 	if got.IsError || !strings.Contains(text(got), "content of /gated/report") {
 		t.Fatalf("collect on C after approval on B: %s", text(got))
 	}
-	if replay := call(t, a, "declare_need", map[string]any{"declaration_id": id}); code(replay) != "APPROVAL_REQUIRED" {
+	if replay := collect(t, a, id); code(replay) != "APPROVAL_REQUIRED" {
 		t.Fatalf("replay on A: %s", text(replay))
 	}
 	if o.hits.Load() != 1 {
@@ -199,17 +193,13 @@ func TestScaleOutCollectOnce(t *testing.T) {
 	for round := range 4 {
 		res := call(t, a, "declare_need", need(fmt.Sprintf("%s/gated/r%d", o.URL, round)))
 		id := structured(t, res)["declaration_id"].(string)
-		op, err := operator.Open(fs[1].state, false)
-		must(t, err)
-		_, err = op.Approve(context.Background(), id, "tester", "ok")
-		must(t, err)
-		op.Close()
+		fs[1].operatorApprove(t, id)
 		before := o.hits.Load()
 		var wg sync.WaitGroup
 		codes := make([]string, 2)
 		for i, conn := range []*client.Client{a, b} {
 			wg.Go(func() {
-				r := call(t, conn, "declare_need", map[string]any{"declaration_id": id})
+				r := collect(t, conn, id)
 				codes[i] = code(r)
 				if !r.IsError {
 					codes[i] = "OK"

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -116,9 +115,7 @@ func TestSessionIsBoundToItsPrincipal(t *testing.T) {
 	w := webFixture(t)
 	a := w.legacyClient(t, "agent", nil)
 	sidA := a.GetSessionId()
-	if res := call(t, a, "list_pools", nil); res.IsError {
-		t.Fatal(text(res))
-	}
+	callOK(t, a, "list_pools", nil)
 	b := principalOf("agent-b")
 	w.wantRefusal(t, w.legacyCall(t, "agent-b", sidA, "list_pools", nil), http.StatusNotFound, "SESSION_FOREIGN", b, 0)
 	w.wantRefusal(t, w.deleteSession(t, "agent-b", sidA), http.StatusNotFound, "SESSION_FOREIGN", b, 1)
@@ -191,9 +188,7 @@ func TestSessionCap(t *testing.T) {
 func TestSessionIdleTimeout(t *testing.T) {
 	w := webFixtureHTTP(t, "session_idle_timeout_seconds: 1")
 	c := w.legacyClient(t, "agent", nil)
-	if res := call(t, c, "list_pools", nil); res.IsError {
-		t.Fatal(text(res))
-	}
+	callOK(t, c, "list_pools", nil)
 	time.Sleep(1500 * time.Millisecond)
 	w.wantRefusal(t, w.legacyCall(t, "agent", c.GetSessionId(), "list_pools", nil), http.StatusNotFound, "SESSION_EXPIRED", principalOf("agent"), 0)
 	if res := call(t, w.legacyClient(t, "agent", nil), "list_pools", nil); res.IsError {
@@ -279,12 +274,8 @@ func TestSSESessionIsBoundToItsPrincipal(t *testing.T) {
 	f, ts := httpFixture(t)
 	t.Setenv("AIRLOCK_TEST_TOKEN_B", "test-token-b-0123456789abcdef012")
 	must(t, f.srv.Reload())
-	a, err := client.NewSSEMCPClient(ts.URL+PathSSE, transport.WithHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
-	must(t, err)
-	initialize(t, a)
-	if res := call(t, a, "list_pools", nil); res.IsError {
-		t.Fatal(text(res))
-	}
+	a := sseBearerClient(t, ts.URL, testToken)
+	callOK(t, a, "list_pools", nil)
 	sse, _ := a.GetTransport().(*transport.SSE)
 	if sse == nil || sse.GetEndpoint() == nil {
 		t.Fatal("no SSE message endpoint")

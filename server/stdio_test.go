@@ -29,6 +29,17 @@ func startStdio(t *testing.T, f *fixture) *stdioPeer {
 	return &stdioPeer{in: inW, out: bufio.NewReaderSize(outR, 1<<20)}
 }
 
+// startStdioInitialized is startStdio past the initialize handshake.
+func startStdioInitialized(t *testing.T, f *fixture) *stdioPeer {
+	t.Helper()
+	p := startStdio(t, f)
+	p.send(t, initBody)
+	if r := p.reply(t, 5*time.Second); !strings.Contains(r, `"result"`) {
+		t.Fatalf("initialize: %s", r)
+	}
+	return p
+}
+
 func (p *stdioPeer) send(t *testing.T, line string) {
 	t.Helper()
 	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
@@ -52,11 +63,7 @@ func (p *stdioPeer) reply(t *testing.T, d time.Duration) string {
 
 func TestStdioSurvivesAHugeMessage(t *testing.T) {
 	f := newFixture(t, "local")
-	p := startStdio(t, f)
-	p.send(t, initBody)
-	if r := p.reply(t, 5*time.Second); !strings.Contains(r, `"result"`) {
-		t.Fatalf("initialize: %s", r)
-	}
+	p := startStdioInitialized(t, f)
 	// A 50 MB method name: refused without being echoed or held whole.
 	huge := `{"jsonrpc":"2.0","id":2,"method":"` + strings.Repeat("m", 50<<20) + `"}`
 	start := time.Now()
@@ -77,9 +84,7 @@ func TestStdioSurvivesAHugeMessage(t *testing.T) {
 
 func TestStdioRefusesMalformedMessages(t *testing.T) {
 	f := newFixture(t, "local")
-	p := startStdio(t, f)
-	p.send(t, initBody)
-	p.reply(t, 5*time.Second)
+	p := startStdioInitialized(t, f)
 	for _, line := range []string{
 		`not json at all`,
 		"\x00\x01\xff",
@@ -123,9 +128,7 @@ func TestStdioRefusesMalformedMessages(t *testing.T) {
 // trail records it as UNKNOWN_TOOL; the README says the same.
 func TestUnknownToolIsAProtocolError(t *testing.T) {
 	f := newFixture(t, "local")
-	p := startStdio(t, f)
-	p.send(t, initBody)
-	p.reply(t, 5*time.Second)
+	p := startStdioInitialized(t, f)
 	p.send(t, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"delete_everything","arguments":{}}}`)
 	r := p.reply(t, 5*time.Second)
 	if !strings.Contains(r, `"code":-32602`) || strings.Contains(r, `"isError"`) {

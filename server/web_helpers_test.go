@@ -318,16 +318,23 @@ func (f *fixture) toolRecords(t *testing.T, tool, code string) []audit.Record {
 	return out
 }
 
-// approved lists the declarations in the store that were ever approved.
-func (f *fixture) approved(t *testing.T) []*operator.Declaration {
+// approvals lists the declarations in the store as `airlock approvals
+// list` does: those waiting for a person's decision, or with all every one.
+func (f *fixture) approvals(t *testing.T, all bool) []*operator.Declaration {
 	t.Helper()
 	op, err := operator.Open(f.state, true)
 	must(t, err)
 	defer op.Close()
-	all, err := op.Approvals(context.Background(), true)
+	list, err := op.Approvals(context.Background(), all)
 	must(t, err)
+	return list
+}
+
+// approved lists the declarations in the store that were ever approved.
+func (f *fixture) approved(t *testing.T) []*operator.Declaration {
+	t.Helper()
 	var out []*operator.Declaration
-	for _, d := range all {
+	for _, d := range f.approvals(t, true) {
 		for _, h := range d.History {
 			if h.To == declarations.StateApproved {
 				out = append(out, d)

@@ -74,6 +74,7 @@ type pool struct {
 	root     *os.Root
 	manifest *Manifest
 	bytes    int64 // sum of known entry sizes
+	output   bool  // a run's published outputs (AddPool), not configured
 }
 
 // Registry holds every configured pool, opened, and the derived pools added
@@ -119,6 +120,7 @@ func (r *Registry) AddPool(cfg PoolConfig) error {
 	if err != nil {
 		return err
 	}
+	p.output = true
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if old, ok := r.pools[cfg.ID]; ok { // raced with another AddPool
@@ -276,6 +278,7 @@ func (p *pool) info(integrity string) PoolInfo {
 		Files:       p.manifest.Len(),
 		Bytes:       p.bytes,
 		Integrity:   integrity,
+		Output:      p.output,
 		Readers:     slices.Clone(p.cfg.Readers),
 	}
 }

@@ -225,26 +225,12 @@ func mustVerifyDSN(t *testing.T, dsn string, want int64) {
 func TestPostgresVerifyWhileAppending(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	a, b, c := openPG(t, dsn, nil), openPG(t, dsn, nil), openPG(t, dsn, nil)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	verifyWhile(t, c, 300, func() {
 		var wg sync.WaitGroup
 		wg.Go(func() { appendConcurrently(t, a, 150, 4) })
 		wg.Go(func() { appendConcurrently(t, b, 150, 4) })
 		wg.Wait()
-	}()
-	for {
-		res, err := c.Verify(context.Background())
-		if err != nil || !res.OK {
-			t.Fatalf("Verify during appends = %+v, %v", res, err)
-		}
-		select {
-		case <-done:
-			mustVerify(t, c, 300)
-			return
-		default:
-		}
-	}
+	})
 }
 
 // TestPostgresReadOnly: a read-only handle reads, refuses every write

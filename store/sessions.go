@@ -104,7 +104,7 @@ func (db *DB) CloseIdleSessions(ctx context.Context, idleBefore, now time.Time, 
 	var idle []*contexts.Session
 	err := db.inTx(ctx, what, txOpts{locks: []string{lockIdleSweep}}, func(tx *sql.Tx) (err error) {
 		before := formatTime(idleBefore)
-		if idle, err = querySessions(ctx, tx, db.d.idleSessions, before); err != nil {
+		if idle, err = queryAll(ctx, tx, scanSession, db.d.idleSessions, before); err != nil {
 			return txReadError(ctx, what, err)
 		}
 		if len(idle) == 0 {
@@ -139,28 +139,8 @@ func (db *DB) ListSessions(ctx context.Context, contextID string, openOnly bool)
 		return nil, wrapErr("list sessions", err)
 	}
 	q, args := sqlListSessions(contextID, openOnly)
-	out, err := querySessions(ctx, db.r, q, args...)
+	out, err := queryAll(ctx, db.r, scanSession, q, args...)
 	return out, wrapErr("list sessions", err)
-}
-
-// querySessions runs a query selecting sessionColumns.
-func querySessions(ctx context.Context, q interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, query string, args ...any) ([]*contexts.Session, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*contexts.Session
-	for rows.Next() {
-		s, err := scanSession(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
 }
 
 // execCount runs one writing statement on the write pool and returns how
@@ -228,7 +208,7 @@ func checkClose(id, reason string, now time.Time) error {
 
 // scanSession reads and decodes one row selected with sessionColumns; a
 // missing row is sql.ErrNoRows, unwrapped.
-func scanSession(row interface{ Scan(...any) error }) (*contexts.Session, error) {
+func scanSession(row scanner) (*contexts.Session, error) {
 	var (
 		s                 contexts.Session
 		elicitation       int64

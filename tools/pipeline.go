@@ -183,7 +183,9 @@ func pipelineHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*too
 	readers := outputReaders(env, p.Inputs)
 	out := ev.result(res)
 	if out.Untrusted != nil {
-		out.Untrusted.Readers = readers
+		// Scrubbed again after the fence's sanitizer: a secret printed
+		// with U+200B between its letters is re-formed by sanitizing.
+		out.Untrusted.Readers, out.Untrusted.Scrub = readers, scrub.String
 	}
 	if ev.OutputPool != "" {
 		out.Derived = &toolkit.DerivedPool{ID: ev.OutputPool, Dir: col.PublishedDir, Manifest: col.Manifest,

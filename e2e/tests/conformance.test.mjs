@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { E2E, NODE22, CONFORMANCE, CLIENT_INFO, requireBuilt, tempState, removeState, startHTTP, run, auditRecords } from '../lib/airlock.mjs';
+import { E2E, NODE22, CONFORMANCE, CLIENT_INFO, removeState, serveFresh, run, auditRecords } from '../lib/airlock.mjs';
 import { checkReadTrusted, checkReadUntrusted, checkAudit } from '../lib/checks.mjs';
 
 const CONFIG = path.join(E2E, 'conformance.yaml');
@@ -112,10 +112,8 @@ describe('MCP conformance suite over streamable HTTP', () => {
   let server;
 
   before(async () => {
-    requireBuilt();
-    state = await tempState('conformance');
+    ({ state, server } = await serveFresh('conformance', { config: CONFIG }));
     out = await mkdtemp(path.join(tmpdir(), 'airlock-e2e-conformance-results-'));
-    server = await startHTTP({ state, config: CONFIG });
   });
 
   after(async () => {

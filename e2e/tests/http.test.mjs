@@ -5,7 +5,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CLIENT_INFO, requireBuilt, tempState, removeState, startHTTP, randomToken } from '../lib/airlock.mjs';
+import { CLIENT_INFO, removeState, serveFresh, randomToken } from '../lib/airlock.mjs';
 import {
   checkToolList, checkReadTrusted, checkPathOutside, checkUnknownPool, checkUnknownArgument, expectViolation, checkAudit,
 } from '../lib/checks.mjs';
@@ -24,9 +24,7 @@ describe('TypeScript SDK over streamable HTTP', () => {
   let client;
 
   before(async () => {
-    requireBuilt();
-    state = await tempState('http');
-    server = await startHTTP({ state, env: { AIRLOCK_AGENT_TOKEN: token } });
+    ({ state, server } = await serveFresh('http', { env: { AIRLOCK_AGENT_TOKEN: token } }));
     client = await connect(`${server.baseUrl}/mcp`, { Authorization: `Bearer ${token}` });
   });
 

@@ -60,6 +60,9 @@ type Server struct {
 	// MaxProvenanceBytes caps the content text a context keeps for
 	// tracing where a need's values came from (issue 22).
 	MaxProvenanceBytes int64 `json:"max_provenance_bytes,omitempty" jsonschema:"minimum=0,description=Content text each context keeps to trace where a declared need's values came from (default 4194304); over it the oldest lose their text and values no source explains count as untrusted."`
+	// Output pools' retention (issue 24 item 5).
+	MaxOutputPools       int   `json:"max_output_pools,omitempty" jsonschema:"minimum=0,maximum=1000,description=Pipeline output pools each context keeps listed\\, newest first after the configured pools (default 32); older ones stop being listed (their files stay in the state directory)."`
+	OutputPoolTTLSeconds int64 `json:"output_pool_ttl_seconds,omitempty" jsonschema:"minimum=0,description=Seconds a pipeline output pool stays listed after its run published it (default 0: no age limit)."`
 }
 
 // Role is what a principal is allowed: a policy, a set of pools, a phase to
@@ -117,6 +120,15 @@ func (s TokenSource) Read() (string, error) {
 	return strings.TrimRight(string(b), "\r\n"), nil
 }
 
+// check wants exactly one of Env and File: a token source with both
+// would leave which one counts to the reader.
+func (s TokenSource) check() error {
+	if (s.Env == "") == (s.File == "") {
+		return fmt.Errorf("set exactly one of env or file: %w", ErrInvalid)
+	}
+	return nil
+}
+
 // Defaults.
 const (
 	DefaultServerName     = "airlock"
@@ -140,6 +152,10 @@ const answerExpansion = 3 * 6
 // envelopeReserve is left in a message for what surrounds the page: the
 // JSON-RPC envelope, the fence markers and notice, the result's metadata.
 const envelopeReserve = 64 << 10
+
+// MaxOutputPools is the largest max_output_pools accepted: each listed
+// output pool is open in every process serving its context.
+const MaxOutputPools = 1000
 
 // MaxOutputBytes is the largest max_output_bytes accepted (578901): any
 // answer within it fits in ClientMessageBytes.
@@ -206,9 +222,7 @@ func (c *Config) applyDefaults() {
 	}
 	for i := range c.Pools {
 		p := &c.Pools[i]
-		if p.Path != "" && !filepath.IsAbs(p.Path) {
-			p.Path = filepath.Join(c.dir, p.Path)
-		}
+		p.Path = c.rel(p.Path)
 		if p.Trust == "" {
 			p.Trust = sources.Untrusted
 		}
@@ -218,13 +232,9 @@ func (c *Config) applyDefaults() {
 	c.resolveNotifyPaths()
 	c.resolveAuditPaths()
 	c.resolveCredentialPaths()
-	c.resolveTracingPaths()
+	c.relTokenFiles(c.Tracing.Headers)
 	for i := range c.Pipelines {
-		for j, f := range c.Pipelines[i].Files {
-			if !filepath.IsAbs(f) {
-				c.Pipelines[i].Files[j] = filepath.Join(c.dir, f)
-			}
-		}
+		c.relList(c.Pipelines[i].Files)
 	}
 	for name, r := range c.Roles {
 		if r.InitialPhase == "" {
@@ -232,17 +242,71 @@ func (c *Config) applyDefaults() {
 			c.Roles[name] = r
 		}
 		for i, t := range r.Tokens {
-			if t.File != "" && !filepath.IsAbs(t.File) {
-				r.Tokens[i].File = filepath.Join(c.dir, t.File)
-			}
+			r.Tokens[i].File = c.rel(t.File)
 		}
+	}
+}
+
+// rel makes a path the config names, relative to the config file,
+// absolute; "" (unset) stays "".
+func (c *Config) rel(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}
+
+// relList makes each relative entry of a path list (read_only, files)
+// absolute, in place.
+func (c *Config) relList(ps []string) {
+	for i, p := range ps {
+		if !filepath.IsAbs(p) {
+			ps[i] = filepath.Join(c.dir, p)
+		}
+	}
+}
+
+// relTokenFiles makes the files of token sources absolute (see rel).
+func (c *Config) relTokenFiles(m map[string]TokenSource) {
+	for k, t := range m {
+		t.File = c.rel(t.File)
+		m[k] = t
 	}
 }
 
 func (c *Config) at(path string, err error) error { return yamlfile.At(c.file, c.data, path, err) }
 
 // check validates cross references; every error names the YAML node.
+// The sections are checked in this order and the first error is returned.
 func (c *Config) check() error {
+	if err := c.checkServer(); err != nil {
+		return err
+	}
+	pools, err := c.checkPools()
+	if err != nil {
+		return err
+	}
+	for _, check := range []func() error{
+		func() error { return c.checkPipelines(pools) },
+		c.checkComm,
+		c.checkUpstreams,
+		c.checkAudit,
+		c.checkStore,
+		c.checkPolicies,
+		func() error { return c.checkRoles(pools) },
+		c.checkNotify,
+		c.checkCredentials,
+		c.checkTracing,
+		c.checkTransports,
+	} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Config) checkServer() error {
 	// A read_pool_file page larger than the output limit would be cut by
 	// the runner while next_offset advanced past the cut: a client paging
 	// by next_offset would silently skip bytes (issue 10 item 11).
@@ -257,40 +321,43 @@ func (c *Config) check() error {
 		return c.at("$.server.max_read_bytes", fmt.Errorf("max_read_bytes %d is larger than max_output_bytes %d (a page must fit in one answer): %w",
 			c.Server.MaxReadBytes, c.Server.MaxOutputBytes, ErrInvalid))
 	}
+	if n := c.Server.MaxOutputPools; n < 0 || n > MaxOutputPools {
+		return c.at("$.server.max_output_pools", fmt.Errorf("max_output_pools %d is outside 0..%d: %w", n, MaxOutputPools, ErrInvalid))
+	}
+	if c.Server.OutputPoolTTLSeconds < 0 {
+		return c.at("$.server.output_pool_ttl_seconds", fmt.Errorf("output_pool_ttl_seconds %d is negative: %w", c.Server.OutputPoolTTLSeconds, ErrInvalid))
+	}
+	return nil
+}
+
+// checkPools validates the pools and returns their ids, which pipelines
+// and roles refer to.
+func (c *Config) checkPools() (map[string]bool, error) {
 	pools := map[string]bool{}
 	for i, p := range c.Pools {
 		if err := c.checkReaders(fmt.Sprintf("$.pools[%d].readers", i), p.Readers); err != nil {
-			return err
+			return nil, err
 		}
 		if err := p.Validate(); err != nil {
-			return c.at(fmt.Sprintf("$.pools[%d]", i), err)
+			return nil, c.at(fmt.Sprintf("$.pools[%d]", i), err)
 		}
 		if pools[p.ID] {
-			return c.at(fmt.Sprintf("$.pools[%d].id", i), fmt.Errorf("duplicate pool id %q: %w", p.ID, ErrInvalid))
+			return nil, c.at(fmt.Sprintf("$.pools[%d].id", i), fmt.Errorf("duplicate pool id %q: %w", p.ID, ErrInvalid))
 		}
 		pools[p.ID] = true
 	}
-	if err := c.checkPipelines(pools); err != nil {
-		return err
-	}
-	if err := c.checkComm(); err != nil {
-		return err
-	}
-	if err := c.checkUpstreams(); err != nil {
-		return err
-	}
-	if err := c.checkAudit(); err != nil {
-		return err
-	}
-	if err := c.checkStore(); err != nil {
-		return err
-	}
+	return pools, nil
+}
+
+func (c *Config) checkPolicies() error {
 	if len(c.Policies) == 0 {
 		return c.at("$", fmt.Errorf("no policies: %w", ErrInvalid))
 	}
-	if _, err := c.PolicySet(); err != nil {
-		return err
-	}
+	_, err := c.PolicySet()
+	return err
+}
+
+func (c *Config) checkRoles(pools map[string]bool) error {
 	for _, name := range slices.Sorted(maps.Keys(c.Roles)) {
 		r := c.Roles[name]
 		base := "$.roles." + name
@@ -309,21 +376,12 @@ func (c *Config) check() error {
 			return c.at(base+".approver", fmt.Errorf("approver %q (want operator or client): %w", r.Approver, ErrInvalid))
 		}
 		for i, t := range r.Tokens {
-			if (t.Env == "") == (t.File == "") {
-				return c.at(fmt.Sprintf("%s.tokens[%d]", base, i), fmt.Errorf("set exactly one of env or file: %w", ErrInvalid))
+			if err := t.check(); err != nil {
+				return c.at(fmt.Sprintf("%s.tokens[%d]", base, i), err)
 			}
 		}
 	}
-	if err := c.checkNotify(); err != nil {
-		return err
-	}
-	if err := c.checkCredentials(); err != nil {
-		return err
-	}
-	if err := c.checkTracing(); err != nil {
-		return err
-	}
-	return c.checkTransports()
+	return nil
 }
 
 // PolicySet compiles the named policies.

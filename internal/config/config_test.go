@@ -26,6 +26,23 @@ roles:
   local: {policy: base, pools: [a]}
 `
 
+// refusal is a section entry config.Parse must refuse.
+type refusal struct{ name, src, want string }
+
+// wantRefusals parses base plus section plus each refusal's entry, and
+// wants ErrInvalid with the refusal's text and the file's line.
+func wantRefusals(t *testing.T, section string, tests []refusal) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := config.Parse("airlock.yaml", []byte(base+section+tc.src), t.TempDir())
+			if !errors.Is(err, config.ErrInvalid) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "airlock.yaml:") {
+				t.Fatalf("%v, want ErrInvalid with %q and a line", err, tc.want)
+			}
+		})
+	}
+}
+
 // TestReadPageDefaultsWithinOutput: without max_read_bytes, a page is the
 // default size or max_output_bytes, whichever is smaller.
 func TestReadPageDefaultsWithinOutput(t *testing.T) {
@@ -88,6 +105,8 @@ func TestParseRefusesWithLine(t *testing.T) {
 		// issue 11: a page that outgrows the TypeScript SDK's 10 MiB stdio buffer closes the connection.
 		{"page breaks stdio clients", "server:\n  max_output_bytes: 10485760\n  max_read_bytes: 10485760\n" + base, 2, config.ErrInvalid},
 		{"output over the client-safe bound", "server: {max_output_bytes: 578902}\n" + base, 1, config.ErrInvalid},
+		{"too many output pools", "server: {max_output_pools: 1001}\n" + base, 1, config.ErrInvalid},
+		{"negative output pool age", "server: {output_pool_ttl_seconds: -1}\n" + base, 1, config.ErrInvalid},
 		{"store not postgres", base + "store: /var/lib/airlock.db\n", 7, config.ErrInvalid},
 		{"store with a password", base + "store: postgres://airlock:hunter2@db/airlock\n", 7, config.ErrInvalid},
 		{"store with a password parameter", base + "store: postgres://airlock@db/airlock?password=hunter2\n", 7, config.ErrInvalid},

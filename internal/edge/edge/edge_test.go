@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -65,6 +66,13 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
+// accepted returns the connections accepted so far, oldest first.
+func (a *acceptor) accepted() []*Conn {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.conns)
+}
+
 func (a *acceptor) waitOpen(t *testing.T, n int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
@@ -104,9 +112,7 @@ func TestTrackerNeverEvictsAuthenticated(t *testing.T) {
 	addr := a.ln.Addr().String()
 	good := dialFrom(t, "127.0.0.1", addr)
 	a.waitOpen(t, 1)
-	a.mu.Lock()
-	a.conns[0].MarkAuthenticated()
-	a.mu.Unlock()
+	a.accepted()[0].MarkAuthenticated()
 	for i := range 20 {
 		dialFrom(t, "127.0.0.3", addr) // closed at cleanup
 		if i < 2 {
@@ -128,11 +134,9 @@ func TestTrackerNeverEvictsAuthenticated(t *testing.T) {
 		}
 	}
 	// When every slot is authenticated, a newcomer is refused instead.
-	a.mu.Lock()
-	for _, c := range a.conns {
+	for _, c := range a.accepted() {
 		c.MarkAuthenticated()
 	}
-	a.mu.Unlock()
 	late := dialFrom(t, "127.0.0.4", addr)
 	if !closedByPeer(late) {
 		t.Fatal("a connection beyond the bound with nothing evictable was kept")
@@ -145,9 +149,7 @@ func TestTrackerFreesSlotOnClose(t *testing.T) {
 	addr := a.ln.Addr().String()
 	c1 := dialFrom(t, "127.0.0.1", addr)
 	a.waitOpen(t, 1)
-	a.mu.Lock()
-	a.conns[0].Close()
-	a.mu.Unlock()
+	a.accepted()[0].Close()
 	a.waitOpen(t, 0)
 	_ = c1
 	a.t.mu.Lock()

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 	"github.com/airlock-dev/airlock/internal/kit/rawjson"
+	"github.com/airlock-dev/airlock/internal/kit/textcut"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/limits"
 	"github.com/airlock-dev/airlock/internal/policy/redact"
@@ -33,7 +33,7 @@ func (c *call) finish(ctx context.Context, res *toolkit.Result, err error) *Resp
 		// registered the agent is told so and the audit keeps the cause.
 		if derr := c.s.r.derived.Add(ctx, c.s.contextID, res.Derived); derr != nil {
 			c.log.Error("registering a run's output pool", "context", c.s.contextID, "pool", res.Derived.ID, "err", derr)
-			c.rec.Error = truncateString(derr.Error(), 4096)
+			c.rec.Error = errorText(derr.Error())
 			res.Text += "(The output pool could not be registered; the outputs are kept on the server.)\n"
 		}
 	}
@@ -112,7 +112,7 @@ func (c *call) boundError(err error) *Response {
 	if v.Err != nil {
 		// A transport error quotes the URL it failed on; a credential in
 		// its query is hashed like one in the arguments (issue 10, item 3).
-		c.rec.Error = truncateString(redact.Query(v.Err.Error(), c.s.r.redactor.Hash), 4096)
+		c.rec.Error = errorText(redact.Query(v.Err.Error(), c.s.r.redactor.Hash))
 	}
 	if c.rec.Reason == "" {
 		c.rec.Reason = v.Message
@@ -141,11 +141,11 @@ func (c *call) render(res *toolkit.Result) *Response {
 	if res.Exact && (len(res.Text) > max || (res.Untrusted != nil && len(res.UntrustedText) > max-len(res.Text))) {
 		return c.boundError(fmt.Errorf("%d+%d bytes, limit %d: %w", len(res.Text), len(res.UntrustedText), max, errExactTooLarge))
 	}
-	text, truncated := truncate(res.Text, max)
+	text, truncated := textcut.Marked(res.Text, max)
 	resp := &Response{Text: text, Blobs: res.Blobs, Structured: res.Structured, Truncated: truncated, Elicit: res.Elicit}
 	if res.Untrusted != nil {
-		untrusted, cut := truncate(res.UntrustedText, max-len(text))
-		meta := fence.Meta{Source: res.Untrusted.Source, Kind: res.Untrusted.Kind, Trust: res.Untrusted.Trust}
+		untrusted, cut := textcut.Marked(res.UntrustedText, max-len(text))
+		meta := fence.Meta{Source: res.Untrusted.Source, Kind: res.Untrusted.Kind, Trust: res.Untrusted.Trust, Scrub: res.Untrusted.Scrub}
 		if res.Untrusted.Attribute {
 			meta.AttributionID = "att_" + uuid.NewString()
 		}
@@ -234,22 +234,8 @@ func withUntrusted(structured any, content string, p *toolkit.Provenance) map[st
 	return out
 }
 
-// truncate cuts s to at most max bytes on a rune boundary and says so.
-func truncate(s string, max int) (string, bool) {
-	if len(s) <= max {
-		return s, false
-	}
-	if max <= 0 {
-		return fmt.Sprintf("[output truncated: showing 0 of %d bytes]", len(s)), true
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("\n[output truncated: showing %d of %d bytes]", cut, len(s)), true
-}
-
-func truncateString(s string, max int) string {
-	out, _ := truncate(s, max)
+// errorText is an error as the trail keeps it: at most 4 KiB.
+func errorText(s string) string {
+	out, _ := textcut.Marked(s, 4096)
 	return out
 }

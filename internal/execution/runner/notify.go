@@ -2,35 +2,16 @@ package runner
 
 import (
 	"context"
-	"reflect"
 
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/internal/audit/audit"
-	"github.com/airlock-dev/airlock/internal/config"
-	"github.com/airlock-dev/airlock/internal/execution/hooks"
 	"github.com/airlock-dev/airlock/internal/execution/notify"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 )
 
-// The notifier tells the configured webhooks and command hooks (run in the
-// sandbox: package hooks) when a declared need waits for an operator and
-// when one expires undecided (package notify). It is a process's delivery
-// queues, rebuilt when a reload changes the notifications section.
-
-// newNotifier is cfg's notifier (package hooks): nil with no webhook and no
-// command hook.
-func (r *Runner) newNotifier(cfg *config.Config) *notify.Notifier {
-	return hooks.Notifier(cfg, &hooks.Options{Logger: r.log, SandboxTrampoline: r.trampoline, OnOutcome: r.metrics.Notification})
-}
-
-// reloadNotifier swaps the notifier when the webhooks changed.
-func (r *Runner) reloadNotifier(old, cfg *config.Config) {
-	if reflect.DeepEqual(old.Notify, cfg.Notify) {
-		return
-	}
-	prev := r.notifier.Swap(r.newNotifier(cfg))
-	go prev.Close() // delivers what it had queued
-}
+// The notifier (package hooks) tells the configured webhooks and command
+// hooks when a declared need waits for an operator and when one expires
+// undecided.
 
 // notifyPending tells the operators a declaration waits for them.
 func (r *Runner) notifyPending(s *Session, p *toolkit.PendingApproval) {

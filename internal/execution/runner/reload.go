@@ -53,7 +53,7 @@ func (r *Runner) reload(cfg *config.Config) error {
 		return err
 	}
 	r.gen.Store(gen)
-	r.reloadNotifier(old.cfg, cfg)
+	r.notifier.Reload(old.cfg, cfg)
 	r.creds.Reload(cfg.Credentials)
 	r.creds.Check()
 	return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/edge/tracing"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/execution/upstream"
 	"github.com/airlock-dev/airlock/internal/kit/argschema"
 	"github.com/airlock-dev/airlock/internal/kit/calllog"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
@@ -149,8 +150,8 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 	if t, ok := args.(toolkit.Targeted); ok {
 		in.URL, in.Query = t.Target()
 	}
-	if u := c.s.r.upstreamURL(c.rec.Capability); u != "" {
-		in.URL = u // an HTTP upstream is judged by the network section (upstreamURL)
+	if u := upstream.PolicyURL(c.s.r.Config(), c.rec.Capability); u != "" {
+		in.URL = u // an HTTP upstream is judged by the network section (upstream.PolicyURL)
 	}
 	c.input = in
 	// step: trace — before the policy decides, so it can judge where values came from.
@@ -233,7 +234,7 @@ func (c *call) env(dec policy.Decision) *toolkit.Env {
 		DryRun: c.mode == phasegate.DryRun, Declarations: c.s.r.decls, Elicitation: el,
 		Broker:      &sessionBroker{cfg: c.s.r.broker, s: c.s, policy: c.policy, input: c.input},
 		Approvals:   &approvals{c: c},
-		Credentials: pipelineCredentials{set: c.s.r.creds, role: c.s.role},
+		Credentials: c.s.r.creds.ForPipelines(c.s.role),
 		Upstreams:   &upstreamPins{c: c},
 	}
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/execution/comm"
 	"github.com/airlock-dev/airlock/internal/execution/credentials"
 	"github.com/airlock-dev/airlock/internal/execution/derived"
-	"github.com/airlock-dev/airlock/internal/execution/notify"
+	"github.com/airlock-dev/airlock/internal/execution/hooks"
 	"github.com/airlock-dev/airlock/internal/execution/pipelinehost"
 	"github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
@@ -75,7 +75,7 @@ type Runner struct {
 	// Per-process caches of derived objects; the state they derive from
 	// (contexts, usage) is in the store.
 	bindings sync.Map // context id → *binding
-	trackers trackers
+	trackers state.Trackers
 
 	handleKey  []byte           // signs context handles
 	challenges *challenge.Keyed // signs approval questions
@@ -85,16 +85,12 @@ type Runner struct {
 	decls     *declarations.Manager
 	signer    *attribution.Signer
 	broker    *brokerConfig
-	notifier  atomic.Pointer[notify.Notifier]
+	notifier  *hooks.Live
 	approvals *approvallatency.Watch // approval latency of decisions made elsewhere
 	creds     *credentials.Set       // scoped credentials, read at each use
 	stop      chan struct{}
 
 	anchor *state.Anchor // kill switch file and witness checkpoints
-
-	// trampoline is Options.SandboxTrampoline, for the command hooks'
-	// sandbox (package hooks).
-	trampoline string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -114,7 +110,7 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		opts = &Options{}
 	}
 	r := &Runner{log: opts.Logger, now: opts.Now, metrics: opts.Metrics, tracer: opts.Tracer,
-		tools: map[string]toolkit.Tool{}, trampoline: opts.SandboxTrampoline}
+		tools: map[string]toolkit.Tool{}}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -174,7 +170,10 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		r.closeStore()
 		return nil, fmt.Errorf("opening pools: %w", err)
 	}
-	r.derived = derived.New(r.db, r.pools, r.log)
+	r.derived = derived.New(r.db, r.pools, r.log, r.now, func() derived.Retention {
+		srv := r.Config().Server
+		return derived.Retention{Count: srv.MaxOutputPools, MaxAge: time.Duration(srv.OutputPoolTTLSeconds) * time.Second}
+	})
 	r.pipelines = pipelinehost.New(cfg, stateDir, &pipelinehost.Options{SandboxTrampoline: opts.SandboxTrampoline, Metrics: opts.Metrics}, r.log)
 	r.upstreams = upstream.New(r.db, &upstream.Options{Logger: r.log, Now: r.now, SandboxTrampoline: opts.SandboxTrampoline, EgressResolver: opts.EgressResolver})
 	for _, t := range tools.All() {
@@ -187,8 +186,8 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		return nil, err
 	}
 	r.gen.Store(gen)
-	r.registerGauges()
-	r.notifier.Store(r.newNotifier(cfg))
+	state.RegisterGauges(r.metrics, r.db)
+	r.notifier = hooks.NewLive(cfg, &hooks.Options{Logger: r.log, SandboxTrampoline: opts.SandboxTrampoline, OnOutcome: r.metrics.Notification})
 	r.creds = r.newCredentials()
 	r.creds.Check() // a credential already unusable at start is audited now
 	return r, nil
@@ -202,7 +201,7 @@ func (r *Runner) Close() error {
 	r.closeOnce.Do(func() {
 		close(r.stop)
 		r.broker.close()
-		r.notifier.Load().Close()
+		r.notifier.Close()
 		r.closeErr = errors.Join(r.pools.Close(), r.closeStore())
 	})
 	return r.closeErr

@@ -3,11 +3,8 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"net/url"
-	"strings"
 
 	"github.com/airlock-dev/airlock/declarations"
-	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/execution/comm"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 	"github.com/airlock-dev/airlock/internal/execution/upstream"
@@ -19,7 +16,7 @@ import (
 // The runner's side of upstream MCP servers (issue 15; the connection,
 // the pins and the egress are package upstream's): a comm.mcp need is
 // checked against its pin while the tool expands it (upstreamPins), judged
-// by the policy with the upstream's URL (upstreamURL), and executed by the
+// by the policy with the upstream's URL (upstream.PolicyURL), and executed by the
 // broker (callUpstream).
 
 // upstreamPins is one call's toolkit.UpstreamPins.
@@ -30,7 +27,7 @@ var _ toolkit.UpstreamPins = (*upstreamPins)(nil)
 // Check implements toolkit.UpstreamPins.
 func (p *upstreamPins) Check(ctx context.Context, upstream, tool string, args json.RawMessage) (string, error) {
 	r := p.c.s.r
-	return r.upstreams.Check(ctx, r.Config(), upstream, tool, args)
+	return r.upstreams.Check(ctx, r.Config(), p.c.policy, p.c.rec, upstream, tool, args)
 }
 
 // callUpstream performs an approved comm.mcp need: connect, list the tools
@@ -45,10 +42,10 @@ func (r *Runner) callUpstream(ctx context.Context, principal string, pol *policy
 	if !ok {
 		return nil, violation.New(violation.UpstreamUnavailable, "no upstream %q is configured", p.Upstream)
 	}
-	if err := checkUpstreamURL(pol, up); err != nil {
+	if err := upstream.CheckURL(pol, up); err != nil {
 		return nil, err
 	}
-	digest, err := r.upstreams.Check(ctx, cfg, p.Upstream, p.Tool, p.Arguments)
+	digest, err := r.upstreams.Check(ctx, cfg, pol, nil, p.Upstream, p.Tool, p.Arguments)
 	if err != nil {
 		return nil, err
 	}
@@ -83,45 +80,6 @@ func (r *Runner) callUpstream(ctx context.Context, principal string, pol *policy
 	}
 	return &toolkit.External{Text: res.Text, Source: MCPSource(p.Upstream, p.Tool, digest), ContentType: "text/plain",
 		RetrievedAt: r.now().UTC(), Details: details}, nil
-}
-
-// upstreamURL is the URL the policy judges a call of capability c by: an
-// HTTP upstream's own URL for mcp.<upstream>.<tool> (the network section
-// then refuses its host as it refuses a fetch's: issue 15), "" otherwise
-// (a stdio upstream reaches no network; other capabilities name their own).
-func (r *Runner) upstreamURL(c string) string {
-	rest, ok := strings.CutPrefix(c, "mcp.")
-	if !ok {
-		return ""
-	}
-	id, _, _ := strings.Cut(rest, ".")
-	up, ok := r.Config().Upstream(id)
-	if !ok || up.Stdio() {
-		return ""
-	}
-	return up.URL
-}
-
-// checkUpstreamURL refuses an HTTP upstream the policy's network section
-// does not allow, before anything connects: the same check, rule id and
-// code (POLICY_DENIED, rule network) the policy step gives in planning.
-// It runs again at execution because a declaration approved earlier may
-// be collected under a policy that has since narrowed.
-func checkUpstreamURL(pol *policy.Policy, up config.Upstream) error {
-	if up.Stdio() {
-		return nil
-	}
-	if pol == nil {
-		return violation.New(violation.PolicyDenied, "mcp.%s: no policy to judge the upstream's host by", up.ID)
-	}
-	u, err := url.Parse(up.URL)
-	if err == nil {
-		err = pol.CheckURL(u)
-	}
-	if err != nil {
-		return violation.Wrap(violation.PolicyDenied, err, "mcp.%s is denied by policy (rule network): %s", up.ID, strings.TrimSuffix(err.Error(), ": "+policy.ErrNetworkDenied.Error()))
-	}
-	return nil
 }
 
 // MCPSource is the attributed source of an upstream tool's answer: the

@@ -169,23 +169,34 @@ func (r *CaseReport) OK() bool { return len(r.Failures) == 0 }
 func (r *CaseReport) String() string {
 	var b strings.Builder
 	for _, f := range r.Failures {
-		want := string(f.Want)
-		if f.WantRule != "" {
-			want += " by " + f.WantRule
-		}
 		fmt.Fprintf(&b, "%s:%d: FAIL %q (policy %s): want %s, got %s by %s: %s\n",
-			r.File, f.Line, f.Name, f.Policy, want, f.Got.Effect, f.Got.RuleID, f.Got.Reason)
+			r.File, f.Line, f.Name, f.Policy, wantText(f.Want, f.WantRule), f.Got.Effect, f.Got.RuleID, f.Got.Reason)
 	}
+	r.writeSummary(&b)
+	return b.String()
+}
+
+// wantText is a case's expectation as the reports print it: the effect,
+// and the rule when the case names one.
+func wantText(effect Effect, rule string) string {
+	if rule != "" {
+		return string(effect) + " by " + rule
+	}
+	return string(effect)
+}
+
+// writeSummary ends String and Verbose: PASS or FAIL, the count, and how
+// many cases --run skipped.
+func (r *CaseReport) writeSummary(b *strings.Builder) {
 	status := "PASS"
 	if !r.OK() {
 		status = "FAIL"
 	}
-	fmt.Fprintf(&b, "%s: %d/%d cases passed", status, r.Passed, r.Total-r.Skipped)
+	fmt.Fprintf(b, "%s: %d/%d cases passed", status, r.Passed, r.Total-r.Skipped)
 	if r.Skipped > 0 {
-		fmt.Fprintf(&b, " (%d skipped by --run)", r.Skipped)
+		fmt.Fprintf(b, " (%d skipped by --run)", r.Skipped)
 	}
 	b.WriteString("\n")
-	return b.String()
 }
 
 // Verbose renders every case that ran, with its decision, rule and
@@ -197,21 +208,13 @@ func (r *CaseReport) Verbose() string {
 		if !c.Pass {
 			status = "FAIL"
 		}
-		want := string(c.Want)
-		if c.WantRule != "" {
-			want += " by " + c.WantRule
-		}
 		fmt.Fprintf(&b, "%s %s:%d %q (policy %s): %s by %s: %s", status, r.File, c.Line, c.Name, c.Policy, c.Got.Effect, c.Got.RuleID, c.Got.Reason)
 		if !c.Pass {
-			fmt.Fprintf(&b, " (want %s)", want)
+			fmt.Fprintf(&b, " (want %s)", wantText(c.Want, c.WantRule))
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "%s: %d/%d cases passed", map[bool]string{true: "PASS", false: "FAIL"}[r.OK()], r.Passed, r.Total-r.Skipped)
-	if r.Skipped > 0 {
-		fmt.Fprintf(&b, " (%d skipped by --run)", r.Skipped)
-	}
-	b.WriteString("\n")
+	r.writeSummary(&b)
 	return b.String()
 }
 

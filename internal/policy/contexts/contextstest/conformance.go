@@ -102,11 +102,18 @@ func confCtxJSON(c *contexts.Context) string {
 	return string(b)
 }
 
-func confSameCtx(t *testing.T, what string, got, want *contexts.Context) {
+// confSame compares got and want by a comparable rendering (confCtxJSON,
+// confSessJSON), so a failure shows both in full.
+func confSame[T any](t *testing.T, what string, render func(T) string, got, want T) {
 	t.Helper()
-	if g, w := confCtxJSON(got), confCtxJSON(want); g != w {
+	if g, w := render(got), render(want); g != w {
 		t.Errorf("%s:\n got %s\nwant %s", what, g, w)
 	}
+}
+
+func confSameCtx(t *testing.T, what string, got, want *contexts.Context) {
+	t.Helper()
+	confSame(t, what, confCtxJSON, got, want)
 }
 
 func confGetCtx(t *testing.T, st contexts.Store, id string) *contexts.Context {

@@ -37,9 +37,7 @@ func confSessJSON(s *contexts.Session) string {
 
 func confSameSess(t *testing.T, what string, got, want *contexts.Session) {
 	t.Helper()
-	if g, w := confSessJSON(got), confSessJSON(want); g != w {
-		t.Errorf("%s:\n got %s\nwant %s", what, g, w)
-	}
+	confSame(t, what, confSessJSON, got, want)
 }
 
 func confOpen(t *testing.T, st contexts.Store, s *contexts.Session) {

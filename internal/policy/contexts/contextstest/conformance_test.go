@@ -78,16 +78,27 @@ func (m *memStore) CreateContext(ctx context.Context, c *contexts.Context) error
 	return nil
 }
 
-func (m *memStore) GetContext(ctx context.Context, id string) (*contexts.Context, error) {
+// memGet returns a copy of table[id], so that the caller shares no memory
+// with the store.
+func memGet[T any](ctx context.Context, m *memStore, table map[string]*T, id string, clone func(*T) *T) (*T, error) {
 	if err := m.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer m.mu.Unlock()
-	c, ok := m.contexts[id]
+	v, ok := table[id]
 	if !ok {
 		return nil, contexts.ErrNotFound
 	}
-	return c.Clone(), nil
+	return clone(v), nil
+}
+
+func cloneSession(s *contexts.Session) *contexts.Session {
+	c := *s
+	return &c
+}
+
+func (m *memStore) GetContext(ctx context.Context, id string) (*contexts.Context, error) {
+	return memGet(ctx, m, m.contexts, id, (*contexts.Context).Clone)
 }
 
 func (m *memStore) UpdateContext(ctx context.Context, id string, mutate func(*contexts.Context) error) (*contexts.Context, error) {
@@ -146,22 +157,12 @@ func (m *memStore) OpenSession(ctx context.Context, s *contexts.Session, maxOpen
 	if maxOpen > 0 && n >= maxOpen {
 		return contexts.ErrSessionCap
 	}
-	c := *s
-	m.sessions[s.ID] = &c
+	m.sessions[s.ID] = cloneSession(s)
 	return nil
 }
 
 func (m *memStore) GetSession(ctx context.Context, id string) (*contexts.Session, error) {
-	if err := m.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer m.mu.Unlock()
-	s, ok := m.sessions[id]
-	if !ok {
-		return nil, contexts.ErrNotFound
-	}
-	c := *s
-	return &c, nil
+	return memGet(ctx, m, m.sessions, id, cloneSession)
 }
 
 func (m *memStore) TouchSession(ctx context.Context, id string, now time.Time) error {
@@ -214,8 +215,7 @@ func (m *memStore) ListSessions(ctx context.Context, contextID string, openOnly 
 	var out []*contexts.Session
 	for _, s := range m.sessions {
 		if (contextID == "" || s.ContextID == contextID) && (!openOnly || s.ClosedAt.IsZero()) {
-			c := *s
-			out = append(out, &c)
+			out = append(out, cloneSession(s))
 		}
 	}
 	slices.SortFunc(out, func(a, b *contexts.Session) int {

@@ -1,4 +1,4 @@
-package runner
+package upstream
 
 import (
 	"errors"
@@ -47,9 +47,9 @@ func TestCheckUpstreamURL(t *testing.T) {
 		{"no policy", nil, httpUp, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkUpstreamURL(tc.pol, tc.up)
+			err := CheckURL(tc.pol, tc.up)
 			if (err == nil) != tc.ok {
-				t.Fatalf("checkUpstreamURL = %v, want ok=%v", err, tc.ok)
+				t.Fatalf("CheckURL = %v, want ok=%v", err, tc.ok)
 			}
 			if err == nil {
 				return
