@@ -60,7 +60,11 @@ func (b banner) stdio(cfg *config.Config, cfgPath, stateFlag string) {
 		// A client does not inherit this shell's $AIRLOCK_STATE.
 		args = append(args, "--state", dir)
 	}
-	entry, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"airlock": map[string]any{"command": exe, "args": args}}})
+	type server struct { // command before args, as the client's docs show it
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+	}
+	entry, _ := json.Marshal(map[string]any{"mcpServers": map[string]server{"airlock": {exe, args}}})
 	inspector := "npx @modelcontextprotocol/inspector -- " + shellJoin(append([]string{exe}, args...))
 	b.say("serving MCP over stdio", []string{
 		"serving MCP over stdio on " + what + ": this process answers an MCP client on stdin/stdout; it does not read typed commands.",
