@@ -148,17 +148,6 @@ func TestListenStreamGetsToolsListChanged(t *testing.T) {
 	if n, _ := ack["params"].(map[string]any)["notifications"].(map[string]any); n["toolsListChanged"] != true {
 		t.Fatalf("toolsListChanged not established: %v", ack)
 	}
-	// Airlock's prompt list never changes, so prompts.listChanged is not
-	// offered: a stream asking only for it establishes nothing and ends.
-	prompts := w.listen(t, "agent", map[string]any{"promptsListChanged": true})
-	ack = next(t, prompts)
-	if n, _ := ack["params"].(map[string]any)["notifications"].(map[string]any); ack["method"] != string(mcp.MethodNotificationSubscriptionsAcknowledged) || len(n) != 0 {
-		t.Fatalf("the prompts stream's acknowledgement: %v", ack)
-	}
-	if end := next(t, prompts); end["result"] == nil {
-		t.Fatalf("the prompts stream did not end with its result: %v", end)
-	}
-
 	reloadWithPipeline(t, w.fixture, "added_later")
 	msg := next(t, tools)
 	if msg["method"] != string(mcp.MethodNotificationToolsListChanged) {
