@@ -42,7 +42,7 @@ func (b banner) say(msg string, lines []string, attrs ...any) {
 // stdio says that this process is a stdio MCP server, and how to start it
 // from the inspector and from Claude Desktop with the same flags (absolute
 // paths: a client starts it from anywhere).
-func (b banner) stdio(cfg *config.Config, cfgPath, stateFlag string) {
+func (b banner) stdio(cfg *config.Config, cfgPath, stateFlag, ctxHandle string) {
 	exe, err := os.Executable()
 	if err != nil {
 		exe = "airlock"
@@ -59,6 +59,9 @@ func (b banner) stdio(cfg *config.Config, cfgPath, stateFlag string) {
 	if dir, from, err := resolveState(stateFlag); err == nil && from != "the default" {
 		// A client does not inherit this shell's $AIRLOCK_STATE.
 		args = append(args, "--state", dir)
+	}
+	if ctxHandle != "" {
+		args = append(args, "--context", ctxHandle)
 	}
 	type server struct { // command before args, as the client's docs show it
 		Command string   `json:"command"`

@@ -71,7 +71,7 @@ func runServe(ctx context.Context, args []string, io Streams) (err error) {
 	go watchConfig(ctx, *cfgPath, r, srv, log, 2*time.Second)
 	say := banner{Streams: io, log: log, json: *format == "json"}
 	if *addr == "" {
-		say.stdio(cfg, *cfgPath, *state)
+		say.stdio(cfg, *cfgPath, *state, *ctxHandle)
 		return srv.ServeStdio(ctx, io.In, io.Out)
 	}
 	return serveHTTP(ctx, *addr, srv, cfg, say)
