@@ -18,6 +18,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/airlock-dev/airlock/cli"
 	"github.com/airlock-dev/airlock/internal/testkit/gobuild"
 	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 )
@@ -58,12 +59,7 @@ func TestStartupAsAPersonSeesIt(t *testing.T) {
 			t.Fatalf("no Claude Desktop entry:\n%s", banner)
 		}
 		entry, _, _ = strings.Cut(entry, "\n")
-		var desktop struct {
-			MCPServers map[string]struct {
-				Command string   `json:"command"`
-				Args    []string `json:"args"`
-			} `json:"mcpServers"`
-		}
+		var desktop cli.DesktopEntry
 		if err := json.Unmarshal([]byte(entry), &desktop); err != nil {
 			t.Fatalf("the entry is not JSON: %v\n%s", err, entry)
 		}

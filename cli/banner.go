@@ -63,11 +63,7 @@ func (b banner) stdio(cfg *config.Config, cfgPath, stateFlag, ctxHandle string) 
 	if ctxHandle != "" {
 		args = append(args, "--context", ctxHandle)
 	}
-	type server struct { // command before args, as the client's docs show it
-		Command string   `json:"command"`
-		Args    []string `json:"args"`
-	}
-	entry, _ := json.Marshal(map[string]any{"mcpServers": map[string]server{"airlock": {exe, args}}})
+	entry, _ := json.Marshal(DesktopEntry{MCPServers: map[string]DesktopServer{"airlock": {exe, args}}})
 	inspector := "npx @modelcontextprotocol/inspector -- " + shellJoin(append([]string{exe}, args...))
 	b.say("serving MCP over stdio", []string{
 		"serving MCP over stdio on " + what + ": this process answers an MCP client on stdin/stdout; it does not read typed commands.",
@@ -75,6 +71,19 @@ func (b banner) stdio(cfg *config.Config, cfgPath, stateFlag, ctxHandle string) 
 		"or Claude Desktop (claude_desktop_config.json):  " + string(entry),
 		"stop with Ctrl-C (or close stdin).",
 	}, "config", what, "inspector", inspector, "claude_desktop", string(entry), "stop", "Ctrl-C or close stdin")
+}
+
+// DesktopEntry is the Claude Desktop configuration (claude_desktop_config.json)
+// the stdio banner prints.
+type DesktopEntry struct {
+	MCPServers map[string]DesktopServer `json:"mcpServers"`
+}
+
+// DesktopServer is one server of a DesktopEntry: command before args, as
+// the client's documentation shows them.
+type DesktopServer struct {
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
 }
 
 // http says where the endpoints are. Its first line's form is what

@@ -46,12 +46,7 @@ func TestStdioBannerEntry(t *testing.T) {
 				t.Fatalf("no entry:\n%s", text.String())
 			}
 			entry, _, _ = strings.Cut(entry, "\n")
-			var e struct {
-				MCPServers map[string]struct {
-					Command string   `json:"command"`
-					Args    []string `json:"args"`
-				} `json:"mcpServers"`
-			}
+			var e DesktopEntry
 			must(t, json.Unmarshal([]byte(entry), &e))
 			if got := e.MCPServers["airlock"]; got.Command != exe || !slices.Equal(got.Args, tc.want) {
 				t.Fatalf("entry %+v, want %s %q", got, exe, tc.want)
