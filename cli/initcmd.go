@@ -281,8 +281,12 @@ transports:
 // $AIRLOCK_STATE, and the operator's commands must find the same store
 // (issue 24 item 4).
 func (p *initPlan) summary(io Streams, state string) {
-	cfg := relOrSelf(p.cfgPath)
+	cfg, prog := relOrSelf(p.cfgPath), invokedAs()
 	fmt.Fprintf(io.Out, "wrote %s (%d pools)\n", cfg, len(p.pools))
+	if len(p.pools) == 0 {
+		fmt.Fprintf(io.Err, "airlock init: warning: no directory was given, so the configuration has no pool and the agent can read nothing;"+
+			" name directories (%s init [--config FILE] DIR...) or add pools to %s by hand\n", prog, cfg)
+	}
 	for _, pool := range p.pools {
 		fmt.Fprintf(io.Out, "wrote %s (pool %s, %d file(s))\n", relOrSelf(filepath.Join(pool.dir, sources.DefaultManifestName)), pool.id, pool.manifest.Len())
 		if len(pool.hidden) > 0 {
@@ -290,8 +294,19 @@ func (p *initPlan) summary(io Streams, state string) {
 		}
 	}
 	st := shellQuote(relOrSelf(state))
-	fmt.Fprintf(io.Out, "next:\n  airlock config check %s\n  airlock serve --config %s --state %s\n", cfg, cfg, st)
-	fmt.Fprintf(io.Out, "  airlock client-config claude --config %s --state %s   # a client's entry (or cursor, vscode, inspector)\n", cfg, st)
+	fmt.Fprintf(io.Out, "next:\n  %s config check %s\n  %s serve --config %s --state %s\n", prog, cfg, prog, cfg, st)
+	fmt.Fprintf(io.Out, "  %s client-config claude --config %s --state %s   # a client's entry (or cursor, vscode, inspector)\n", prog, cfg, st)
+}
+
+// invokedAs is the command as the person typed it, for lines to copy:
+// "./bin/airlock" in a clone, "airlock" from the PATH. A binary not named
+// airlock (a test binary) or one `go run` built in a temporary directory
+// reads as "airlock".
+func invokedAs() string {
+	if len(os.Args) == 0 || filepath.Base(os.Args[0]) != "airlock" || strings.HasPrefix(os.Args[0], os.TempDir()) {
+		return "airlock"
+	}
+	return os.Args[0]
 }
 
 // relOrSelf shortens path relative to the working directory for messages.

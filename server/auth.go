@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/airlock-dev/airlock/internal/config"
@@ -80,6 +81,12 @@ func newAuthenticator(cfg *config.Config, prev *authenticator) (*authenticator, 
 			a.creds = append(a.creds, credential{sum: sha256.Sum256([]byte(tok)), role: role, principal: role + "/" + name, bind: binding(t.ContextBinding)})
 		}
 	}
+	slices.Sort(a.warnings) // roles are a map: one order, so a reload can tell a change
+	if len(a.creds) == 0 && a.oauth == nil && a.anonymous == "" {
+		// `airlock init`'s configuration has only the stdio role: served
+		// over HTTP it refused everyone, and nothing said why.
+		a.warnings = append(a.warnings, noHTTPCredentials)
+	}
 	return a, nil
 }
 
@@ -87,6 +94,10 @@ func newAuthenticator(cfg *config.Config, prev *authenticator) (*authenticator, 
 func binding(b config.ContextBinding) contexts.Binding {
 	return contexts.Binding{Context: b.Context, Required: b.RequireContext}
 }
+
+// noHTTPCredentials is the warning of an HTTP server no client can pass.
+const noHTTPCredentials = "no HTTP client can authenticate: no role has a usable token, transports.http.oauth is not set and there is no anonymous_role, " +
+	"so every request to /mcp and /sse gets 401; give a role tokens (README: \"Hosted agents\")"
 
 // readSecret reads an introspection client secret from its source.
 func readSecret(src config.TokenSource) (string, error) {

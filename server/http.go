@@ -80,6 +80,7 @@ func (s *Server) Handler() http.Handler {
 		// console's tests catch; the MCP endpoints still serve.
 		s.log.Error("web console unavailable", "err", err)
 	}
+	s.handleIndex(mux) // every other path: what this is, where /mcp is (index.go)
 	return mux
 }
 

@@ -83,7 +83,7 @@ func TestCapabilitiesAreServed(t *testing.T) {
 	ctx := context.Background()
 	prompts, err := c.ListPrompts(ctx, mcp.ListPromptsRequest{})
 	must(t, err)
-	if len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != guidePrompt {
+	if len(prompts.Prompts) != 2 || prompts.Prompts[0].Name != guidePrompt || prompts.Prompts[1].Name != pipelinePrompt {
 		t.Fatalf("prompts: %+v", prompts.Prompts)
 	}
 	req := mcp.GetPromptRequest{}

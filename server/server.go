@@ -28,6 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -128,11 +129,17 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 		// the ack can race the end of the stream and be dropped).
 		mcpserver.WithToolCapabilities(true),
 		// Everything advertised is served: pool files as resources (read
-		// through the runner), one prompt (airlock_guide), and log messages
+		// through the runner), prompts (airlock_guide, and
+		// airlock_run_pipeline while pipelines are configured), and log messages
 		// about pipeline runs and declarations at the client's level.
 		mcpserver.WithResourceCapabilities(false, false),
 		mcpserver.WithPromptCapabilities(false),
 		mcpserver.WithLogging(),
+		// Argument completion for the pool-file template and the
+		// pipeline prompt (completions.go).
+		mcpserver.WithCompletions(),
+		mcpserver.WithPromptCompletionProvider(completer{s}),
+		mcpserver.WithResourceCompletionProvider(completer{s}),
 		mcpserver.WithHooks(hooks),
 		mcpserver.WithInstructions(instructions),
 		// Each caller lists the declarations its context sees
@@ -199,9 +206,11 @@ func (s *Server) Close() {
 func (s *Server) Reload() error {
 	if s.mcp != nil {
 		s.registerTools()
+		s.addPrompts() // the pipeline prompt follows the pipelines
 	}
 	cfg := s.r.Config()
-	auth, err := newAuthenticator(cfg, s.auth.Load())
+	prev := s.auth.Load()
+	auth, err := newAuthenticator(cfg, prev)
 	if err != nil {
 		return err
 	}
@@ -209,7 +218,9 @@ func (s *Server) Reload() error {
 	if err != nil {
 		return err
 	}
-	if s.servingHTTP.Load() {
+	// Warned once per change: serve's first reload (the config watcher's
+	// baseline) repeated every warning ServeHTTP had just logged.
+	if s.servingHTTP.Load() && (prev == nil || !slices.Equal(prev.warnings, auth.warnings)) {
 		auth.warn(s.log)
 	}
 	s.auth.Store(auth)

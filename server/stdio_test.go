@@ -24,7 +24,7 @@ func startStdio(t *testing.T, f *fixture) *stdioPeer {
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = f.srv.ServeStdio(ctx, inR, outW, io.Discard); outW.Close(); close(done) }()
+	go func() { _ = f.srv.ServeStdio(ctx, inR, outW); outW.Close(); close(done) }()
 	t.Cleanup(func() { inW.Close(); cancel(); <-done })
 	return &stdioPeer{in: inW, out: bufio.NewReaderSize(outR, 1<<20)}
 }
