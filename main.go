@@ -20,7 +20,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := cli.Run(ctx, os.Args[1:], cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	stop()
-	if err != nil {
+	if err != nil && !cli.Reported(err) {
 		fmt.Fprintln(os.Stderr, "airlock:", err)
 	}
 	os.Exit(cli.ExitCode(err))

@@ -231,10 +231,12 @@ func startLockHolder(t *testing.T, state string) (release func()) {
 	return release
 }
 
-// TestKillWhileStoreLocked: `airlock kill` engages the switch within a
-// second while another process holds the store's write lock; a running
-// server refuses calls; and the audit record appears, exactly once, after
-// the lock is released.
+// TestKillWhileStoreLocked: `airlock kill` engages the switch while
+// another process holds the store's write lock (the lock is released only
+// once the switch reads engaged; a kill that waited for the lock would
+// never get there, and the generous deadline is only a hang guard); a
+// running server refuses calls; and the audit record appears, exactly
+// once, after the lock is released.
 func TestKillWhileStoreLocked(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
@@ -271,8 +273,8 @@ func TestKillWhileStoreLocked(t *testing.T) {
 		if out, _ := run(t, "kill", "--status", "--state", state); strings.Contains(out, "engaged: true") {
 			break
 		}
-		if time.Since(start) > time.Second {
-			t.Fatalf("kill switch not engaged within 1s while the store is locked")
+		if time.Since(start) > 30*time.Second { // a hang guard, not the verdict
+			t.Fatalf("kill switch not engaged while the store is locked")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -291,7 +293,8 @@ func TestKillWhileStoreLocked(t *testing.T) {
 		t.Fatalf("call not refused by the kill switch: %s %s", resp.Code, resp.Text)
 	}
 	// The runner and the CLI both try to record the change: once only.
-	time.Sleep(300 * time.Millisecond)
+	// Closing the runner waits for its recorder, so no attempt is left.
+	r.Close()
 	out := mustRun(t, "audit", "export", "--state", state)
 	if n := strings.Count(out, `"reason":"lock drill"`); n != 1 {
 		t.Fatalf("want exactly one record of the kill, got %d:\n%s", n, out)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/airlock-dev/airlock/internal/policy/redact"
 )
@@ -14,16 +13,9 @@ import (
 // for a decision, approve or deny it. Every decision is audited.
 func runApprovals(ctx context.Context, args []string, io Streams) error {
 	usage := fmt.Errorf("airlock approvals list [--all] | show ID | approve ID [--endorse] [--reason TEXT] | deny ID --reason TEXT  [--state DIR]: %w", ErrUsage)
-	if len(args) == 0 {
-		return usage
-	}
-	verb, rest := args[0], args[1:]
-	id := ""
-	if verb == "approve" || verb == "deny" || verb == "show" {
-		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
-			return usage
-		}
-		id, rest = rest[0], rest[1:]
+	verb, id, rest, err := subcommand(args, usage, "approve", "deny", "show")
+	if err != nil {
+		return err
 	}
 	fs := newFlags("approvals "+verb, io)
 	state := fs.String("state", "", "state directory")
@@ -44,7 +36,7 @@ func runApprovals(ctx context.Context, args []string, io Streams) error {
 		if err != nil {
 			return err
 		}
-		w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+		w := newTable(io.Out)
 		fmt.Fprintln(w, "ID\tSTATE\tOPERATION\tWHERE\tCONTEXT\tPRINCIPAL\tPROVENANCE\tWHY (user request)")
 		for _, d := range ds {
 			where := d.Need.Parameters.URL

@@ -52,9 +52,9 @@ func runAudit(ctx context.Context, args []string, io Streams) error {
 			if err != nil {
 				return err
 			}
-			return reportVerify(res, io)
+			return reportVerify(res, checkedStore(op, *state), io)
 		}
-		return auditVerify(ctx, op, *witnessFile, *incremental, io)
+		return auditVerify(ctx, op, *witnessFile, *incremental, checkedStore(op, *state), io)
 	case "tail":
 		return auditTail(ctx, op, io, *n, *follow, *asJSON, *poll)
 	case "export":
@@ -67,7 +67,7 @@ func runAudit(ctx context.Context, args []string, io Streams) error {
 	}
 }
 
-func auditVerify(ctx context.Context, op *operator.API, witnessFile string, incremental bool, io Streams) error {
+func auditVerify(ctx context.Context, op *operator.API, witnessFile string, incremental bool, where string, io Streams) error {
 	var res operator.AuditVerification
 	var err error
 	switch {
@@ -83,18 +83,21 @@ func auditVerify(ctx context.Context, op *operator.API, witnessFile string, incr
 	if err != nil {
 		return err
 	}
-	return reportVerify(res, io)
+	return reportVerify(res, where, io)
 }
 
-// reportVerify prints a verification's verdict; a broken trail is
-// ErrFailed.
-func reportVerify(res operator.AuditVerification, io Streams) error {
+// reportVerify prints a verification's verdict and what it checked (the
+// store, the witness file, the state directory and where that came from:
+// a stdio client's server may write to another one, issue 24 item 4); a
+// broken trail is ErrFailed.
+func reportVerify(res operator.AuditVerification, where string, io Streams) error {
+	checked := fmt.Sprintf("  checked: %s, witness %s\n", where, res.Witness)
 	if !res.OK {
 		at := "in its witness"
 		if res.FirstBad != 0 {
 			at = fmt.Sprintf("at record %d", res.FirstBad)
 		}
-		fmt.Fprintf(io.Out, "audit trail BROKEN %s: %s (%d records checked)\n", at, res.Problem, res.Records)
+		fmt.Fprintf(io.Out, "audit trail BROKEN %s: %s (%d records checked)\n%s", at, res.Problem, res.Records, checked)
 		return fmt.Errorf("audit trail %s: %s: %w", at, res.Problem, ErrFailed)
 	}
 	scope := "hash chain intact"
@@ -107,8 +110,8 @@ func reportVerify(res operator.AuditVerification, io Streams) error {
 	case res.Rotated > 0:
 		scope += fmt.Sprintf(" from record %d (1..%d were rotated into segments: check them with --segments DIR)", res.Rotated+1, res.Rotated)
 	}
-	fmt.Fprintf(io.Out, "audit trail OK: %d records, %s, %d witness checkpoints (last at record %d)\n",
-		res.Records, scope, res.Checkpoints, res.Anchored)
+	fmt.Fprintf(io.Out, "audit trail OK: %d records, %s, %d witness checkpoints (last at record %d)\n%s",
+		res.Records, scope, res.Checkpoints, res.Anchored, checked)
 	return nil
 }
 

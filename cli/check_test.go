@@ -31,6 +31,10 @@ pipelines:
     description: a bare name on PATH
     argv: ["true"]
     outputs: [x.txt]
+upstreams:
+  - id: up
+    command: [/bin/true, serve]
+    read_only: [/bin]
 `
 
 // TestConfigCheckRefusesWithLine: config check refuses, with file:line and
@@ -59,6 +63,15 @@ func TestConfigCheckRefusesWithLine(t *testing.T) {
 			nil, "airlock.yaml:14", "did you mean /bin/true", config.ErrMissing},
 		{"bare name not on PATH", func(s string) string { return strings.Replace(s, `["true"]`, `["no-such-program-x"]`, 1) },
 			nil, "airlock.yaml:18", "not found on PATH", config.ErrMissing},
+		// Issue 24 item 6: an upstream's program and read_only paths too.
+		{"missing upstream program", func(s string) string {
+			return strings.Replace(s, "[/bin/true, serve]", "[/bin/no-such-upstream, serve]", 1)
+		},
+			nil, "airlock.yaml:22", `upstream "up" program: /bin/no-such-upstream does not exist`, config.ErrMissing},
+		{"upstream bare name not on PATH", func(s string) string { return strings.Replace(s, "[/bin/true, serve]", "[no-such-upstream-x]", 1) },
+			nil, "airlock.yaml:22", "not found on PATH", config.ErrMissing},
+		{"missing upstream read_only path", func(s string) string { return strings.Replace(s, "[/bin]", "[/no/such/dir]", 1) },
+			nil, "airlock.yaml:23", `upstream "up" read_only path: /no/such/dir does not exist`, config.ErrMissing},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,5 +116,44 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCheckFlagsUnreachableRule (issue 24 item 7): a require_approval rule
+// on a capability nothing allows can never fire — its calls are denied by
+// default before rules are judged — so policy check and config check
+// refuse it with file:line, and policy test --coverage lists it as never
+// able to fire (never as covered), failing --require-coverage even when a
+// case expects the deny it really gets.
+func TestCheckFlagsUnreachableRule(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "airlock.yaml")
+	must(t, os.WriteFile(f, []byte(`pools: []
+policies:
+  base:
+    allow: [pool.*]
+    rules:
+      - id: fetch-needs-ok
+        capability: comm.fetch
+        effect: require_approval
+roles:
+  local: {policy: base}
+`), 0o644))
+	cases := filepath.Join(dir, "cases.yaml")
+	must(t, os.WriteFile(cases, []byte(`policy: base
+cases:
+  - {name: fetch, call: {capability: comm.fetch, phase: execution}, expect: deny}
+  - {name: read, call: {capability: pool.read}, expect: allow}
+`), 0o644))
+	for _, cmd := range [][]string{{"policy", "check", f}, {"config", "check", f}} {
+		_, err := run(t, cmd...)
+		if !errors.Is(err, policy.ErrUnreachableRule) || !strings.Contains(err.Error(), "airlock.yaml:7") ||
+			!strings.Contains(err.Error(), `rule "fetch-needs-ok": no allow pattern or allow rule of policy "base" allows comm.fetch`) {
+			t.Errorf("%s: %v", strings.Join(cmd[:2], " "), err)
+		}
+	}
+	out, err := run(t, "policy", "test", f, cases, "--require-coverage")
+	if !errors.Is(err, ErrFailed) || !strings.Contains(out, "never hit: base/fetch-needs-ok (rule): can never fire: ") {
+		t.Fatalf("coverage: %v\n%s", err, out)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/airlock-dev/airlock/internal/kit/calllog"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
@@ -41,20 +42,21 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"serve":       {"run the MCP server (stdio, or --http ADDR for streamable HTTP and SSE)", runServe},
-		"audit":       {"verify, tail or export the audit trail", runAudit},
-		"pools":       {"print a pool manifest or verify the configured pools", runPools},
-		"kill":        {"engage, release or show the kill switch", runKill},
-		"config":      {"check a configuration file or print its JSON Schema", runConfig},
-		"policy":      {"check, test (against a case table) or explain a policy", runPolicy},
-		"report":      {"print a session's Sources Used report (markdown)", runReport},
-		"doctor":      {"report which sandbox mechanisms this host provides", runDoctor},
-		"attribution": {"verify the signed attribution of a saved tool result", runAttribution},
-		"approvals":   {"list, approve or deny declared needs", runApprovals},
-		"upstreams":   {"review and approve the tool definitions of upstream MCP servers", runUpstreams},
-		"phase":       {"move a runtime context between planning and execution", runPhase},
-		"context":     {"list, show or create runtime contexts (a child restricts its parent)", runContext},
-		"init":        {"write a starter configuration with a pool (and its manifest) per directory", runInit},
+		"serve":         {"run the MCP server (stdio, or --http ADDR for streamable HTTP and SSE)", runServe},
+		"audit":         {"verify, tail or export the audit trail", runAudit},
+		"pools":         {"print a pool manifest or verify the configured pools", runPools},
+		"kill":          {"engage, release or show the kill switch", runKill},
+		"config":        {"check a configuration file or print its JSON Schema", runConfig},
+		"policy":        {"check, test (against a case table) or explain a policy", runPolicy},
+		"report":        {"print a session's Sources Used report (markdown)", runReport},
+		"doctor":        {"report which sandbox mechanisms this host provides", runDoctor},
+		"attribution":   {"verify the signed attribution of a saved tool result", runAttribution},
+		"approvals":     {"list, approve or deny declared needs", runApprovals},
+		"upstreams":     {"review and approve the tool definitions of upstream MCP servers", runUpstreams},
+		"phase":         {"move a runtime context between planning and execution", runPhase},
+		"context":       {"list, show or create runtime contexts (a child restricts its parent)", runContext},
+		"init":          {"write a starter configuration with a pool (and its manifest) per directory", runInit},
+		"client-config": {"print the entry that starts airlock serve for Claude Desktop, Cursor, VS Code or the inspector", runClientConfig},
 	}
 }
 
@@ -143,6 +145,26 @@ func newFlags(name string, _ Streams) *flag.FlagSet {
 // the help names each flag); nil outside tests.
 var flagSetHook func(*flag.FlagSet)
 
+// subcommand splits the arguments of a command with verbs, "VERB [ID]
+// [flags…]": the verbs in withID take an ID, which may not look like a
+// flag. Anything else missing is the command's usage error.
+func subcommand(args []string, usage error, withID ...string) (verb, id string, rest []string, err error) {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return "", "", nil, usage
+	}
+	verb, rest = args[0], args[1:]
+	if slices.Contains(withID, verb) {
+		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+			return "", "", nil, usage
+		}
+		id, rest = rest[0], rest[1:]
+	}
+	return verb, id, rest, nil
+}
+
+// newTable is the operator's tables' layout: columns two spaces apart.
+func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
+
 // parse parses flags; a parse error is a usage error. (Help never gets
 // here: Run answers it before the command runs.)
 func parse(fs *flag.FlagSet, args []string) error {
@@ -214,6 +236,20 @@ func openOperator(stateFlag string, readOnly bool) (*operator.API, string, error
 	}
 	op, err := operator.Open(dir, readOnly)
 	return op, dir, err
+}
+
+// checkedStore names what an operator command checked: the store, the
+// state directory and where that came from. A stdio client (Claude
+// Desktop, the inspector) drops $AIRLOCK_STATE and $XDG_STATE_HOME, so its
+// server may use another state directory than the operator's shell: a
+// verdict that names its store shows when it is about the wrong one
+// (issue 24 item 4).
+func checkedStore(op *operator.API, stateFlag string) string {
+	dir, from, err := resolveState(stateFlag)
+	if err != nil {
+		return "store " + op.Store()
+	}
+	return fmt.Sprintf("store %s (state directory %s, from %s)", op.Store(), dir, from)
 }
 
 // printSchema writes the configuration's JSON Schema (which includes the

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
@@ -16,16 +15,9 @@ import (
 // in, whatever session or process they arrive on.
 func runContext(ctx context.Context, args []string, io Streams) error {
 	const use = "airlock context list [--principal P] | show CONTEXT | create --parent CONTEXT [--pools a,b] [--policy NAME] [--phase planning|execution] [--task-file FILE] --reason TEXT [--config FILE] | endorse CONTEXT --value V --reason TEXT  (all take --state DIR)"
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return fmt.Errorf("%s: %w", use, ErrUsage)
-	}
-	sub, rest := args[0], args[1:]
-	id := ""
-	if sub == "show" || sub == "endorse" {
-		if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
-			return fmt.Errorf("%s: %w", use, ErrUsage)
-		}
-		id, rest = rest[0], rest[1:]
+	sub, id, rest, err := subcommand(args, fmt.Errorf("%s: %w", use, ErrUsage), "show", "endorse")
+	if err != nil {
+		return err
 	}
 	fs := newFlags("context "+sub, io)
 	state := fs.String("state", "", "state directory")
@@ -52,7 +44,7 @@ func runContext(ctx context.Context, args []string, io Streams) error {
 		if err != nil {
 			return err
 		}
-		w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+		w := newTable(io.Out)
 		fmt.Fprintln(w, "CONTEXT\tPARENT\tPRINCIPAL\tROLE\tPOLICY\tPHASE\tPOOLS")
 		for _, c := range cs {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, dash(c.Parent), c.Principal, c.Role, c.Policy, c.Phase, strings.Join(c.Pools, ","))
@@ -73,10 +65,11 @@ func runContext(ctx context.Context, args []string, io Streams) error {
 		if err != nil {
 			return err
 		}
-		cfg, err := loadConfig(*cfgPath, dir)
+		cfg, release, err := loadConfig(*cfgPath, dir)
 		if err != nil {
 			return err
 		}
+		defer release()
 		op, err := operator.Open(dir, false)
 		if err != nil {
 			return err
@@ -119,7 +112,7 @@ func showContext(ctx context.Context, op *operator.API, id string, io Streams) e
 	if err != nil {
 		return err
 	}
-	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+	w := newTable(io.Out)
 	for _, kv := range [][2]string{
 		{"context", c.ID}, {"parent", dash(c.Parent)}, {"principal", c.Principal}, {"role", c.Role},
 		{"policy", c.Policy + " (version " + c.PolicyVersion + ")"}, {"phase", c.Phase}, {"pools", strings.Join(c.Pools, ",")},

@@ -23,10 +23,11 @@ func runDoctor(_ context.Context, args []string, io Streams) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	cfg, dir, err := loadConfigAndState(*cfgPath, *state)
+	cfg, dir, release, err := loadConfigAndState(*cfgPath, *state)
 	if err != nil {
 		return err
 	}
+	defer release()
 	rep, unavailable := pipelinehost.Check(cfg, dir, nil)
 	if len(rep.Mechanisms) == 0 {
 		// serve does not get as far as the sandbox for this configuration

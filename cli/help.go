@@ -91,10 +91,12 @@ schema  print the configuration's JSON Schema
 
 check    compile the policies in FILE (a config or a policy file)
 test     run a case table against them (exit 1 if a case fails)
-fmt      rewrite FILE in canonical YAML (2-space indent, indented lists, original
-         key order); refused if the result would mean something else. Comments
-         above a key or at the end of its line are kept; others (e.g. after the
-         last node) are dropped, and anchors are expanded: check with --check first
+fmt      rewrite FILE in canonical YAML, the style of the README and the demo
+         (2-space indent, original key order, short scalar lists in flow style,
+         a blank line between top-level sections, aligned end-of-line comments);
+         refused if the result would mean something else. Comments above a key
+         or at the end of its line are kept; others (e.g. after the last node)
+         are dropped, and anchors are expanded: check with --check first
 explain  show the decision for one call and why
 schema   print the JSON Schema
 
@@ -152,7 +154,7 @@ deny     deny one; the reason is shown to the agent
   --state DIR    state directory (as for serve)
 `,
 	"upstreams": `Usage: airlock upstreams review [UPSTREAM] [--config FILE] [--offline] [--json] [--state DIR]
-       airlock upstreams approve UPSTREAM TOOL SHA256 [--reason TEXT] [--override]
+       airlock upstreams approve UPSTREAM TOOL SHA256 [TOOL SHA256]... [--reason TEXT] [--override]
                                  [--description TEXT | --description-file FILE] [--state DIR]
 
 review   list the configured upstreams' tools again (a stdio upstream runs in
@@ -162,9 +164,11 @@ review   list the configured upstreams' tools again (a stdio upstream runs in
          authority tags, instructions to the model, other tools named,
          look-alike names, requests for data the tool does not need ...),
          and for a changed tool what changed since the approval
-approve  approve the definition with that digest (the one review printed);
-         a definition that changed since is refused; one the review flags
-         is refused unless --override (with --reason)
+approve  approve the definition of each TOOL with that digest: the one review
+         printed, whole or its first 16 or more hex digits; a definition that
+         changed since is refused, the others approved (review prints the one
+         command that approves all of an upstream's waiting, unflagged tools);
+         one the review flags is refused unless --override (with --reason)
 
   --config FILE         review: configuration naming the upstreams (default: the embedded demo)
   --offline             review: show the stored pins without listing the upstreams
@@ -211,7 +215,27 @@ endorse  vouch for a value in this context only (an orchestrator that knows
   --config FILE    create: configuration whose policies apply (default: the embedded demo)
   --state DIR      state directory (as for serve)
 `,
-	"init": `Usage: airlock init [--config FILE] [DIR...]
+	"client-config": `Usage: airlock client-config claude|cursor|vscode|inspector [--config FILE] [--state DIR]
+
+Print the entry that starts airlock serve from a client, with absolute paths
+to this binary, the configuration and the state directory:
+
+claude     Claude Desktop's claude_desktop_config.json (mcpServers)
+cursor     Cursor's mcp.json (mcpServers)
+vscode     VS Code's mcp.json (servers, type stdio)
+inspector  the MCP inspector's command line (npx, the version e2e pins)
+
+A client starts the server with its own environment and working directory:
+Claude Desktop and the inspector drop $AIRLOCK_STATE and $XDG_STATE_HOME.
+The entry therefore always passes --state, resolved here as the operator's
+commands resolve it, so the server and airlock approvals, kill and audit
+use the same store.
+
+  --config FILE  configuration the server runs (default: the embedded demo); must load
+  --state DIR    state directory (default as for serve: $AIRLOCK_STATE, else
+                 $XDG_STATE_HOME/airlock, else ~/.local/state/airlock)
+`,
+	"init": `Usage: airlock init [--config FILE] [--state DIR] [DIR...]
 
 Write a starter configuration: one untrusted pool per DIR (id from the
 directory name) with its SHA256SUMS manifest (hidden files such as .env and
@@ -221,6 +245,8 @@ overwritten: an existing FILE or DIR/SHA256SUMS is refused before anything
 is written.
 
   --config FILE  where to write the configuration (default airlock.yaml)
+  --state DIR    the state directory the printed next steps pass to serve and
+                 client-config (default as for serve)
 `,
 }
 

@@ -39,13 +39,9 @@ func TestHelpNeverRuns(t *testing.T) {
 			var out, errOut bytes.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			start := time.Now()
 			err := Run(ctx, args, Streams{In: strings.NewReader(""), Out: &out, Err: &errOut})
 			if err != nil || ExitCode(err) != 0 {
 				t.Fatalf("err = %v", err)
-			}
-			if time.Since(start) > 2*time.Second {
-				t.Fatal("help took long: something ran")
 			}
 			if !strings.HasPrefix(out.String(), "Usage: airlock "+args[0]) {
 				t.Fatalf("stdout = %q", out.String())

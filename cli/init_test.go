@@ -206,7 +206,7 @@ func serveStdioLog(t *testing.T, errW io.Writer, args ...string) *client.Client 
 		cancel()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(time.Minute): // a hang guard
 			t.Error("serve did not stop")
 		}
 	})

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/airlock-dev/airlock/internal/kit/yamlfile"
 	"github.com/airlock-dev/airlock/sources"
 )
 
@@ -28,7 +29,12 @@ var ErrExists = errors.New("already exists; airlock init never overwrites")
 func runInit(_ context.Context, args []string, io Streams) error {
 	fs := newFlags("init", io)
 	cfgPath := fs.String("config", "airlock.yaml", "where to write the configuration")
+	stateFlag := fs.String("state", "", "the state directory the next steps name (default as for serve)")
 	dirs, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	state, err := stateDir(*stateFlag)
 	if err != nil {
 		return err
 	}
@@ -39,7 +45,7 @@ func runInit(_ context.Context, args []string, io Streams) error {
 	if err := plan.write(); err != nil {
 		return err
 	}
-	plan.summary(io)
+	plan.summary(io, state)
 	return nil
 }
 
@@ -181,7 +187,15 @@ func (p *initPlan) write() error {
 			return err
 		}
 	}
-	return writeNew(p.cfgPath, p.render())
+	// In the one canonical style `airlock policy fmt` writes (issue 24
+	// item 7): a starter file that fmt --check called unformatted taught
+	// the wrong style. Format keeps every comment here (each heads a key
+	// or ends its line) and refuses output that means anything else.
+	cfg, err := yamlfile.Format(p.cfgPath, p.render())
+	if err != nil {
+		return err
+	}
+	return writeNew(p.cfgPath, cfg)
 }
 
 func writeNew(path string, data []byte) error {
@@ -262,16 +276,37 @@ transports:
 	return []byte(b.String())
 }
 
-func (p *initPlan) summary(io Streams) {
-	cfg := relOrSelf(p.cfgPath)
+// summary says what was written and what to run next. The next steps pass
+// --state explicitly: a client starts serve without the shell's
+// $AIRLOCK_STATE, and the operator's commands must find the same store
+// (issue 24 item 4).
+func (p *initPlan) summary(io Streams, state string) {
+	cfg, prog := relOrSelf(p.cfgPath), invokedAs()
 	fmt.Fprintf(io.Out, "wrote %s (%d pools)\n", cfg, len(p.pools))
+	if len(p.pools) == 0 {
+		fmt.Fprintf(io.Err, "airlock init: warning: no directory was given, so the configuration has no pool and the agent can read nothing;"+
+			" name directories (%s init [--config FILE] DIR...) or add pools to %s by hand\n", prog, cfg)
+	}
 	for _, pool := range p.pools {
 		fmt.Fprintf(io.Out, "wrote %s (pool %s, %d file(s))\n", relOrSelf(filepath.Join(pool.dir, sources.DefaultManifestName)), pool.id, pool.manifest.Len())
 		if len(pool.hidden) > 0 {
 			fmt.Fprintf(io.Out, "  left out %d hidden file(s), e.g. %q; list them in the manifest by hand if the agent should read them\n", len(pool.hidden), pool.hidden[0])
 		}
 	}
-	fmt.Fprintf(io.Out, "next:\n  airlock config check %s\n  airlock serve --config %s\n", cfg, cfg)
+	st := shellQuote(relOrSelf(state))
+	fmt.Fprintf(io.Out, "next:\n  %s config check %s\n  %s serve --config %s --state %s\n", prog, cfg, prog, cfg, st)
+	fmt.Fprintf(io.Out, "  %s client-config claude --config %s --state %s   # a client's entry (or cursor, vscode, inspector)\n", prog, cfg, st)
+}
+
+// invokedAs is the command as the person typed it, for lines to copy:
+// "./bin/airlock" in a clone, "airlock" from the PATH. A binary not named
+// airlock (a test binary) or one `go run` built in a temporary directory
+// reads as "airlock".
+func invokedAs() string {
+	if len(os.Args) == 0 || filepath.Base(os.Args[0]) != "airlock" || strings.HasPrefix(os.Args[0], os.TempDir()) {
+		return "airlock"
+	}
+	return os.Args[0]
 }
 
 // relOrSelf shortens path relative to the working directory for messages.

@@ -36,10 +36,11 @@ func poolsVerify(args []string, io Streams) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	cfg, _, err := loadConfigAndState(*cfgPath, *state)
+	cfg, _, release, err := loadConfigAndState(*cfgPath, *state)
 	if err != nil {
 		return err
 	}
+	defer release()
 	reg, err := sources.OpenRegistry(cfg.Pools, nil)
 	if err != nil {
 		return err

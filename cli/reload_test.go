@@ -237,13 +237,14 @@ func TestFingerprintStableAcrossRoles(t *testing.T) {
 	}
 }
 
+// waitFor polls cond until it holds. The minute is a hang guard, not the
+// verdict: the watcher polls every 20 ms, and on a loaded machine four
+// seconds (the old bound) was not always enough for it to be scheduled.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for range 200 {
-		if cond() {
-			return
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatal("condition not reached")
 }

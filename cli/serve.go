@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"time"
@@ -15,7 +17,7 @@ import (
 	"github.com/airlock-dev/airlock/server"
 )
 
-func runServe(ctx context.Context, args []string, io Streams) error {
+func runServe(ctx context.Context, args []string, io Streams) (err error) {
 	fs := newFlags("serve", io)
 	cfgPath := fs.String("config", "", "configuration file (default: the embedded demo configuration)")
 	state := fs.String("state", "", "state directory (default $AIRLOCK_STATE, else $XDG_STATE_HOME/airlock)")
@@ -30,10 +32,12 @@ func runServe(ctx context.Context, args []string, io Streams) error {
 	if err != nil {
 		return err
 	}
-	cfg, dir, err := loadConfigAndState(*cfgPath, *state)
+	defer func() { err = stopped(ctx, log, *format, err) }()
+	cfg, dir, release, err := loadConfigAndState(*cfgPath, *state)
 	if err != nil {
 		return err
 	}
+	defer release() // after the runner closes: its pools live there
 	var m *metrics.Metrics
 	if *addr != "" { // served at /metrics on the HTTP listener only
 		m = metrics.New()
@@ -66,42 +70,83 @@ func runServe(ctx context.Context, args []string, io Streams) error {
 	defer srv.Close()
 	log.Info("airlock starting", "config", cfg.File(), "state", dir)
 	go watchConfig(ctx, *cfgPath, r, srv, log, 2*time.Second)
+	say := banner{Streams: io, log: log, json: *format == "json"}
 	if *addr == "" {
-		return srv.ServeStdio(ctx, io.In, io.Out, io.Err)
+		say.stdio(cfg, *cfgPath, *state, *ctxHandle)
+		return srv.ServeStdio(ctx, io.In, io.Out)
 	}
-	return serveHTTP(ctx, *addr, srv, io)
+	return serveHTTP(ctx, *addr, srv, cfg, say)
 }
 
 // loadConfigAndState resolves the state directory, then loads the config
 // (or the embedded demo, whose pools live under the state directory).
-func loadConfigAndState(cfgPath, stateFlag string) (*config.Config, string, error) {
+// release is loadConfig's.
+func loadConfigAndState(cfgPath, stateFlag string) (*config.Config, string, func(), error) {
 	dir, err := stateDir(stateFlag)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	cfg, err := loadConfig(cfgPath, dir)
-	return cfg, dir, err
+	cfg, release, err := loadConfig(cfgPath, dir)
+	return cfg, dir, release, err
 }
 
-// loadConfig loads path, or materialises the embedded demo under the state dir.
-func loadConfig(path, state string) (*config.Config, error) {
+// loadConfig loads path, or materialises the embedded demo under the state
+// dir. release removes the demo pools when they had to go to the system
+// temp directory (pipelinehost.ReachableDir); call it when the command is
+// done with the configuration.
+func loadConfig(path, state string) (cfg *config.Config, release func(), err error) {
 	if path != "" {
-		return config.Load(path)
+		cfg, err = config.Load(path)
+		return cfg, func() {}, err
 	}
-	dir, err := pipelinehost.ReachableDir(state, "demo")
+	dir, rm, err := pipelinehost.ReachableDir(state, "demo")
 	if err != nil {
-		return nil, fmt.Errorf("preparing the demo pools: %w", err)
+		return nil, nil, fmt.Errorf("preparing the demo pools: %w", err)
 	}
-	return config.Demo(dir)
+	release = func() { _ = rm() }
+	if cfg, err = config.Demo(dir); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return cfg, release, nil
 }
 
-func serveHTTP(ctx context.Context, addr string, srv *server.Server, io Streams) error {
+func serveHTTP(ctx context.Context, addr string, srv *server.Server, cfg *config.Config, say banner) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", addr, err)
 	}
 	defer ln.Close()
-	fmt.Fprintf(io.Err, "airlock: serving streamable HTTP at http://%s%s and SSE at http://%s%s\n", ln.Addr(), server.PathStreamable, ln.Addr(), server.PathSSE)
-	fmt.Fprintf(io.Err, "airlock: metrics at http://%s%s, health at %s and %s\n", ln.Addr(), server.PathMetrics, server.PathHealthz, server.PathReadyz)
+	say.http(cfg, ln.Addr())
 	return srv.ServeHTTP(ctx, ln)
+}
+
+// stopped is how serve ends: Ctrl-C (or SIGTERM) is a clean stop, not
+// "airlock: context canceled"; under --log-format json an error is a JSON
+// record too, which main then does not print again as text.
+func stopped(ctx context.Context, log *slog.Logger, format string, err error) error {
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	if err == nil {
+		log.Info("airlock stopped")
+		return nil
+	}
+	if format != "json" {
+		return err
+	}
+	log.Error("airlock stopped", "err", err)
+	return reported{err}
+}
+
+// reported is an error already written to the log (see Reported).
+type reported struct{ error }
+
+func (r reported) Unwrap() error { return r.error }
+
+// Reported says err was already written to the log as JSON, so main must
+// not print it as a plain line.
+func Reported(err error) bool {
+	var r reported
+	return errors.As(err, &r)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -19,10 +20,12 @@ const maxReviewSchema = 4000
 // runUpstreams is the operator's review of upstream MCP tool definitions
 // (issue 15): review lists each upstream's tools (refreshing them from the
 // upstreams first, so a new or changed definition shows), with its flags
-// and, for a changed one, the diff; approve approves the one definition
-// whose digest the review printed.
+// and, for a changed one, the diff, and the commands that approve them —
+// one per tool, and one for all of an upstream's at once; approve approves
+// each definition whose digest (or a prefix of at least 16 hex digits of
+// it) the review printed, one audit record each.
 func runUpstreams(ctx context.Context, args []string, io Streams) error {
-	usage := fmt.Errorf("airlock upstreams review [UPSTREAM] [--config FILE] [--offline] [--json] [--state DIR] | approve UPSTREAM TOOL SHA256 [--reason TEXT] [--override] [--description TEXT | --description-file FILE] [--state DIR]: %w", ErrUsage)
+	usage := fmt.Errorf("airlock upstreams review [UPSTREAM] [--config FILE] [--offline] [--json] [--state DIR] | approve UPSTREAM TOOL SHA256 [TOOL SHA256]... [--reason TEXT] [--override] [--description TEXT | --description-file FILE] [--state DIR]: %w", ErrUsage)
 	if len(args) == 0 {
 		return usage
 	}
@@ -42,9 +45,16 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	if err := parse(fs, rest); err != nil {
 		return err
 	}
+	var pairs []toolDigest
 	switch {
 	case verb == "review" && len(pos) <= 1:
-	case verb == "approve" && len(pos) == 3:
+	case verb == "approve" && len(pos) >= 3 && len(pos)%2 == 1:
+		// Every digest is checked before anything is opened: a typo is
+		// a usage error that changes and audits nothing.
+		var err error
+		if pairs, err = parsePairs(pos[1:]); err != nil {
+			return err
+		}
 	default:
 		return usage
 	}
@@ -63,17 +73,11 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	}
 	defer op.Close()
 	if verb == "approve" {
-		a, err := how.approval()
+		a, err := how.approval(len(pairs))
 		if err != nil {
 			return err
 		}
-		p, err := op.ApproveUpstreamToolAs(ctx, pos[0], pos[1], strings.TrimPrefix(pos[2], "sha256:"), operatorName(), *reason, a)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(io.Out, "approved %s/%s sha256:%s\n", p.Upstream, p.Tool, p.ApprovedDigest)
-		fmt.Fprintln(io.Out, "A running server lists it in declare_need's catalog from the next tools/list (to callers whose policy may use it) and tells connected clients; calls may use it now.")
-		return nil
+		return approveTools(ctx, op, pos[0], pairs, *reason, a, io)
 	}
 	only := ""
 	if len(pos) == 1 {
@@ -81,10 +85,11 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	}
 	failed := false
 	if !*offline {
-		cfg, err := loadConfig(*cfgPath, dir)
+		cfg, release, err := loadConfig(*cfgPath, dir)
 		if err != nil {
 			return err
 		}
+		defer release()
 		errs := op.RefreshUpstreams(ctx, cfg, only, operatorName())
 		for _, id := range slices.Sorted(maps.Keys(errs)) {
 			failed = true
@@ -108,14 +113,63 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	return nil
 }
 
+// toolDigest is one TOOL SHA256 pair of `upstreams approve`.
+type toolDigest struct{ tool, digest string }
+
+// parsePairs reads TOOL SHA256 pairs: each digest as the review prints it
+// (pinning.ParseDigest says what is wrong with one that is not), each tool
+// once.
+func parsePairs(args []string) ([]toolDigest, error) {
+	var out []toolDigest
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(args); i += 2 {
+		tool := args[i]
+		d, err := pinning.ParseDigest(args[i+1])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w: %w", tool, err, ErrUsage)
+		}
+		if seen[tool] {
+			return nil, fmt.Errorf("tool %s is named twice: %w", tool, ErrUsage)
+		}
+		seen[tool] = true
+		out = append(out, toolDigest{tool, d})
+	}
+	return out, nil
+}
+
+// approveTools approves each pair, each on its own (one transaction and
+// one audit record each, naming the exact digest approved), and prints
+// every outcome: a definition that changed since the review is refused
+// while the others, which are what the operator reviewed, are approved.
+func approveTools(ctx context.Context, op *operator.API, upstream string, pairs []toolDigest, reason string, a pinning.Approval, io Streams) error {
+	var errs []error
+	for _, pr := range pairs {
+		p, err := op.ApproveUpstreamToolAs(ctx, upstream, pr.tool, pr.digest, operatorName(), reason, a)
+		if err != nil {
+			fmt.Fprintf(io.Out, "NOT approved %s/%s: %v\n", upstream, pr.tool, err)
+			errs = append(errs, err)
+			continue
+		}
+		fmt.Fprintf(io.Out, "approved %s/%s sha256:%s\n", p.Upstream, p.Tool, p.ApprovedDigest)
+	}
+	if len(errs) < len(pairs) {
+		fmt.Fprintln(io.Out, "A running server lists what was approved in declare_need's catalog from the next tools/list (to callers whose policy may use it) and tells connected clients; calls may use it now.")
+	}
+	return errors.Join(errs...)
+}
+
 // printReview shows each pin: what is listed now (quoted, so invisible
 // and bidi characters show as escapes), its flags, what changed since the
-// approval, and the command that approves exactly this definition.
+// approval, and the command that approves exactly this definition; then,
+// per upstream with more than one definition waiting, the one command
+// that approves them all, each by its exact digest.
 func printReview(io Streams, pins []*pinning.Pin) {
 	if len(pins) == 0 {
 		fmt.Fprintln(io.Out, "no upstream tools seen yet")
 		return
 	}
+	waiting := map[string][]*pinning.Pin{}
+	var ups []string
 	for _, p := range pins {
 		fmt.Fprintf(io.Out, "%s/%s  %s\n", p.Upstream, p.Tool, strings.ToUpper(string(p.State)))
 		if p.ApprovedDigest != "" {
@@ -139,6 +193,22 @@ func printReview(io Streams, pins []*pinning.Pin) {
 		}
 		if p.State != pinning.Approved {
 			fmt.Fprintf(io.Out, "  approve with: airlock upstreams approve %s %s %s%s\n", p.Upstream, p.Tool, p.SeenDigest, overrideHint(p))
+			if flagged(p) {
+				continue // approved on its own, with --override: never swept into a set
+			}
+			if waiting[p.Upstream] == nil {
+				ups = append(ups, p.Upstream)
+			}
+			waiting[p.Upstream] = append(waiting[p.Upstream], p)
+		}
+	}
+	for _, up := range ups {
+		if w := waiting[up]; len(w) > 1 {
+			fmt.Fprintf(io.Out, "approve all %d of %s above, each as reviewed, with:\n  airlock upstreams approve %s", len(w), up, up)
+			for _, p := range w {
+				fmt.Fprintf(io.Out, " \\\n    %s %s", p.Tool, p.SeenDigest)
+			}
+			fmt.Fprintln(io.Out)
 		}
 	}
 }

@@ -28,10 +28,13 @@ func (a *approveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.descriptionFile, "description-file", "", "approve: as --description, read from FILE")
 }
 
-// approval is the flags as the operator's API takes them.
-func (a *approveFlags) approval() (pinning.Approval, error) {
+// approval is the flags as the operator's API takes them, for an
+// approval of n definitions: an edited description is one tool's.
+func (a *approveFlags) approval(n int) (pinning.Approval, error) {
 	out := pinning.Approval{Override: a.override}
 	switch {
+	case (a.description != "" || a.descriptionFile != "") && n > 1:
+		return out, fmt.Errorf("--description is one tool's: approve that tool on its own: %w", ErrUsage)
 	case a.description != "" && a.descriptionFile != "":
 		return out, fmt.Errorf("--description and --description-file: one or the other: %w", ErrUsage)
 	case a.descriptionFile != "":
@@ -53,7 +56,7 @@ func (a *approveFlags) approval() (pinning.Approval, error) {
 func printFlags(io Streams, p *pinning.Pin) {
 	if p.Seen != nil {
 		verdict := "not flagged"
-		if p.Score >= poisoning.Threshold {
+		if flagged(p) {
 			verdict = "FLAGGED: approving it needs --override and --reason"
 		}
 		fmt.Fprintf(io.Out, "  review:      score %.2f, %s\n", p.Score, verdict)
@@ -81,9 +84,12 @@ func printFlags(io Streams, p *pinning.Pin) {
 	}
 }
 
+// flagged: the review flags the definition listed now.
+func flagged(p *pinning.Pin) bool { return p.Seen != nil && p.Score >= poisoning.Threshold }
+
 // overrideHint completes the "approve with" line of a flagged definition.
 func overrideHint(p *pinning.Pin) string {
-	if p.Score >= poisoning.Threshold {
+	if flagged(p) {
 		return ` --override --reason "…"  (or --description TEXT to show the agent your own)`
 	}
 	return ""

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/airlock-dev/airlock/internal/kit/textcut"
 	"github.com/google/uuid"
 )
 
@@ -454,12 +455,7 @@ func plausibleID(id string) bool {
 // control and formatting characters with U+FFFD, for text that came from
 // outside (an error message) and goes into the history.
 func printable(s string, limit int) string {
-	if len(s) > limit {
-		for limit > 0 && !utf8.RuneStart(s[limit]) {
-			limit--
-		}
-		s = s[:limit]
-	}
+	s, _ = textcut.Prefix(s, limit)
 	return strings.Map(func(r rune) rune {
 		if r == '\t' {
 			return ' '

@@ -240,34 +240,26 @@ func TestValidateText(t *testing.T) {
 // documented order.
 func TestValidateOrder(t *testing.T) {
 	n := declarations.Need{Operation: declarations.OpQuery, Parameters: declarations.Parameters{URL: "x", Source: "BAD"}}
-	want := []string{"parameters.url", "parameters.query", "parameters.source", "justification.user_request",
-		"justification.missing_knowledge", "justification.expected_use", ""}
-	for _, w := range want {
-		err := n.Validate()
+	// Each step names the field Validate must report next, and fixes it.
+	for _, step := range []struct {
+		field string
+		fix   func(*declarations.Need)
+	}{
+		{"parameters.url", func(n *declarations.Need) { n.Parameters.URL = "" }},
+		{"parameters.query", func(n *declarations.Need) { n.Parameters.Query = "SELECT 1" }},
+		{"parameters.source", func(n *declarations.Need) { n.Parameters.Source = "db" }},
+		{"justification.user_request", func(n *declarations.Need) { n.Justification.UserRequest = "u" }},
+		{"justification.missing_knowledge", func(n *declarations.Need) { n.Justification.MissingKnowledge = "m" }},
+		{"justification.expected_use", func(n *declarations.Need) { n.Justification.ExpectedUse = "e" }},
+	} {
 		var fe *declarations.FieldError
-		if w == "" {
-			if err != nil {
-				t.Fatalf("fixed need still invalid: %v", err)
-			}
-			break
+		if err := n.Validate(); !errors.As(err, &fe) || fe.Field != step.field {
+			t.Fatalf("got %v, want field %s", err, step.field)
 		}
-		if !errors.As(err, &fe) || fe.Field != w {
-			t.Fatalf("got %v, want field %s", err, w)
-		}
-		switch w {
-		case "parameters.url":
-			n.Parameters.URL = ""
-		case "parameters.query":
-			n.Parameters.Query = "SELECT 1"
-		case "parameters.source":
-			n.Parameters.Source = "db"
-		case "justification.user_request":
-			n.Justification.UserRequest = "u"
-		case "justification.missing_knowledge":
-			n.Justification.MissingKnowledge = "m"
-		case "justification.expected_use":
-			n.Justification.ExpectedUse = "e"
-		}
+		step.fix(&n)
+	}
+	if err := n.Validate(); err != nil {
+		t.Fatalf("fixed need still invalid: %v", err)
 	}
 }
 

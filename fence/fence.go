@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/internal/kit/textcut"
 )
 
 // Errors returned by [Wrap] and [Check]. Check wraps the last two with
@@ -56,6 +57,10 @@ type Meta struct {
 	Kind          string // what produced it: "pool_file", "comm.fetch", "pipeline_stderr", ...
 	Trust         string // the source's trust level; "" is shown as "untrusted"
 	AttributionID string // optional: the id of its signed attribution record
+	// Scrub, when set, replaces the secrets the caller injected into the
+	// request that fetched the content; it is applied after sanitizing, to
+	// the text the agent gets (scrub.go).
+	Scrub func(string) string
 }
 
 // Fenced is content wrapped by [Wrap].
@@ -98,6 +103,9 @@ func Wrap(content []byte, meta Meta) (*Fenced, error) {
 	}
 	if len(content) > MaxContentBytes {
 		return nil, fmt.Errorf("%d bytes, limit %d: %w", len(content), MaxContentBytes, ErrTooLarge)
+	}
+	if meta.Scrub != nil {
+		return wrapScrubbed(content, meta)
 	}
 	for range 3 {
 		f := build(content, meta, newNonce())
@@ -161,12 +169,8 @@ func appendOpen(buf []byte, nonce string, meta Meta) []byte {
 // is a valid Go and JSON string literal (TestWrapHostileMeta unquotes it).
 func appendAttr(buf []byte, name, value string) []byte {
 	v, _ := Sanitize(value)
-	if len(v) > MaxAttrBytes {
-		cut := MaxAttrBytes
-		for cut > 0 && !utf8.RuneStart(v[cut]) {
-			cut--
-		}
-		v = v[:cut] + "…"
+	if cut, ok := textcut.Prefix(v, MaxAttrBytes); ok {
+		v = cut + "…"
 	}
 	buf = append(buf, ' ')
 	buf = append(buf, name...)

@@ -2,7 +2,8 @@ package fence
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/internal/kit/textcut"
 )
 
 // MaxQuoteBytes bounds the value [Quote] shows, before quoting.
@@ -20,13 +21,9 @@ const MaxQuoteBytes = 256
 // (TestQuote, FuzzQuote; issue 10 item 5).
 func Quote(s string) string {
 	v, _ := Sanitize(s)
-	cut := ""
-	if len(v) > MaxQuoteBytes {
-		n := MaxQuoteBytes
-		for n > 0 && !utf8.RuneStart(v[n]) {
-			n--
-		}
-		v, cut = v[:n], "…"
+	v, cut := textcut.Prefix(v, MaxQuoteBytes)
+	if cut {
+		return strconv.Quote(v) + "…"
 	}
-	return strconv.Quote(v) + cut
+	return strconv.Quote(v)
 }

@@ -20,10 +20,7 @@ func TestApprovalLatencyScraped(t *testing.T) {
 	c := o.client(t, "web-operator")
 	var ids []string
 	for _, path := range []string{"/gated/a", "/gated/b", "/gated/c"} {
-		res := call(t, c, "declare_need", need(origin.URL+path))
-		if res.IsError {
-			t.Fatalf("declare_need: %s", text(res))
-		}
+		res := callOK(t, c, "declare_need", need(origin.URL+path))
 		ids = append(ids, structured(t, res)["declaration_id"].(string))
 	}
 	op, err := operator.Open(o.state, false)

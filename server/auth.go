@@ -10,10 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/edge/oauth"
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // ErrNoToken is returned when a configured token source is empty.
@@ -26,6 +28,7 @@ type credential struct {
 	sum       [32]byte
 	role      string
 	principal string
+	bind      contexts.Binding
 }
 
 type authenticator struct {
@@ -63,8 +66,8 @@ func newAuthenticator(cfg *config.Config, prev *authenticator) (*authenticator, 
 		}
 	}
 	for role, r := range cfg.Roles {
-		for _, src := range r.Tokens {
-			tok, name, err := readToken(src)
+		for _, t := range r.Tokens {
+			tok, name, err := readToken(t.Source())
 			if errors.Is(err, ErrNoToken) {
 				a.warnings = append(a.warnings, fmt.Sprintf("role %s: token source %s is unset or empty: that credential cannot be used", role, name))
 				continue
@@ -75,11 +78,26 @@ func newAuthenticator(cfg *config.Config, prev *authenticator) (*authenticator, 
 			if len(tok) < MinTokenLength {
 				a.warnings = append(a.warnings, fmt.Sprintf("role %s: token from %s is %d characters; use at least %d random ones (openssl rand -hex 16)", role, name, len(tok), MinTokenLength))
 			}
-			a.creds = append(a.creds, credential{sum: sha256.Sum256([]byte(tok)), role: role, principal: role + "/" + name})
+			a.creds = append(a.creds, credential{sum: sha256.Sum256([]byte(tok)), role: role, principal: role + "/" + name, bind: binding(t.ContextBinding)})
 		}
+	}
+	slices.Sort(a.warnings) // roles are a map: one order, so a reload can tell a change
+	if len(a.creds) == 0 && a.oauth == nil && a.anonymous == "" {
+		// `airlock init`'s configuration has only the stdio role: served
+		// over HTTP it refused everyone, and nothing said why.
+		a.warnings = append(a.warnings, noHTTPCredentials)
 	}
 	return a, nil
 }
+
+// binding is what a configured credential allows of contexts.
+func binding(b config.ContextBinding) contexts.Binding {
+	return contexts.Binding{Context: b.Context, Required: b.RequireContext}
+}
+
+// noHTTPCredentials is the warning of an HTTP server no client can pass.
+const noHTTPCredentials = "no HTTP client can authenticate: no role has a usable token, transports.http.oauth is not set and there is no anonymous_role, " +
+	"so every request to /mcp and /sse gets 401; give a role tokens (README: \"Hosted agents\")"
 
 // readSecret reads an introspection client secret from its source.
 func readSecret(src config.TokenSource) (string, error) {
@@ -160,13 +178,13 @@ func (a *authenticator) identify(r *http.Request) authResult {
 		return a.unauthorized(true, oauth.Kind(err), "access token refused: "+err.Error())
 	}
 	id := identity{Principal: t.Principal(), ClientID: t.ClientID}
-	role, ok := a.oauth.Role(t)
+	rule, ok := a.oauth.Rule(t)
 	if !ok {
 		return authResult{id: id, status: http.StatusForbidden, kind: kindInsufficientScope,
 			challenge: oauth.InsufficientScope(a.oauthCfg, a.oauth.NeededScope(t)),
 			reason:    fmt.Sprintf("access token of %s (client %q, scopes %q) maps to no role in transports.http.oauth.role_mapping", id.Principal, t.ClientID, t.Scopes)}
 	}
-	id.Role = role
+	id.Role, id.Binding = rule.Role, binding(rule.ContextBinding)
 	return authResult{id: id, ok: true}
 }
 
@@ -195,5 +213,6 @@ func (a *authenticator) static(tok string) (identity, bool) {
 	if match < 0 {
 		return identity{}, false
 	}
-	return identity{Principal: a.creds[match].principal, Role: a.creds[match].role}, true
+	c := &a.creds[match]
+	return identity{Principal: c.principal, Role: c.role, Binding: c.bind}, true
 }

@@ -26,9 +26,7 @@ type listedTool struct {
 
 func runPipelineTool(t *testing.T, f *fixture) listedTool {
 	t.Helper()
-	p := startStdio(t, f)
-	p.send(t, initBody)
-	p.reply(t, 5*time.Second)
+	p := startStdioInitialized(t, f)
 	p.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	var resp struct {
 		Result struct {

@@ -68,10 +68,8 @@ func (s *Server) consoleEdge(next http.Handler) http.Handler {
 			return
 		}
 		if r.Method == http.MethodPost {
-			body, status, code, why := readBody(w, r, cfg, "application/x-www-form-urlencoded")
-			if status != 0 {
-				ref.Code, ref.Kind, ref.Reason = string(code), http.StatusText(status), r.Method+" "+r.URL.Path+" refused: "+why
-				s.refuseEdge(w, ref, status, mcp.INVALID_REQUEST, nil, why)
+			body, ok := s.guardBody(w, r, cfg, ref, "application/x-www-form-urlencoded")
+			if !ok {
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))

@@ -15,7 +15,6 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
-	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // The web console (issue 12 item 1) on a real loopback server, real
@@ -395,11 +394,11 @@ func TestConsoleActionsAudited(t *testing.T) {
 	if p := post("/console/approvals/decide", url.Values{"id": {denyID}, "decision": {"approve"}, "reason": {"again"}}); p.status != http.StatusConflict {
 		t.Fatalf("deciding twice: %d", p.status)
 	}
-	got := call(t, agent, "declare_need", map[string]any{"declaration_id": approveID})
+	got := collect(t, agent, approveID)
 	if got.IsError || !strings.Contains(text(got), "content of /gated/yes") {
 		t.Fatalf("collect after the console's approval: %s", text(got))
 	}
-	if denied := call(t, agent, "declare_need", map[string]any{"declaration_id": denyID}); !denied.IsError || !strings.Contains(text(denied), "not needed") {
+	if denied := collect(t, agent, denyID); !denied.IsError || !strings.Contains(text(denied), "not needed") {
 		t.Fatalf("collect after the console's denial: %s", text(denied))
 	}
 	if p := post("/console/kill", url.Values{"action": {"engage"}, "reason": {"incident 42"}}); p.status != http.StatusSeeOther {
@@ -430,7 +429,7 @@ func TestConsoleActionsAudited(t *testing.T) {
 	}
 	// The phase form moves the agent's context as `airlock phase` does:
 	// planning makes its next fetch a dry run.
-	cx := contexts.DefaultID(principalOf("web-operator"))
+	cx := defaultOf("web-operator")
 	if p := post("/console/contexts/phase", url.Values{"context": {cx}, "phase": {"planning"}, "reason": {"review first"}}); p.status != http.StatusSeeOther {
 		t.Fatalf("phase: %d %s", p.status, p.body)
 	}
@@ -449,7 +448,7 @@ func TestConsoleActionsAudited(t *testing.T) {
 	}
 	// The audit browser finds the refused call by its violation.
 	a := b.do(t, http.MethodGet, "/console/audit?violation=KILL_SWITCH_ENGAGED", nil, nil)
-	if a.status != http.StatusOK || !strings.Contains(a.body, "Hash chain intact") || strings.Count(a.body, "<td>KILL_SWITCH_ENGAGED</td>") != 1 {
+	if a.status != http.StatusOK || !strings.Contains(a.body, "Hash chain intact") || strings.Count(a.body, `title="KILL_SWITCH_ENGAGED">KILL_SWITCH_ENGAGED</td>`) != 1 {
 		t.Fatalf("audit filter: %d %s", a.status, a.body)
 	}
 	if bad := b.do(t, http.MethodGet, "/console/audit?from=yesterday", nil, nil); bad.status != http.StatusBadRequest {

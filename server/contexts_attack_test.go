@@ -12,7 +12,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/internal/operator/operator"
-	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // Attacks on approvals and context handles: an agent that answers its own
@@ -276,13 +275,13 @@ func TestOperatorApproverOverHTTP(t *testing.T) {
 	if c2.GetSessionId() == "" || c2.GetSessionId() == c1.GetSessionId() {
 		t.Fatalf("sessions %q and %q", c1.GetSessionId(), c2.GetSessionId())
 	}
-	got := call(t, c2, "declare_need", map[string]any{"declaration_id": id})
+	got := collect(t, c2, id)
 	if got.IsError || !strings.Contains(text(got), "content of /gated/op") || o.hits.Load() != 1 {
 		t.Fatalf("collect from a new session: %s (%d hits)", text(got), o.hits.Load())
 	}
 	ok := w.toolRecords(t, "declare_need", "")
 	last := ok[len(ok)-1]
-	if last.SessionID != c2.GetSessionId() || last.ContextID != contexts.DefaultID(principalOf("web-operator")) {
+	if last.SessionID != c2.GetSessionId() || last.ContextID != defaultOf("web-operator") {
 		t.Fatalf("collect attribution: %+v", last)
 	}
 }
@@ -299,7 +298,7 @@ func TestContextHandles(t *testing.T) {
 	}
 	op, err := operator.Open(w.state, false)
 	must(t, err)
-	child, handle, err := op.CreateChild(context.Background(), w.cfg, operator.ChildSpec{Parent: contexts.DefaultID(owner), Pools: []string{"alpha"}}, "tester", "alpha only")
+	child, handle, err := op.CreateChild(context.Background(), w.cfg, operator.ChildSpec{Parent: defaultOf("agent-b"), Pools: []string{"alpha"}}, "tester", "alpha only")
 	op.Close()
 	must(t, err)
 	hdr := map[string]string{HeaderContext: handle}
@@ -312,7 +311,7 @@ func TestContextHandles(t *testing.T) {
 	}
 	wantCode(t, call(t, legacy, "read_pool_file", map[string]any{"pool": "beta", "path": "notes.md"}), "POOL_NOT_SELECTED")
 	for _, r := range w.toolRecords(t, "list_pools", "") {
-		if r.Principal == owner && r.ContextID != contexts.DefaultID(owner) && r.ContextID != child.ID {
+		if r.Principal == owner && r.ContextID != defaultOf("agent-b") && r.ContextID != child.ID {
 			t.Fatalf("ran in context %s", r.ContextID)
 		}
 	}
@@ -321,7 +320,7 @@ func TestContextHandles(t *testing.T) {
 	cases := []struct{ name, role, handle string }{
 		{"another principal's handle", "agent", handle},
 		{"forged handle", "agent-b", forged},
-		{"not a handle", "agent-b", contexts.DefaultID(owner)},
+		{"not a handle", "agent-b", defaultOf("agent-b")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -77,6 +77,14 @@ func newCredFixture(t *testing.T, namedHost string) *credFixture {
     description: Writes its credential into an output file.
     argv: [/bin/sh, -c, 'echo "leaked $API_TOKEN here" > {out}/x.txt']
     outputs: [x.txt]
+  - name: print_split_secret
+    description: Prints its credential split by U+200B on stdout and by U+00AD on stderr.
+    argv: [/bin/sh, -c, 'printf %s "$API_TOKEN" | sed "s/./&\xe2\x80\x8b/g"; echo; printf %s "$API_TOKEN" | sed "s/./&\xc2\xad/g" >&2; echo ok > {out}/x.txt']
+    outputs: [x.txt]
+  - name: leak_split_secret
+    description: Writes its credential split by U+200B into an output file.
+    argv: [/bin/sh, -c, 'printf %s "$API_TOKEN" | sed "s/./&\xe2\x80\x8b/g" > {out}/x.txt']
+    outputs: [x.txt]
 credentials:
   - id: api-header
     secret: {env: ` + credEnvVar + `}
@@ -85,7 +93,7 @@ credentials:
   - id: pipe-token
     secret: {file: secrets/pipe-token}
     roles: [credded]
-    env: {name: API_TOKEN, pipelines: [use_secret, print_secret, leak_secret]}
+    env: {name: API_TOKEN, pipelines: [use_secret, print_secret, leak_secret, print_split_secret, leak_split_secret]}
 `
 	f := newFixtureConfig(t, cfg)
 	cf.fixture = f
@@ -127,11 +135,7 @@ func TestCredentialsNeverLeaveTheBoundary(t *testing.T) {
 		fmt.Fprintf(w, "other host page, auth=%q\n", r.Header.Get("Authorization"))
 	}))
 	defer other.Close()
-	named := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/robots.txt" {
-			http.NotFound(w, r)
-			return
-		}
+	named := originServer(t, func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen["named"+r.URL.Path] = r.Header.Get("Authorization")
 		mu.Unlock()
@@ -146,8 +150,7 @@ func TestCredentialsNeverLeaveTheBoundary(t *testing.T) {
 		// A host that echoes the header back: the page must reach the
 		// agent scrubbed.
 		fmt.Fprintf(w, "named host page, you sent %q\n", r.Header.Get("Authorization"))
-	}))
-	defer named.Close()
+	})
 	cf := newCredFixture(t, strings.TrimPrefix(named.URL, "http://"))
 
 	fetch := func(url string) *mcp.CallToolResult {

@@ -67,10 +67,8 @@ func (s *Server) guard(transport string, next http.Handler) http.Handler {
 		ref.Principal, ref.Role = id.Principal, id.Role
 		ctx := withIdentity(r.Context(), id)
 		if r.Method == http.MethodPost {
-			body, status, code, why := readBody(w, r, cfg, "application/json")
-			if status != 0 {
-				ref.Code, ref.Kind, ref.Reason = string(code), http.StatusText(status), r.Method+" "+r.URL.Path+" refused: "+why
-				s.refuseEdge(w, ref, status, mcp.INVALID_REQUEST, nil, why)
+			body, ok := s.guardBody(w, r, cfg, ref, "application/json")
+			if !ok {
 				return
 			}
 			if _, err := wire.Check(body); err != nil {
@@ -89,6 +87,19 @@ func (s *Server) guard(transport string, next http.Handler) http.Handler {
 
 // bodyKey carries the POST body the guard read and checked.
 type bodyKey struct{}
+
+// guardBody reads a POST body of mediaType with readBody; a body it
+// refuses is answered and counted as an edge refusal of ref, and ok is
+// false.
+func (s *Server) guardBody(w http.ResponseWriter, r *http.Request, cfg config.HTTPTransport, ref edge.Refusal, mediaType string) (body []byte, ok bool) {
+	body, status, code, why := readBody(w, r, cfg, mediaType)
+	if status != 0 {
+		ref.Code, ref.Kind, ref.Reason = string(code), http.StatusText(status), r.Method+" "+r.URL.Path+" refused: "+why
+		s.refuseEdge(w, ref, status, mcp.INVALID_REQUEST, nil, why)
+		return nil, false
+	}
+	return body, true
+}
 
 // readBody reads a POST body of mediaType under the edge's bounds; a
 // non-zero status says why it was refused.

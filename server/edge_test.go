@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
@@ -50,11 +49,7 @@ func post(t *testing.T, url, body string, hdr map[string]string) (int, string) {
 // that a client with a token is still served.
 func validClient(t *testing.T, url string) {
 	t.Helper()
-	c, err := client.NewStreamableHttpClient(url+PathStreamable,
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testToken}),
-		transport.WithHTTPTimeout(10*time.Second))
-	must(t, err)
-	initialize(t, c)
+	c := bearerClient(t, url, testToken, transport.WithHTTPTimeout(10*time.Second))
 	if res := call(t, c, "list_pools", nil); res.IsError || !strings.Contains(text(res), "alpha") {
 		t.Fatalf("valid client not served: %s", text(res))
 	}
@@ -264,21 +259,29 @@ func TestSlowBodyTimesOut(t *testing.T) {
 	must(t, err)
 	defer conn.Close()
 	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n", testToken)
-	start := time.Now()
-	go func() { // one byte every 300 ms, as a slowloris body would
-		for range 20 {
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // one byte every 300 ms, as a slowloris body would, for as long as it is let
+		for {
 			if _, err := conn.Write([]byte(" ")); err != nil {
 				return
 			}
-			time.Sleep(300 * time.Millisecond)
+			select {
+			case <-stop:
+				return
+			case <-time.After(300 * time.Millisecond):
+			}
 		}
 	}()
-	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	// The body never completes and never pauses for a second: only a bound
+	// on the whole body can answer, so the 408 is the verdict, not how soon
+	// it came (the minute is a hang guard).
+	_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	must(t, err)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestTimeout || time.Since(start) > 4*time.Second {
-		t.Fatalf("slow body: %d after %v", resp.StatusCode, time.Since(start))
+	if resp.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("slow body: %d", resp.StatusCode)
 	}
 	if _, total := f.edgeRefusals(t, violation.RequestTimeout); total != 1 {
 		t.Fatalf("REQUEST_TIMEOUT counted %d", total)
@@ -290,13 +293,11 @@ func TestSilentConnectionsClosedAfterHeaderTimeout(t *testing.T) {
 	conn, err := net.Dial("tcp", strings.TrimPrefix(url, "http://"))
 	must(t, err)
 	defer conn.Close()
-	start := time.Now()
-	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	// Nothing but the header timeout can close a silent connection, so
+	// its closing is the verdict (the minute is a hang guard).
+	_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
 	if _, err := conn.Read(make([]byte, 1)); err == nil || isTimeoutErr(err) {
 		t.Fatalf("silent connection kept: %v", err)
-	}
-	if time.Since(start) > 3*time.Second {
-		t.Fatalf("closed only after %v", time.Since(start))
 	}
 }
 

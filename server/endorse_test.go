@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -33,7 +35,7 @@ func endorseFixture(t *testing.T, approver string) (*fixture, string, string, *a
 		role = strings.Replace(role, "}", ", approver: "+approver+"}", 1)
 	}
 	f, sent := bankFixture(t, provPolicy, role, "", "send_money", "get_transactions")
-	cx, handle := f.newChild(t, contexts.DefaultID("local"), provTask)
+	cx, handle := f.newChild(t, f.localDefault(), provTask)
 	return f, cx, handle, sent
 }
 
@@ -41,12 +43,7 @@ func endorseFixture(t *testing.T, approver string) (*fixture, string, string, *a
 // its trusted input when set.
 func (f *fixture) newChild(t *testing.T, parent, task string) (string, string) {
 	t.Helper()
-	op, err := operator.Open(f.state, false)
-	must(t, err)
-	defer op.Close()
-	cx, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: parent, Phase: contexts.PhaseExecution, Task: task}, "tester", "a test child")
-	must(t, err)
-	return cx.ID, handle
+	return f.createChild(t, operator.ChildSpec{Parent: parent, Phase: contexts.PhaseExecution, Task: task})
 }
 
 // operator opens the state as the CLI does, for one step.
@@ -142,12 +139,7 @@ func TestEndorsementAudited(t *testing.T) {
 	if !used {
 		t.Fatal("no call record shows an endorsed argument")
 	}
-	ro, err := operator.Open(f.state, true)
-	must(t, err)
-	defer ro.Close()
-	if v, err := ro.Verify(context.Background()); err != nil || !v.OK {
-		t.Fatalf("audit verify: %+v %v", v, err)
-	}
+	f.verifyAudit(t)
 }
 
 // TestEndorsementSingleContext: a value endorsed up front in one child
@@ -155,7 +147,7 @@ func TestEndorsementAudited(t *testing.T) {
 // sibling, not in its parent, not in its own child.
 func TestEndorsementSingleContext(t *testing.T) {
 	f, cx, handle, sent := endorseFixture(t, "operator")
-	sibling, siblingHandle := f.newChild(t, contexts.DefaultID("local"), provTask)
+	sibling, siblingHandle := f.newChild(t, f.localDefault(), provTask)
 	_, grandchildHandle := f.newChild(t, cx, "")
 	if _, err := f.operator(t).Endorse(context.Background(), cx, agentIBAN, "alice", "the orchestrator checked it"); err != nil {
 		t.Fatal(err)
@@ -203,9 +195,7 @@ func TestEndorseByClientApprover(t *testing.T) {
 	cc := f.child(t, f.r, handle)
 	e := &questionElicitor{content: map[string]any{"decision": "approve", "endorse": true}}
 	c := cc.f.connectWith(t, client.WithElicitationHandler(e))
-	if res := call(t, c, "declare_need", mcpNeed("get_transactions", nil)); res.IsError {
-		t.Fatal(text(res))
-	}
+	callOK(t, c, "declare_need", mcpNeed("get_transactions", nil))
 	// The attacker's IBAN respelt past the deny rule is still untrusted;
 	// use the agent's own one: asked, endorsed, sent.
 	if res := call(t, c, "declare_need", sendMoney(agentIBAN, 5)); res.IsError || !strings.Contains(text(res), "sent") {
@@ -286,5 +276,50 @@ func TestEndorseReplayedAnswer(t *testing.T) {
 	wantCode(t, w.modernCall(t, "web-client", nil, true, "declare_need", gated, answer).result(t), approvalInvalid)
 	if recs := endorseRecords(t, w.fixture); len(recs) != 1 {
 		t.Fatalf("a replayed answer endorsed again: %d records", len(recs))
+	}
+}
+
+// TestConsoleApprovalProvenance: the console's Approvals page shows where
+// each argument of a pending need came from (the agent's own URL here),
+// and its approve form's endorse box endorses the need's values in its
+// context, audited as context.endorse under the admin.
+func TestConsoleApprovalProvenance(t *testing.T) {
+	o := newOrigin(t)
+	w := consoleWeb(t, "console_role: admin")
+	agent := w.legacyClient(t, "web-operator", nil)
+	res := call(t, agent, "declare_need", need(o.URL+"/gated/endorse-me"))
+	if res.IsError || !strings.Contains(text(res), "airlock approvals approve") {
+		t.Fatalf("pending: %s", text(res))
+	}
+	id := structured(t, res)["declaration_id"].(string)
+	b := newBrowser(w.ts.URL, nil)
+	csrf := b.admin(t)
+	shown := b.do(t, http.MethodGet, "/console/approvals", nil, nil)
+	for _, want := range []string{"Where the arguments came from", "<code>url</code>", "the agent&#39;s own", `name="endorse"`} {
+		if !strings.Contains(shown.body, want) {
+			t.Fatalf("approvals page lacks %q:\n%s", want, shown.body)
+		}
+	}
+	form := url.Values{"id": {id}, "decision": {"approve"}, "reason": {"I know this page"}, "endorse": {"on"}, "csrf": {csrf}}
+	if p := b.do(t, http.MethodPost, "/console/approvals/decide", form, nil); p.status != http.StatusSeeOther {
+		t.Fatalf("approve with endorse: %d %s", p.status, p.body)
+	}
+	var rec *audit.Record
+	for _, r := range w.auditRecords(t) {
+		if r.Capability == provtrace.EndorseCapability {
+			rec = &r
+		}
+	}
+	if rec == nil || !strings.HasPrefix(rec.Principal, "operator:admin/") || rec.Transport != "console" || rec.Reason != "I know this page" ||
+		!strings.Contains(string(rec.Extra), id) || strings.Contains(string(rec.Extra), "/gated/endorse-me") {
+		t.Fatalf("endorsement record: %+v", rec)
+	}
+	op, err := operator.Open(w.state, true)
+	must(t, err)
+	defer op.Close()
+	p, err := op.ContextProvenance(context.Background(), rec.ContextID)
+	must(t, err)
+	if len(p.Endorsements) != 1 || !strings.HasSuffix(p.Endorsements[0].Value, "/gated/endorse-me") {
+		t.Fatalf("endorsements: %+v", p.Endorsements)
 	}
 }

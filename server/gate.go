@@ -21,12 +21,24 @@ import (
 // protocol revisions, before mcp-go sees the request:
 //
 //   - initialize mints the session here, in the store, bound to the
-//     authenticated principal and counted against its cap (429 beyond);
+//     authenticated principal and counted against its cap: at the cap the
+//     principal's least recently used session is evicted (audited, and its
+//     transport state dropped), so a client that never closes its sessions
+//     — a crashed one, or one whose DELETE carries no token — is never
+//     locked out, while one that opens them without end holds no more than
+//     the cap (issue 26 item 3; TestSessionCapEvictsLeastRecentlyUsed);
 //   - every other request must carry a session id this server issued, that
 //     is open, not idle past the timeout, and the caller's own: else 400
 //     (none), 404 (unknown, expired or another principal's — the answer
 //     does not reveal which), each refusal audited with its SESSION_* code;
-//   - DELETE closes the session in the store (its context lives on).
+//     and its context must be one this credential may use (its role's,
+//     within its binding): else 403 with the CONTEXT_* code — one OAuth
+//     subject's other client cannot ride it out of its binding;
+//   - DELETE closes the session in the store (its context lives on). It is
+//     authenticated like any request: without a token the guard answers 401
+//     and nothing is closed, because a session id is not a credential
+//     (proxies and logs see it) and another signed-in principal may not
+//     close it either (TestUnauthenticatedDeleteClosesNothing).
 //
 // Sessionless requests (2026-07-28) pass through: they carry no session,
 // and their context is the principal's.
@@ -49,8 +61,8 @@ func (s *Server) sessionGate(next http.Handler) http.Handler {
 		if r.Method == http.MethodPost && msg.Method == string(mcp.MethodInitialize) {
 			sess, err := s.r.OpenSession(r.Context(), runner.SessionParams{
 				ID: "mcp-session-" + uuid.NewString(), Principal: id.Principal, Role: id.Role, Transport: id.Transport,
-				ContextHandle: id.ContextHandle, Elicitation: msg.elicitation(), ClientID: id.ClientID,
-				MaxOpen: cfg.MaxSessionsPerPrincipal, Idle: cfg.SessionIdleTimeout(),
+				ContextHandle: id.ContextHandle, Binding: id.Binding, Elicitation: msg.elicitation(), ClientID: id.ClientID,
+				MaxOpen: cfg.MaxSessionsPerPrincipal, Idle: cfg.SessionIdleTimeout(), OnEvict: s.dropStreamable,
 			})
 			if err != nil {
 				s.refuseHTTP(w, r, id, err, "")
@@ -65,7 +77,7 @@ func (s *Server) sessionGate(next http.Handler) http.Handler {
 				"this request needs the Mcp-Session-Id from initialize (or protocol 2026-07-28, which has no sessions)"), "")
 			return
 		}
-		sess, err := s.r.AttachSession(r.Context(), sid, id.Principal, id.Role, cfg.SessionIdleTimeout())
+		sess, err := s.r.AttachSession(r.Context(), sid, id.Principal, id.Role, id.Binding, cfg.SessionIdleTimeout())
 		if err != nil {
 			s.refuseHTTP(w, r, id, err, sid)
 			return
@@ -92,9 +104,7 @@ func (s *Server) refuseHTTP(w http.ResponseWriter, r *http.Request, id identity,
 		status = http.StatusBadRequest
 	case violation.SessionUnknown, violation.SessionExpired, violation.SessionForeign:
 		status = http.StatusNotFound
-	case violation.SessionLimit:
-		status = http.StatusTooManyRequests
-	case violation.ContextInvalid:
+	case violation.ContextInvalid, violation.ContextOutsideBinding, violation.ContextRequired:
 		status = http.StatusForbidden
 	}
 	s.r.RecordSessionRefusal(r.Context(), id.Transport, id.Principal, id.Role, v.Code, presented,
@@ -200,3 +210,35 @@ func (g gateChecked) Generate() string {
 }
 func (gateChecked) Validate(string) (bool, error)  { return false, nil }
 func (gateChecked) Terminate(string) (bool, error) { return false, nil }
+
+// dropStreamable drops what mcp-go holds for a streamable HTTP session the
+// store evicted under the session cap. mcp-go would keep it until its idle
+// sweep, so a client opening sessions without end would cost this process
+// a session's memory per initialize for the whole idle timeout; dropped
+// here, the process holds no more than the cap's worth per principal
+// (TestShortLivedClientsNeverLockedOut). mcp-go releases one
+// session's state only when it serves that session's DELETE, so the server
+// hands each of its streamable handlers one. The gate is not crossed: the
+// store closed the session already, and mcp-go asks gateChecked, which
+// lets it terminate.
+func (s *Server) dropStreamable(sessionID string) {
+	s.handlersMu.Lock()
+	handlers := s.streamables
+	s.handlersMu.Unlock()
+	for _, h := range handlers {
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodDelete, PathStreamable, nil)
+		if err != nil {
+			return
+		}
+		req.Header.Set(mcpserver.HeaderKeySessionID, sessionID)
+		req.Header.Set(mcp.HeaderProtocolVersion, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+		h.ServeHTTP(discardResponse{}, req)
+	}
+}
+
+// discardResponse is the ResponseWriter of the server's own DELETEs.
+type discardResponse struct{}
+
+func (discardResponse) Header() http.Header         { return http.Header{} }
+func (discardResponse) Write(b []byte) (int, error) { return len(b), nil }
+func (discardResponse) WriteHeader(int)             {}

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -366,20 +365,15 @@ func call(t *testing.T, c *client.Client, tool string, args map[string]any) *mcp
 	return res
 }
 
-// callUntil calls tool until done says the result is the awaited one, for
-// at most 2 s, and returns the last result: for states another component
-// applies asynchronously (the kill switch's watcher), where a test must
-// not assume the very next call sees them.
-func callUntil(t *testing.T, c *client.Client, tool string, args map[string]any, done func(*mcp.CallToolResult) bool) *mcp.CallToolResult {
+// callOK is call for a call that must succeed: a tool error result fails
+// the test with its text.
+func callOK(t *testing.T, c *client.Client, tool string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		res := call(t, c, tool, args)
-		if done(res) || time.Now().After(deadline) {
-			return res
-		}
-		time.Sleep(5 * time.Millisecond)
+	res := call(t, c, tool, args)
+	if res.IsError {
+		t.Fatalf("%s: %s", tool, text(res))
 	}
+	return res
 }
 
 // outputSchemas are the tools' advertised output schemas, compiled once:
@@ -476,6 +470,21 @@ func (f *fixture) edgeRefusals(t *testing.T, code violation.Code) (records, tota
 		total += extra.Count
 	}
 	return records, total
+}
+
+// verifyAudit checks the chain from a read-only operator handle, as
+// `airlock audit verify` does, failing the test unless it verifies; the
+// verdict is returned for the test's own checks.
+func (f *fixture) verifyAudit(t *testing.T) operator.AuditVerification {
+	t.Helper()
+	op, err := operator.Open(f.state, true)
+	must(t, err)
+	defer op.Close()
+	v, err := op.Verify(context.Background())
+	if err != nil || !v.OK {
+		t.Fatalf("audit verify: %+v %v", v, err)
+	}
+	return v
 }
 
 func (f *fixture) auditRecords(t *testing.T) []audit.Record {

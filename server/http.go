@@ -57,16 +57,20 @@ func (s *Server) Handler() http.Handler {
 		// mcp-go's own per-session memory goes with the idle timeout too.
 		mcpserver.WithSessionIdleTTL(s.r.Config().Transports.HTTP.SessionIdleTimeout()),
 	)
+	s.handlersMu.Lock()
+	s.streamables = append(s.streamables, streamable)
+	s.handlersMu.Unlock()
 	sse := mcpserver.NewSSEServer(s.mcp,
 		mcpserver.WithSSEEndpoint(PathSSE),
 		mcpserver.WithMessageEndpoint(PathMessage),
 		mcpserver.WithSSEContextFunc(ctxFunc),
 		mcpserver.WithUseFullURLForMessageEndpoint(false),
+		mcpserver.WithSessionIDGenerator(s.mintSSESession),
 	)
 	mux := http.NewServeMux()
 	mux.Handle(PathStreamable, s.guard(transportStreamable, s.sessionGate(streamable)))
-	mux.Handle(PathSSE, s.guard(transportSSE, sse))
-	mux.Handle(PathMessage, s.guard(transportSSE, sse))
+	mux.Handle(PathSSE, s.guard(transportSSE, s.sseStream(sse)))
+	mux.Handle(PathMessage, s.guard(transportSSE, s.sseMessages(sse)))
 	mux.Handle(oauth.WellKnownPath, s.protectedResourceMetadata())
 	mux.Handle(oauth.WellKnownPath+"/", s.protectedResourceMetadata())
 	s.handleOps(mux)
@@ -76,6 +80,7 @@ func (s *Server) Handler() http.Handler {
 		// console's tests catch; the MCP endpoints still serve.
 		s.log.Error("web console unavailable", "err", err)
 	}
+	s.handleIndex(mux) // every other path: what this is, where /mcp is (index.go)
 	return mux
 }
 

@@ -58,12 +58,29 @@ func initialize(t *testing.T, c *client.Client) {
 	mcptest.Connect(t, context.Background(), c, "airlock-http-test")
 }
 
-func TestStreamableHTTPWithToken(t *testing.T) {
-	f, ts := httpFixture(t)
-	c, err := client.NewStreamableHttpClient(ts.URL+PathStreamable,
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
+// bearerClient is an initialized streamable HTTP client of the server at
+// base that presents token as its bearer credential.
+func bearerClient(t *testing.T, base, token string, opts ...transport.StreamableHTTPCOption) *client.Client {
+	t.Helper()
+	auth := transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token})
+	c, err := client.NewStreamableHttpClient(base+PathStreamable, append([]transport.StreamableHTTPCOption{auth}, opts...)...)
 	must(t, err)
 	initialize(t, c)
+	return c
+}
+
+// sseBearerClient is bearerClient over the legacy SSE transport.
+func sseBearerClient(t *testing.T, base, token string) *client.Client {
+	t.Helper()
+	c, err := client.NewSSEMCPClient(base+PathSSE, transport.WithHeaders(map[string]string{"Authorization": "Bearer " + token}))
+	must(t, err)
+	initialize(t, c)
+	return c
+}
+
+func TestStreamableHTTPWithToken(t *testing.T) {
+	f, ts := httpFixture(t)
+	c := bearerClient(t, ts.URL, testToken)
 	res := call(t, c, "read_pool_file", map[string]any{"pool": "alpha", "path": "hello.txt"})
 	if res.IsError || text(res) != "hello, pool\n" {
 		t.Fatalf("read over HTTP: %s", text(res))
@@ -81,10 +98,7 @@ func TestStreamableHTTPWithToken(t *testing.T) {
 
 func TestSSEWithToken(t *testing.T) {
 	_, ts := httpFixture(t)
-	c, err := client.NewSSEMCPClient(ts.URL+PathSSE,
-		transport.WithHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
-	must(t, err)
-	initialize(t, c)
+	c := sseBearerClient(t, ts.URL, testToken)
 	res := call(t, c, "list_pools", nil)
 	if res.IsError || !strings.Contains(text(res), "alpha") {
 		t.Fatalf("list over SSE: %s", text(res))
@@ -116,11 +130,7 @@ func TestSessionsAreSeparate(t *testing.T) {
 	f, ts := httpFixture(t)
 	ids := map[string]bool{}
 	for range 2 {
-		c, err := client.NewStreamableHttpClient(ts.URL+PathStreamable,
-			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
-		must(t, err)
-		initialize(t, c)
-		call(t, c, "list_pools", nil)
+		call(t, bearerClient(t, ts.URL, testToken), "list_pools", nil)
 	}
 	for _, r := range f.auditRecords(t) {
 		if r.Tool == "list_pools" {

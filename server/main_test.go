@@ -11,8 +11,9 @@ import (
 )
 
 // trampoline is a cgo-free build of the sandbox trampoline: the race-enabled
-// test binary has cgo and cannot be re-executed as one.
-var trampoline string
+// test binary has cgo and cannot be re-executed as one. binDir holds it,
+// and the airlock binary once a test asks for it (airlockBinary).
+var trampoline, binDir string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "airlock-server-test-")
@@ -21,7 +22,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	os.Chmod(dir, 0o755)
-	trampoline = filepath.Join(dir, "trampoline")
+	binDir, trampoline = dir, filepath.Join(dir, "trampoline")
 	cmd := exec.Command("go", "build", "-o", trampoline, "../internal/execution/sandbox/internal/trampolinecmd")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -8,8 +8,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // Both protocol revisions through the mcp-go client on one server: the
@@ -43,7 +41,7 @@ func TestBothProtocolRevisions(t *testing.T) {
 			wantCode(t, call(t, tc.c, "read_pool_file", map[string]any{"pool": "beta", "path": "notes.md"}), "POOL_NOT_SELECTED")
 		})
 	}
-	want := contexts.DefaultID(principalOf("agent"))
+	want := defaultOf("agent")
 	sessions := map[string]bool{}
 	for _, r := range w.toolRecords(t, "read_pool_file", "") {
 		if r.ContextID != want || r.Principal != principalOf("agent") || r.Transport != transportStreamable {
@@ -68,7 +66,7 @@ func TestModernRequestsIgnoreSessions(t *testing.T) {
 	}
 	recs := w.toolRecords(t, "list_pools", "")
 	last := recs[len(recs)-1]
-	if last.Principal != principalOf("agent-b") || last.ContextID != contexts.DefaultID(principalOf("agent-b")) || last.SessionID != "sessionless" {
+	if last.Principal != principalOf("agent-b") || last.ContextID != defaultOf("agent-b") || last.SessionID != "sessionless" {
 		t.Fatalf("attribution: %+v", last)
 	}
 }

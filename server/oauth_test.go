@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/airlock-dev/airlock/internal/edge/oauth"
@@ -32,16 +31,24 @@ var oauthClients = []testidp.Client{
 // maps to role lister.
 func oauthServer(t *testing.T) (*fixture, string, *testidp.IdP) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	idp, err := testidp.Start(ln, oauthClients)
-	must(t, err)
-	t.Cleanup(func() { _ = idp.Close() })
+	idp := startIdP(t)
 	f, url := edgeServer(t, `{oauth: {resource: "`+oauthResource+`", scopes_supported: [airlock.read],
       jwks_cache_seconds: 1, jwks_min_refresh_seconds: 1,
       issuers: [{issuer: "`+idp.Issuer+`"}],
       role_mapping: [{role: lister, scopes: [airlock.read]}]}}`)
 	return f, url, idp
+}
+
+// startIdP runs the test OpenID Provider with oauthClients on loopback
+// until the test ends.
+func startIdP(t *testing.T) *testidp.IdP {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	idp, err := testidp.Start(ln, oauthClients)
+	must(t, err)
+	t.Cleanup(func() { _ = idp.Close() })
+	return idp
 }
 
 func idpToken(t *testing.T, idp *testidp.IdP, client, scope string) string {
@@ -160,11 +167,7 @@ func assertNoTokenInAudit(t *testing.T, f *fixture, tokens []string) {
 func TestOAuthClientIsServed(t *testing.T) {
 	f, url, idp := oauthServer(t)
 	tok := idpToken(t, idp, "agent", "airlock.read")
-	c, err := client.NewStreamableHttpClient(url+PathStreamable,
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + tok}),
-		transport.WithHTTPTimeout(10*time.Second))
-	must(t, err)
-	initialize(t, c)
+	c := bearerClient(t, url, tok, transport.WithHTTPTimeout(10*time.Second))
 	if res := call(t, c, "list_pools", nil); res.IsError || !strings.Contains(text(res), "alpha") {
 		t.Fatalf("OAuth client not served: %s", text(res))
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/operator/operator"
-	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // postOperator sends body to POST /operator/contexts with token ("" = none).
@@ -48,7 +47,7 @@ func (w *web) contextCount(t *testing.T) int {
 func TestOperatorContextsRefusesAgent(t *testing.T) {
 	w := consoleWeb(t, "console_role: admin")
 	call(t, w.connect(t), "list_pools", nil)
-	body := `{"parent": "` + contexts.DefaultID("local") + `", "task": "Pay the rent.", "reason": "hosted agent"}`
+	body := `{"parent": "` + w.localDefault() + `", "task": "Pay the rent.", "reason": "hosted agent"}`
 	before := w.contextCount(t)
 	for _, tc := range []struct {
 		name, token string
@@ -93,7 +92,7 @@ func (w *web) edgeRecordsOf(t *testing.T, transport string) int {
 func TestOperatorContextsCreate(t *testing.T) {
 	w := consoleWeb(t, "console_role: admin")
 	call(t, w.connect(t), "list_pools", nil)
-	parent := contexts.DefaultID("local")
+	parent := w.localDefault()
 	status, out := w.postOperator(t, http.MethodPost, adminToken,
 		`{"parent": "`+parent+`", "task": "Pay the rent to DE89 3704 0044 0532 0130 00.", "reason": "hosted agent"}`)
 	if status != http.StatusCreated || out["context"] == nil || out["handle"] == nil {

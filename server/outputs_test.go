@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 var outputPoolRe = regexp.MustCompile(`pool (run-[0-9a-f-]{36}) \((trusted|untrusted)\)`)
@@ -19,10 +20,7 @@ var outputPoolRe = regexp.MustCompile(`pool (run-[0-9a-f-]{36}) \((trusted|untru
 func TestRunOutputsAreAPool(t *testing.T) {
 	f := newFixture(t, "runner")
 	c := f.connect(t)
-	res := call(t, c, "run_pipeline", map[string]any{"pipeline": "count_rows"})
-	if res.IsError {
-		t.Fatal(text(res))
-	}
+	res := callOK(t, c, "run_pipeline", map[string]any{"pipeline": "count_rows"})
 	m := outputPoolRe.FindStringSubmatch(text(res))
 	if m == nil || m[2] != "trusted" {
 		t.Fatalf("no output pool named: %s", text(res))
@@ -82,10 +80,7 @@ func TestUntrustedRunOutputsAreFenced(t *testing.T) {
 	cfg = strings.Replace(cfg, "transports:\n  stdio: {role: local}", "transports:\n  stdio: {role: runner}", 1)
 	f := newFixtureConfig(t, cfg)
 	c := f.connect(t)
-	res := call(t, c, "run_pipeline", map[string]any{"pipeline": "copy_notes"})
-	if res.IsError {
-		t.Fatal(text(res))
-	}
+	res := callOK(t, c, "run_pipeline", map[string]any{"pipeline": "copy_notes"})
 	m := outputPoolRe.FindStringSubmatch(text(res))
 	if m == nil || m[2] != "untrusted" {
 		t.Fatalf("output pool not untrusted: %s", text(res))
@@ -96,5 +91,62 @@ func TestUntrustedRunOutputsAreFenced(t *testing.T) {
 	read := call(t, c, "read_pool_file", map[string]any{"pool": m[1], "path": "notes.txt"})
 	if read.IsError || !strings.Contains(text(read), "UNTRUSTED_EXTERNAL_CONTENT") || structured(t, read)["untrusted"] != true {
 		t.Fatalf("untrusted output not fenced: %s", text(read))
+	}
+}
+
+// TestOutputPoolsListAfterConfiguredAndRetain (issue 24 item 5): run
+// outputs no longer crowd out the configured pools. list_pools shows the
+// configured pools first, then the outputs newest first, and pages; a
+// context keeps server.max_output_pools outputs, the oldest stop being
+// listed (and bound); resources/list still lists the configured pools'
+// files first.
+func TestOutputPoolsListAfterConfiguredAndRetain(t *testing.T) {
+	cfg := strings.Replace(fmt.Sprintf(testConfig, "runner"), "server:\n", "server:\n  max_output_pools: 2\n", 1)
+	f := newFixtureConfig(t, cfg)
+	c := f.connect(t)
+	var runs []string
+	for range 3 {
+		res := call(t, c, "run_pipeline", map[string]any{"pipeline": "count_rows"})
+		m := outputPoolRe.FindStringSubmatch(text(res))
+		if res.IsError || m == nil {
+			t.Fatalf("run: %s", text(res))
+		}
+		runs = append(runs, m[1])
+	}
+	pools := func(args map[string]any) ([]string, map[string]any) {
+		t.Helper()
+		res := call(t, c, "list_pools", args)
+		if res.IsError {
+			t.Fatal(text(res))
+		}
+		st := structured(t, res)
+		var ids []string
+		for _, p := range st["pools"].([]any) {
+			ids = append(ids, p.(map[string]any)["id"].(string))
+		}
+		return ids, st
+	}
+	all, st := pools(nil)
+	want := []string{"alpha", "delta", runs[2], runs[1]} // configured sorted, then newest first; runs[0] retained out
+	if strings.Join(all, " ") != strings.Join(want, " ") {
+		t.Fatalf("list_pools = %v, want %v", all, want)
+	}
+	if st["total"] != float64(4) || st["next_offset"] != float64(-1) {
+		t.Fatalf("paging fields = %v / %v", st["total"], st["next_offset"])
+	}
+	page, st := pools(map[string]any{"offset": 1, "limit": 2})
+	if strings.Join(page, " ") != strings.Join(want[1:3], " ") || st["next_offset"] != float64(3) {
+		t.Fatalf("page = %v next %v, want %v next 3", page, st["next_offset"], want[1:3])
+	}
+	if res := call(t, c, "read_pool_file", map[string]any{"pool": runs[0], "path": "count.txt"}); !res.IsError {
+		t.Fatalf("the output pool past the retention is still readable: %s", text(res))
+	}
+	if res := call(t, c, "read_pool_file", map[string]any{"pool": runs[2], "path": "count.txt"}); res.IsError {
+		t.Fatalf("the newest output pool: %s", text(res))
+	}
+	list, err := c.ListResources(t.Context(), mcp.ListResourcesRequest{})
+	must(t, err)
+	if len(list.Resources) == 0 || !strings.HasPrefix(list.Resources[0].URI, "airlock://pool/alpha/") {
+		t.Fatalf("resources/list does not start with the configured pools: %v", list.Resources[:min(3, len(list.Resources))])
 	}
 }

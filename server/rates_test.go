@@ -10,7 +10,6 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
-	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // TestRateIsThePrincipalsAcrossContexts: rates are keyed to the principal,
@@ -32,7 +31,7 @@ func TestRateIsThePrincipalsAcrossContexts(t *testing.T) {
 
 	op, err := operator.Open(f.state, false)
 	must(t, err)
-	_, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: contexts.DefaultID("local"), Pools: []string{"alpha"}}, "tester", "a child for the rate test")
+	_, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: f.localDefault(), Pools: []string{"alpha"}}, "tester", "a child for the rate test")
 	op.Close()
 	must(t, err)
 	child, err := New(f.r, &Options{StdioContext: handle})
@@ -48,7 +47,7 @@ func TestRateIsThePrincipalsAcrossContexts(t *testing.T) {
 	// It really ran in the child context.
 	var inChild bool
 	for _, r := range f.auditRecords(t) {
-		inChild = inChild || (r.Tool == "read_pool_file" && r.ContextID != contexts.DefaultID("local") && r.ContextID != "")
+		inChild = inChild || (r.Tool == "read_pool_file" && r.ContextID != f.localDefault() && r.ContextID != "")
 	}
 	if !inChild {
 		t.Fatal("no call was recorded in the child context")
@@ -65,7 +64,7 @@ func TestContextWhosePolicyWasRemovedIsRefused(t *testing.T) {
 	call(t, f.connect(t), "list_pools", nil) // the default context exists
 	op, err := operator.Open(f.state, false)
 	must(t, err)
-	_, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: contexts.DefaultID("local"), Policy: "narrow"}, "tester", "narrow policy")
+	_, handle, err := op.CreateChild(context.Background(), f.cfg, operator.ChildSpec{Parent: f.localDefault(), Policy: "narrow"}, "tester", "narrow policy")
 	op.Close()
 	must(t, err)
 	child, err := New(f.r, &Options{StdioContext: handle})

@@ -79,12 +79,11 @@ func TestPoolFilesAreResources(t *testing.T) {
 // TestCapabilitiesAreServed: each capability the server advertises has
 // something behind it.
 func TestCapabilitiesAreServed(t *testing.T) {
-	f := newFixture(t, "local")
-	c := f.connect(t)
+	c := newFixture(t, "local").connect(t)
 	ctx := context.Background()
 	prompts, err := c.ListPrompts(ctx, mcp.ListPromptsRequest{})
 	must(t, err)
-	if len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != guidePrompt {
+	if len(prompts.Prompts) != 2 || prompts.Prompts[0].Name != guidePrompt || prompts.Prompts[1].Name != pipelinePrompt {
 		t.Fatalf("prompts: %+v", prompts.Prompts)
 	}
 	req := mcp.GetPromptRequest{}

@@ -13,7 +13,9 @@
 // (the principal's default context, or a child an operator created). A
 // transport session — the stdio process, an SSE connection, a server-issued
 // Mcp-Session-Id — is only a handle onto it, bound to the principal that
-// opened it; a sessionless request (protocol 2026-07-28, served beside the
+// opened it (an SSE stream from the moment it opens, sse.go), and a
+// credential may be bound to a context too (contexts.Binding); a
+// sessionless request (protocol 2026-07-28, served beside the
 // session-oriented revisions) goes to the principal's context directly. So
 // reconnecting, DELETE or a restart resets nothing, and two processes on one
 // store serve the same contexts.
@@ -26,6 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -78,6 +81,13 @@ type Server struct {
 	// with the tokens, and the aggregator that audits refusals.
 	origins  atomic.Pointer[origin.List]
 	refusals *edge.Aggregator
+	// sseOwners binds each SSE session to the credential that opened its
+	// stream (sse.go).
+	sseOwners *edge.Owners
+	// streamables are the streamable HTTP handlers Handler built: a
+	// session the cap evicted is dropped from each (dropStreamable).
+	handlersMu  sync.Mutex
+	streamables []*mcpserver.StreamableHTTPServer
 	// servingHTTP: token warnings matter (and are logged) only then.
 	servingHTTP atomic.Bool
 	stop        context.CancelFunc
@@ -90,7 +100,8 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	s := &Server{r: r, log: opts.Logger, local: map[string]*runner.Session{}, stdioContext: opts.StdioContext, metrics: opts.Metrics}
+	s := &Server{r: r, log: opts.Logger, local: map[string]*runner.Session{}, stdioContext: opts.StdioContext, metrics: opts.Metrics,
+		sseOwners: edge.NewOwners()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -118,11 +129,17 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 		// the ack can race the end of the stream and be dropped).
 		mcpserver.WithToolCapabilities(true),
 		// Everything advertised is served: pool files as resources (read
-		// through the runner), one prompt (airlock_guide), and log messages
+		// through the runner), prompts (airlock_guide, and
+		// airlock_run_pipeline while pipelines are configured), and log messages
 		// about pipeline runs and declarations at the client's level.
 		mcpserver.WithResourceCapabilities(false, false),
 		mcpserver.WithPromptCapabilities(false),
 		mcpserver.WithLogging(),
+		// Argument completion for the pool-file template and the
+		// pipeline prompt (completions.go).
+		mcpserver.WithCompletions(),
+		mcpserver.WithPromptCompletionProvider(completer{s}),
+		mcpserver.WithResourceCompletionProvider(completer{s}),
 		mcpserver.WithHooks(hooks),
 		mcpserver.WithInstructions(instructions),
 		// Each caller lists the declarations its context sees
@@ -189,9 +206,11 @@ func (s *Server) Close() {
 func (s *Server) Reload() error {
 	if s.mcp != nil {
 		s.registerTools()
+		s.addPrompts() // the pipeline prompt follows the pipelines
 	}
 	cfg := s.r.Config()
-	auth, err := newAuthenticator(cfg, s.auth.Load())
+	prev := s.auth.Load()
+	auth, err := newAuthenticator(cfg, prev)
 	if err != nil {
 		return err
 	}
@@ -199,7 +218,9 @@ func (s *Server) Reload() error {
 	if err != nil {
 		return err
 	}
-	if s.servingHTTP.Load() {
+	// Warned once per change: serve's first reload (the config watcher's
+	// baseline) repeated every warning ServeHTTP had just logged.
+	if s.servingHTTP.Load() && (prev == nil || !slices.Equal(prev.warnings, auth.warnings)) {
 		auth.warn(s.log)
 	}
 	s.auth.Store(auth)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // identity is who is calling and over what; the HTTP middleware puts it in
@@ -22,6 +23,9 @@ type identity struct {
 	// ContextHandle names a child context (the Airlock-Context header, or
 	// serve --context on stdio); empty means the principal's default.
 	ContextHandle string
+	// Binding is what the credential allows of contexts: a token or an
+	// OAuth rule bound to a context, or required to name one.
+	Binding contexts.Binding
 }
 
 type identityKey struct{}
@@ -59,7 +63,7 @@ func (s *Server) session(ctx context.Context) (*runner.Session, error) {
 func (s *Server) handle(ctx context.Context) (*runner.Session, error) {
 	id := s.identityFrom(ctx)
 	if info := mcpserver.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
-		return s.r.Sessionless(ctx, id.Principal, id.Role, id.Transport, id.ContextHandle)
+		return s.r.Sessionless(ctx, id.Principal, id.Role, id.Transport, id.ContextHandle, id.Binding)
 	}
 	key := ""
 	if cs := mcpserver.ClientSessionFromContext(ctx); cs != nil {
@@ -69,7 +73,7 @@ func (s *Server) handle(ctx context.Context) (*runner.Session, error) {
 		if sess, ok := ctx.Value(attachedKey{}).(*runner.Session); ok {
 			return sess, nil // the gate checked it for this very request
 		}
-		return s.r.AttachSession(ctx, key, id.Principal, id.Role, s.r.Config().Transports.HTTP.SessionIdleTimeout())
+		return s.r.AttachSession(ctx, key, id.Principal, id.Role, id.Binding, s.r.Config().Transports.HTTP.SessionIdleTimeout())
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -81,7 +85,7 @@ func (s *Server) handle(ctx context.Context) (*runner.Session, error) {
 		return sess, nil
 	}
 	sess, err := s.r.OpenSession(ctx, runner.SessionParams{Principal: id.Principal, Role: id.Role, Transport: id.Transport,
-		ContextHandle: id.ContextHandle, Elicitation: clientCanElicit(ctx), ClientID: id.ClientID})
+		ContextHandle: id.ContextHandle, Binding: id.Binding, Elicitation: clientCanElicit(ctx), ClientID: id.ClientID})
 	if err != nil {
 		return nil, err
 	}

@@ -6,12 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
-	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // Server-issued HTTP sessions are handles onto the principal's context:
@@ -72,7 +70,7 @@ func TestLimitsOutliveSessionsAndRestarts(t *testing.T) {
 		t.Fatalf("%d LIMIT_EXCEEDED records, want 5", len(recs))
 	}
 	for _, r := range recs {
-		if r.ContextID != contexts.DefaultID(principalOf("metered")) {
+		if r.ContextID != defaultOf("metered") {
 			t.Fatalf("refused in context %s: %+v", r.ContextID, r)
 		}
 	}
@@ -116,9 +114,7 @@ func TestSessionIsBoundToItsPrincipal(t *testing.T) {
 	w := webFixture(t)
 	a := w.legacyClient(t, "agent", nil)
 	sidA := a.GetSessionId()
-	if res := call(t, a, "list_pools", nil); res.IsError {
-		t.Fatal(text(res))
-	}
+	callOK(t, a, "list_pools", nil)
 	b := principalOf("agent-b")
 	w.wantRefusal(t, w.legacyCall(t, "agent-b", sidA, "list_pools", nil), http.StatusNotFound, "SESSION_FOREIGN", b, 0)
 	w.wantRefusal(t, w.deleteSession(t, "agent-b", sidA), http.StatusNotFound, "SESSION_FOREIGN", b, 1)
@@ -161,39 +157,12 @@ func TestForeignSessionLooksUnknown(t *testing.T) {
 	}
 }
 
-// TestSessionCap: a principal holds at most max_sessions_per_principal
-// open sessions; the next initialize is 429 and audited, other principals
-// are not affected, and closing one frees a slot.
-func TestSessionCap(t *testing.T) {
-	w := webFixtureHTTP(t, "max_sessions_per_principal: 2")
-	c1 := w.legacyClient(t, "agent", nil)
-	w.legacyClient(t, "agent", nil)
-	r := w.legacyInit(t, "agent", nil)
-	w.wantRefusal(t, r, http.StatusTooManyRequests, "SESSION_LIMIT", principalOf("agent"), 0)
-	if r.header.Get("Mcp-Session-Id") != "" {
-		t.Fatalf("a refused initialize got session %q", r.header.Get("Mcp-Session-Id"))
-	}
-	w.legacyClient(t, "agent-b", nil)
-	if r := w.deleteSession(t, "agent", c1.GetSessionId()); r.status >= 300 {
-		t.Fatalf("DELETE: HTTP %d", r.status)
-	}
-	if r := w.legacyInit(t, "agent", nil); r.status != http.StatusOK || r.header.Get("Mcp-Session-Id") == "" {
-		t.Fatalf("initialize after a DELETE: HTTP %d: %s", r.status, r.body)
-	}
-	// Sessionless requests hold no session and are not capped.
-	if res := w.modernCall(t, "agent", nil, false, "list_pools", nil, nil).result(t); res.IsError {
-		t.Fatal(text(res))
-	}
-}
-
 // TestSessionIdleTimeout: a session unused for longer than the idle
 // timeout is refused (404), audited, and its context lives on.
 func TestSessionIdleTimeout(t *testing.T) {
 	w := webFixtureHTTP(t, "session_idle_timeout_seconds: 1")
 	c := w.legacyClient(t, "agent", nil)
-	if res := call(t, c, "list_pools", nil); res.IsError {
-		t.Fatal(text(res))
-	}
+	callOK(t, c, "list_pools", nil)
 	time.Sleep(1500 * time.Millisecond)
 	w.wantRefusal(t, w.legacyCall(t, "agent", c.GetSessionId(), "list_pools", nil), http.StatusNotFound, "SESSION_EXPIRED", principalOf("agent"), 0)
 	if res := call(t, w.legacyClient(t, "agent", nil), "list_pools", nil); res.IsError {
@@ -203,15 +172,33 @@ func TestSessionIdleTimeout(t *testing.T) {
 
 // TestActiveSessionDoesNotIdleOut: a session in use is not closed by an
 // idle timeout shorter than the interval at which last-seen is written.
+//
+// The server judges idleness on the real clock, so a call is held to it
+// only when the previous one started less than idle − idle/4 (the touch
+// interval) before it: on a machine loaded enough to stretch that gap the
+// expiry would be right, and the call is not judged (logged) — the verdict
+// never rests on the scheduler keeping up.
 func TestActiveSessionDoesNotIdleOut(t *testing.T) {
-	w := webFixtureHTTP(t, "session_idle_timeout_seconds: 2")
+	const idle = 4 * time.Second // shorter than touchEvery (5 s): last-seen is written every idle/4
+	w := webFixtureHTTP(t, "session_idle_timeout_seconds: 4")
 	c := w.legacyClient(t, "agent", nil)
+	prev := time.Now()
+	judged := 0
 	for i := range 8 {
-		if r := w.legacyCall(t, "agent", c.GetSessionId(), "list_pools", nil); r.status != http.StatusOK {
-			t.Fatalf("call %d, %s after initialize, in a session used every 500ms: HTTP %d: %s", i, time.Duration(i)*500*time.Millisecond, r.status, r.body)
+		start := time.Now()
+		r := w.legacyCall(t, "agent", c.GetSessionId(), "list_pools", nil)
+		switch gap := start.Sub(prev); {
+		case gap >= idle-idle/4:
+			t.Logf("call %d came %v after the previous one: not judged", i, gap)
+		case r.status != http.StatusOK:
+			t.Fatalf("call %d, %v after the previous one, in a session used every 500ms: HTTP %d: %s", i, gap, r.status, r.body)
+		default:
+			judged++
 		}
+		prev = start
 		time.Sleep(500 * time.Millisecond)
 	}
+	t.Logf("%d of 8 calls judged", judged)
 }
 
 // TestTwoProcessesOneStore: two servers on one state directory serve the
@@ -277,14 +264,10 @@ func TestSessionServedByAnotherProcess(t *testing.T) {
 // it, and the session's owner keeps working.
 func TestSSESessionIsBoundToItsPrincipal(t *testing.T) {
 	f, ts := httpFixture(t)
-	t.Setenv("AIRLOCK_TEST_TOKEN_B", "test-token-b-0123456789abcdef012")
+	t.Setenv("AIRLOCK_TEST_TOKEN_B", tokenOf("agent-b"))
 	must(t, f.srv.Reload())
-	a, err := client.NewSSEMCPClient(ts.URL+PathSSE, transport.WithHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
-	must(t, err)
-	initialize(t, a)
-	if res := call(t, a, "list_pools", nil); res.IsError {
-		t.Fatal(text(res))
-	}
+	a := sseBearerClient(t, ts.URL, testToken)
+	callOK(t, a, "list_pools", nil)
 	sse, _ := a.GetTransport().(*transport.SSE)
 	if sse == nil || sse.GetEndpoint() == nil {
 		t.Fatal("no SSE message endpoint")
@@ -293,32 +276,18 @@ func TestSSESessionIsBoundToItsPrincipal(t *testing.T) {
 	if sid == "" {
 		t.Fatalf("no session id in %s", sse.GetEndpoint())
 	}
-	body := `{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"read_pool_file","arguments":{"pool":"alpha","path":"hello.txt"}}}`
-	req, _ := http.NewRequest(http.MethodPost, ts.URL+PathMessage+"?sessionId="+sid, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer test-token-b-0123456789abcdef012")
-	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
-	resp.Body.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var foreign, bRead bool
-		for _, r := range f.auditRecords(t) {
-			if r.Principal == "agent-b/env:AIRLOCK_TEST_TOKEN_B" {
-				foreign = foreign || r.Violation == string(violation.SessionForeign)
-				bRead = bRead || (r.Tool == "read_pool_file" && r.Outcome == "ok")
-			}
-		}
-		if bRead {
+	// Refused before mcp-go sees it (sse.go): no polling for an
+	// asynchronous answer.
+	if status, body := postMessage(t, ts.URL, tokenOf("agent-b"), sid, strings.Replace(sseRead, "%s", "99", 1)); status != http.StatusNotFound {
+		t.Fatalf("another principal's post: HTTP %d %s", status, body)
+	}
+	for _, r := range f.auditRecords(t) {
+		if r.Principal == principalOf("agent-b") && r.Tool == "read_pool_file" {
 			t.Fatal("another principal read through the SSE session")
 		}
-		if foreign {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the foreign use of the SSE session was not refused and audited")
-		}
-		time.Sleep(50 * time.Millisecond)
+	}
+	if recs := f.sessionRefusals(t, string(violation.SessionForeign)); len(recs) != 1 || recs[0].Principal != principalOf("agent-b") {
+		t.Fatalf("the foreign use of the SSE session was not audited: %+v", recs)
 	}
 	if res := call(t, a, "read_pool_file", map[string]any{"pool": "alpha", "path": "hello.txt"}); res.IsError {
 		t.Fatalf("the owner lost its session: %s", text(res))

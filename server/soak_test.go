@@ -20,8 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
@@ -34,10 +32,7 @@ func authenticatedRate(t *testing.T, url string, d time.Duration) float64 {
 	var wg sync.WaitGroup
 	deadline := time.Now().Add(d)
 	for range 4 {
-		c, err := client.NewStreamableHttpClient(url+PathStreamable,
-			transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testToken}))
-		must(t, err)
-		initialize(t, c)
+		c := bearerClient(t, url, testToken)
 		wg.Go(func() {
 			for time.Now().Before(deadline) {
 				req := mcp.CallToolRequest{}

@@ -8,7 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
+	"log/slog"
 	"sync"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -19,7 +19,8 @@ import (
 )
 
 // ServeStdio serves one client over in/out until ctx ends or in closes.
-// Stdout carries only the protocol; diagnostics go to the logger.
+// Stdout carries only the protocol; diagnostics, the MCP library's
+// included, go to the logger (so --log-format json stays JSON).
 //
 // Every line from in crosses the same checks as an HTTP body before mcp-go
 // reads it: at most max_message_bytes (a longer line is skipped as it
@@ -27,9 +28,9 @@ import (
 // does not stall the messages after it), and one strict JSON-RPC message
 // (wire.Check). A refused line is answered with a bounded JSON-RPC error
 // that never echoes it, and audited (aggregated like HTTP refusals).
-func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, errLog io.Writer) error {
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	stdio := mcpserver.NewStdioServer(s.mcp)
-	stdio.SetErrorLogger(log.New(errLog, "airlock stdio: ", log.LstdFlags))
+	stdio.SetErrorLogger(slog.NewLogLogger(s.log.With("transport", "stdio").Handler(), slog.LevelError))
 	w := &lineWriter{w: out}
 	pr, pw := io.Pipe()
 	go func() {

@@ -24,9 +24,20 @@ func startStdio(t *testing.T, f *fixture) *stdioPeer {
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = f.srv.ServeStdio(ctx, inR, outW, io.Discard); outW.Close(); close(done) }()
+	go func() { _ = f.srv.ServeStdio(ctx, inR, outW); outW.Close(); close(done) }()
 	t.Cleanup(func() { inW.Close(); cancel(); <-done })
 	return &stdioPeer{in: inW, out: bufio.NewReaderSize(outR, 1<<20)}
+}
+
+// startStdioInitialized is startStdio past the initialize handshake.
+func startStdioInitialized(t *testing.T, f *fixture) *stdioPeer {
+	t.Helper()
+	p := startStdio(t, f)
+	p.send(t, initBody)
+	if r := p.reply(t, time.Minute); !strings.Contains(r, `"result"`) {
+		t.Fatalf("initialize: %s", r)
+	}
+	return p
 }
 
 func (p *stdioPeer) send(t *testing.T, line string) {
@@ -36,7 +47,7 @@ func (p *stdioPeer) send(t *testing.T, line string) {
 	}
 }
 
-// reply reads one message, failing if none comes within d.
+// reply reads one message, failing if none comes within d (a hang guard).
 func (p *stdioPeer) reply(t *testing.T, d time.Duration) string {
 	t.Helper()
 	got := make(chan string, 1)
@@ -52,21 +63,17 @@ func (p *stdioPeer) reply(t *testing.T, d time.Duration) string {
 
 func TestStdioSurvivesAHugeMessage(t *testing.T) {
 	f := newFixture(t, "local")
-	p := startStdio(t, f)
-	p.send(t, initBody)
-	if r := p.reply(t, 5*time.Second); !strings.Contains(r, `"result"`) {
-		t.Fatalf("initialize: %s", r)
-	}
+	p := startStdioInitialized(t, f)
 	// A 50 MB method name: refused without being echoed or held whole.
 	huge := `{"jsonrpc":"2.0","id":2,"method":"` + strings.Repeat("m", 50<<20) + `"}`
 	start := time.Now()
 	go func() { _, _ = io.WriteString(p.in, huge+"\n") }()
-	r := p.reply(t, 20*time.Second)
+	r := p.reply(t, time.Minute)
 	if len(r) > 512 || !strings.Contains(r, string(violation.MessageTooLarge)) {
 		t.Fatalf("huge message answered with %d bytes: %.200s", len(r), r)
 	}
 	p.send(t, `{"jsonrpc":"2.0","id":3,"method":"ping"}`)
-	if r := p.reply(t, 5*time.Second); !strings.Contains(r, `"id":3`) || !strings.Contains(r, `"result"`) {
+	if r := p.reply(t, time.Minute); !strings.Contains(r, `"id":3`) || !strings.Contains(r, `"result"`) {
 		t.Fatalf("ping after the huge message: %s", r)
 	}
 	t.Logf("50 MB message refused and the next answered in %v", time.Since(start))
@@ -77,9 +84,7 @@ func TestStdioSurvivesAHugeMessage(t *testing.T) {
 
 func TestStdioRefusesMalformedMessages(t *testing.T) {
 	f := newFixture(t, "local")
-	p := startStdio(t, f)
-	p.send(t, initBody)
-	p.reply(t, 5*time.Second)
+	p := startStdioInitialized(t, f)
 	for _, line := range []string{
 		`not json at all`,
 		"\x00\x01\xff",
@@ -89,7 +94,7 @@ func TestStdioRefusesMalformedMessages(t *testing.T) {
 		strings.Repeat("[", 5000) + strings.Repeat("]", 5000),
 	} {
 		p.send(t, line)
-		r := p.reply(t, 5*time.Second)
+		r := p.reply(t, time.Minute)
 		var msg struct {
 			Error struct {
 				Code    int    `json:"code"`
@@ -113,7 +118,7 @@ func TestStdioRefusesMalformedMessages(t *testing.T) {
 	}
 	// Still serving.
 	p.send(t, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"list_pools","arguments":{}}}`)
-	if r := p.reply(t, 5*time.Second); !strings.Contains(r, "alpha") {
+	if r := p.reply(t, time.Minute); !strings.Contains(r, "alpha") {
 		t.Fatalf("list_pools after the refusals: %.300s", r)
 	}
 }
@@ -123,11 +128,9 @@ func TestStdioRefusesMalformedMessages(t *testing.T) {
 // trail records it as UNKNOWN_TOOL; the README says the same.
 func TestUnknownToolIsAProtocolError(t *testing.T) {
 	f := newFixture(t, "local")
-	p := startStdio(t, f)
-	p.send(t, initBody)
-	p.reply(t, 5*time.Second)
+	p := startStdioInitialized(t, f)
 	p.send(t, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"delete_everything","arguments":{}}}`)
-	r := p.reply(t, 5*time.Second)
+	r := p.reply(t, time.Minute)
 	if !strings.Contains(r, `"code":-32602`) || strings.Contains(r, `"isError"`) {
 		t.Fatalf("unknown tool answered %s", r)
 	}

@@ -10,8 +10,7 @@ import (
 )
 
 func TestListTools(t *testing.T) {
-	f := newFixture(t, "local")
-	c := f.connect(t)
+	c := newFixture(t, "local").connect(t)
 	res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	must(t, err)
 	got := map[string]mcp.Tool{}
@@ -35,10 +34,7 @@ func TestListTools(t *testing.T) {
 func TestListPools(t *testing.T) {
 	f := newFixture(t, "local")
 	c := f.connect(t)
-	res := call(t, c, "list_pools", nil)
-	if res.IsError {
-		t.Fatalf("list_pools: %s", text(res))
-	}
+	res := callOK(t, c, "list_pools", nil)
 	out := text(res)
 	for _, want := range []string{"alpha", "beta"} {
 		if !strings.Contains(out, want) {
@@ -66,8 +62,7 @@ func TestListPools(t *testing.T) {
 }
 
 func TestReadPoolFile(t *testing.T) {
-	f := newFixture(t, "local")
-	c := f.connect(t)
+	c := newFixture(t, "local").connect(t)
 
 	t.Run("text", func(t *testing.T) {
 		res := call(t, c, "read_pool_file", map[string]any{"pool": "alpha", "path": "hello.txt"})
@@ -88,10 +83,7 @@ func TestReadPoolFile(t *testing.T) {
 		}
 	})
 	t.Run("binary is an embedded resource", func(t *testing.T) {
-		res := call(t, c, "read_pool_file", map[string]any{"pool": "alpha", "path": "image.png"})
-		if res.IsError {
-			t.Fatal(text(res))
-		}
+		res := callOK(t, c, "read_pool_file", map[string]any{"pool": "alpha", "path": "image.png"})
 		var blob *mcp.BlobResourceContents
 		for _, ct := range res.Content {
 			if er, ok := ct.(mcp.EmbeddedResource); ok {
@@ -113,10 +105,7 @@ func TestReadPoolFile(t *testing.T) {
 		var got strings.Builder
 		offset := 0.0
 		for range 10 {
-			res := call(t, c, "read_pool_file", map[string]any{"pool": "alpha", "path": "big.txt", "offset": offset})
-			if res.IsError {
-				t.Fatal(text(res))
-			}
+			res := callOK(t, c, "read_pool_file", map[string]any{"pool": "alpha", "path": "big.txt", "offset": offset})
 			m := structured(t, res)
 			meta := m
 			start := int(m["offset"].(float64))
@@ -135,10 +124,7 @@ func TestReadPoolFile(t *testing.T) {
 		}
 	})
 	t.Run("untrusted pool is fenced", func(t *testing.T) {
-		res := call(t, c, "read_pool_file", map[string]any{"pool": "beta", "path": "notes.md"})
-		if res.IsError {
-			t.Fatal(text(res))
-		}
+		res := callOK(t, c, "read_pool_file", map[string]any{"pool": "beta", "path": "notes.md"})
 		out := text(res)
 		if !strings.Contains(out, "UNTRUSTED_EXTERNAL_CONTENT") {
 			t.Fatalf("not fenced: %q", out)

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
@@ -54,12 +53,12 @@ func TestUpstreamStdioSandboxed(t *testing.T) {
 	op, err := operator.Open(f.state, false)
 	must(t, err)
 	op.UseSandboxTrampoline(trampoline)
-	// An upstream that dies at once is UPSTREAM_UNAVAILABLE, promptly
-	// (the pipes close with the process; nothing waits for the timeout).
-	start := time.Now()
+	// An upstream that dies at once is UPSTREAM_UNAVAILABLE (the pipes
+	// close with the process): a listing that waited for the timeout would
+	// be UPSTREAM_TIMEOUT, so the code is the verdict, not the time taken.
 	errs := op.RefreshUpstreams(context.Background(), f.cfg, "broken", "tester")
-	if c, _ := violation.CodeOf(errs["broken"]); c != violation.UpstreamUnavailable || time.Since(start) > 10*time.Second {
-		t.Fatalf("a dead upstream: %v after %v", errs, time.Since(start))
+	if c, _ := violation.CodeOf(errs["broken"]); c != violation.UpstreamUnavailable {
+		t.Fatalf("a dead upstream: %v", errs)
 	}
 	if errs := op.RefreshUpstreams(context.Background(), f.cfg, "probe", "tester"); len(errs) > 0 {
 		t.Fatalf("listing the sandboxed upstream: %v", errs)
@@ -76,10 +75,7 @@ func TestUpstreamStdioSandboxed(t *testing.T) {
 	c := f.connect(t)
 	n := mcpNeed("probe", map[string]any{"addr": ln.Addr().String(), "path": f.state})
 	n["parameters"].(map[string]any)["upstream"] = "probe"
-	res := call(t, c, "declare_need", n)
-	if res.IsError {
-		t.Fatal(text(res))
-	}
+	res := callOK(t, c, "declare_need", n)
 	out := text(res)
 	if !strings.Contains(out, "dial: refused") || !strings.Contains(out, "read: refused") {
 		t.Fatalf("the sandboxed upstream reached out: %s", out)

@@ -19,6 +19,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
 	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 )
 
@@ -318,16 +319,23 @@ func (f *fixture) toolRecords(t *testing.T, tool, code string) []audit.Record {
 	return out
 }
 
-// approved lists the declarations in the store that were ever approved.
-func (f *fixture) approved(t *testing.T) []*operator.Declaration {
+// approvals lists the declarations in the store as `airlock approvals
+// list` does: those waiting for a person's decision, or with all every one.
+func (f *fixture) approvals(t *testing.T, all bool) []*operator.Declaration {
 	t.Helper()
 	op, err := operator.Open(f.state, true)
 	must(t, err)
 	defer op.Close()
-	all, err := op.Approvals(context.Background(), true)
+	list, err := op.Approvals(context.Background(), all)
 	must(t, err)
+	return list
+}
+
+// approved lists the declarations in the store that were ever approved.
+func (f *fixture) approved(t *testing.T) []*operator.Declaration {
+	t.Helper()
 	var out []*operator.Declaration
-	for _, d := range all {
+	for _, d := range f.approvals(t, true) {
 		for _, h := range d.History {
 			if h.To == declarations.StateApproved {
 				out = append(out, d)
@@ -346,4 +354,14 @@ func (f *fixture) operatorApprove(t *testing.T, id string) {
 	defer op.Close()
 	_, err = op.Approve(context.Background(), id, "tester", "reviewed")
 	must(t, err)
+}
+
+// defaultOf is the default context of an HTTP role's token principal in
+// that role.
+func defaultOf(role string) string { return contexts.DefaultID(principalOf(role), role) }
+
+// localDefault is the default context of stdio's principal "local" in the
+// fixture's stdio role.
+func (f *fixture) localDefault() string {
+	return contexts.DefaultID("local", f.cfg.Transports.Stdio.Role)
 }

@@ -25,6 +25,9 @@ type PoolInfo struct {
 	Files       int    `json:"files"`     // manifest entries
 	Bytes       int64  `json:"bytes"`     // total size of the entries found when the registry was opened
 	Integrity   string `json:"integrity"` // an Integrity* constant: this pool's state in this Context
+	// Output marks a pipeline run's published outputs (listed after the
+	// configured pools, newest first).
+	Output bool `json:"output,omitempty"`
 	// Readers is who may see the pool's content (PoolConfig.Readers).
 	// Not shown to the agent: it is the operator's list of people.
 	Readers []string `json:"-"`
@@ -74,7 +77,7 @@ type Context struct {
 	id    string
 	reg   *Registry
 	bound map[string]*pool // never written after Bind
-	ids   []string         // sorted bound ids; never written after Bind
+	ids   []string         // bound ids in listing order; never written after Bind
 
 	mu         sync.Mutex
 	integrity  map[string]string
@@ -118,14 +121,32 @@ func (r *Registry) Bind(contextID string, poolIDs []string) (*Context, error) {
 		c.ids = append(c.ids, id)
 		c.integrity[id] = IntegrityUnverified
 	}
-	slices.Sort(c.ids)
+	c.ids = listingOrder(c.ids, c.bound)
 	return c, nil
 }
 
 // ID returns the context id given to Bind.
 func (c *Context) ID() string { return c.id }
 
-// Pools describes the bound pools, sorted by id.
+// listingOrder is how a context lists its pools: the configured ones first,
+// sorted by id, then the runs' outputs newest first (ids holds them in the
+// order they were published), so the pools an operator configured never
+// sink below a pile of run outputs (issue 24 item 5).
+func listingOrder(ids []string, bound map[string]*pool) []string {
+	var configured, outputs []string
+	for _, id := range ids {
+		if bound[id].output {
+			outputs = append(outputs, id)
+		} else {
+			configured = append(configured, id)
+		}
+	}
+	slices.Sort(configured)
+	slices.Reverse(outputs)
+	return append(configured, outputs...)
+}
+
+// Pools describes the bound pools in listing order (listingOrder).
 func (c *Context) Pools() []PoolInfo {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -285,6 +306,8 @@ func (c *Context) Usage() UsageSummary {
 		anyFailed = anyFailed || c.integrity[id] == IntegrityFailed
 	}
 	u.IntegrityVerified = len(c.files) > 0 && !anyFailed
+	slices.Sort(u.PoolsBound) // the trail's order is by id, not the listing's
+	slices.Sort(u.PoolsUsed)
 	return u
 }
 

@@ -263,10 +263,16 @@ func buildManifest(dir, skip string) (*Manifest, error) {
 // root, refusing files over maxBytes (maxBytes < 0: no limit) even if they
 // grow while being read.
 func hashFile(root *os.Root, name string, maxBytes int64) ([32]byte, int64, error) {
-	var sum [32]byte
-	f, _, err := openRegular(root, name, maxBytes)
+	sum, n, _, err := hashOpen(root, name, maxBytes)
+	return sum, n, err
+}
+
+// hashOpen is hashFile that also returns the stat of the file it hashed,
+// taken on the open descriptor before the first byte was read.
+func hashOpen(root *os.Root, name string, maxBytes int64) (sum [32]byte, n int64, info os.FileInfo, err error) {
+	f, info, err := openRegular(root, name, maxBytes)
 	if err != nil {
-		return sum, 0, err
+		return sum, 0, nil, err
 	}
 	defer f.Close()
 	h := sha256.New()
@@ -274,13 +280,12 @@ func hashFile(root *os.Root, name string, maxBytes int64) ([32]byte, int64, erro
 	if maxBytes >= 0 {
 		src = io.LimitReader(f, maxBytes+1)
 	}
-	n, err := io.Copy(h, src)
-	if err != nil {
-		return sum, n, fmt.Errorf("reading %q: %w", name, err)
+	if n, err = io.Copy(h, src); err != nil {
+		return sum, n, info, fmt.Errorf("reading %q: %w", name, err)
 	}
 	if maxBytes >= 0 && n > maxBytes {
-		return sum, n, fmt.Errorf("%q grew past %d bytes: %w", name, maxBytes, errFileTooLarge)
+		return sum, n, info, fmt.Errorf("%q grew past %d bytes: %w", name, maxBytes, errFileTooLarge)
 	}
 	h.Sum(sum[:0])
-	return sum, n, nil
+	return sum, n, info, nil
 }

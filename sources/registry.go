@@ -74,6 +74,7 @@ type pool struct {
 	root     *os.Root
 	manifest *Manifest
 	bytes    int64 // sum of known entry sizes
+	output   bool  // a run's published outputs (AddPool), not configured
 }
 
 // Registry holds every configured pool, opened, and the derived pools added
@@ -119,6 +120,7 @@ func (r *Registry) AddPool(cfg PoolConfig) error {
 	if err != nil {
 		return err
 	}
+	p.output = true
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if old, ok := r.pools[cfg.ID]; ok { // raced with another AddPool
@@ -276,6 +278,7 @@ func (p *pool) info(integrity string) PoolInfo {
 		Files:       p.manifest.Len(),
 		Bytes:       p.bytes,
 		Integrity:   integrity,
+		Output:      p.output,
 		Readers:     slices.Clone(p.cfg.Readers),
 	}
 }
@@ -289,6 +292,10 @@ type VerifyReport struct {
 	Names    []string
 	OK       bool
 	Problems []Problem
+
+	// versions are the file versions that matched, keyed by name: what
+	// [Context.VerifyUnchanged] holds a later look against.
+	versions map[string]versionKey
 }
 
 // Problem is one file that failed verification. Kind is one of the Problem*
@@ -320,13 +327,20 @@ func (p *pool) verify(maxBytes int64, closed bool) VerifyReport {
 			rep.Problems = append(rep.Problems, Problem{Path: e.Path, Kind: ProblemUnreadable, Detail: ErrClosed.Error()})
 			continue
 		}
-		sum, _, err := hashFile(p.root, e.Path, maxBytes)
+		sum, _, info, err := hashOpen(p.root, e.Path, maxBytes)
 		switch {
 		case err != nil:
 			rep.Problems = append(rep.Problems, Problem{Path: e.Path, Kind: problemKind(err), Detail: err.Error()})
 		case sum != e.SHA256:
 			rep.Problems = append(rep.Problems, Problem{Path: e.Path, Kind: ProblemMismatch,
 				Detail: fmt.Sprintf("sha256 %s, manifest says %s", hex.EncodeToString(sum[:]), hex.EncodeToString(e.SHA256[:]))})
+		default:
+			if v, ok := versionOf(p, e.Path, info); ok {
+				if rep.versions == nil {
+					rep.versions = map[string]versionKey{}
+				}
+				rep.versions[e.Path] = v
+			}
 		}
 	}
 	rep.OK = len(rep.Problems) == 0

@@ -12,8 +12,10 @@ const OpVerify = "verify"
 // access log, counts the pool as used and sets its integrity state. A
 // mismatch is INTEGRITY_FAILURE naming the first bad file.
 //
-// Limit: a file changed after this check and before the pipeline reads it
-// is not caught; pool directories must be writable only by their operator.
+// The report keeps the version of each file it hashed: once the pipeline
+// has ended, [Context.VerifyUnchanged] holds the files to it, so a file
+// changed after this check and before (or while) the pipeline read it
+// withholds the run's outputs.
 func (c *Context) VerifyPool(poolID string) (VerifyReport, error) {
 	p, err := c.resolve(poolID)
 	if err != nil {

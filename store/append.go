@@ -91,6 +91,9 @@ func (db *DB) writer() {
 				break gather
 			}
 		}
+		if h := db.gatheredHook.Load(); h != nil { // tests only
+			(*h)(len(batch))
+		}
 		db.commitBatch(batch)
 		clear(batch)
 	}

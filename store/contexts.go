@@ -101,7 +101,7 @@ func (db *DB) GetContext(ctx context.Context, id string) (*contexts.Context, err
 // getByID reads one row of the contexts tables by primary key through the
 // read pool: GetContext and GetSession. A file without those tables (an
 // older file behind a read-only handle) has no such row.
-func getByID[T any](ctx context.Context, db *DB, kind, id, query string, scan func(interface{ Scan(...any) error }) (T, error)) (T, error) {
+func getByID[T any](ctx context.Context, db *DB, kind, id, query string, scan func(scanner) (T, error)) (T, error) {
 	var zero T
 	if err := db.readableCtx(ctx, "get "+kind); err != nil {
 		return zero, err
@@ -173,21 +173,9 @@ func (db *DB) ListContexts(ctx context.Context, principal string) ([]*contexts.C
 	if principal != "" {
 		q, args = sqlListContextsOfPrincipal, []any{principal}
 	}
-	rows, err := db.r.QueryContext(ctx, q, args...)
+	out, err := queryAll(ctx, db.r, scanContext, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: list contexts: %w", err)
-	}
-	defer rows.Close()
-	var out []*contexts.Context
-	for rows.Next() {
-		c, err := scanContext(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: list contexts: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: list contexts: %w", err)
+		return nil, wrapErr("list contexts", err)
 	}
 	return out, nil
 }
@@ -277,7 +265,7 @@ func badText(texts []textField) (field, reason string) {
 // scanContext reads and decodes one row selected with contextColumns. A
 // missing row is sql.ErrNoRows, unwrapped; a row that does not decode was
 // written behind the store's back and is an error, never a guess.
-func scanContext(row interface{ Scan(...any) error }) (*contexts.Context, error) {
+func scanContext(row scanner) (*contexts.Context, error) {
 	var (
 		c                        contexts.Context
 		pools, env, created, upd string

@@ -45,7 +45,10 @@ func writeCalls(t *testing.T, st contexts.Store) map[string]func(context.Context
 			_, err := st.UpdateContext(ctx, "c1", func(*contexts.Context) error { t.Error("mutate ran"); return nil })
 			return err
 		},
-		"OpenSession":  func(ctx context.Context) error { return st.OpenSession(ctx, testSession("s2"), 0, 0) },
+		"OpenSession": func(ctx context.Context) error {
+			_, err := st.OpenSession(ctx, testSession("s2"), 0, 0)
+			return err
+		},
 		"TouchSession": func(ctx context.Context) error { return st.TouchSession(ctx, "s1", ctxEpoch.Add(time.Hour)) },
 		"CloseSession": func(ctx context.Context) error {
 			_, err := st.CloseSession(ctx, "s1", "x", ctxEpoch.Add(time.Hour))
@@ -72,7 +75,7 @@ func seedContexts(t *testing.T, db *store.DB) {
 	if err := db.CreateContext(ctx, testContext("c1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.OpenSession(ctx, testSession("s1"), 0, 0); err != nil {
+	if _, err := db.OpenSession(ctx, testSession("s1"), 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	err := db.UpdateUsage(ctx, []string{"k"}, func(map[string][]byte) (map[string][]byte, error) {
@@ -147,7 +150,10 @@ func TestContextsUnavailable(t *testing.T) {
 	seedContexts(t, db)
 	lock := store.HoldWriteLock(t, store.RawOpen(t, path))
 	calls := writeCalls(t, db)
-	calls["OpenSession with a cap"] = func(ctx context.Context) error { return db.OpenSession(ctx, testSession("s3"), 5, time.Hour) }
+	calls["OpenSession with a cap"] = func(ctx context.Context) error {
+		_, err := db.OpenSession(ctx, testSession("s3"), 5, time.Hour)
+		return err
+	}
 	for name, call := range calls {
 		if err := call(ctx); !errors.Is(err, store.ErrUnavailable) {
 			t.Errorf("%s under a held lock: %v, want ErrUnavailable", name, err)
@@ -201,7 +207,7 @@ func TestContextsRefused(t *testing.T) {
 	}
 	badSession := testSession("s9")
 	badSession.Transport = "\xff"
-	if err := db.OpenSession(ctx, badSession, 0, 0); !errors.Is(err, contexts.ErrInvalid) {
+	if _, err := db.OpenSession(ctx, badSession, 0, 0); !errors.Is(err, contexts.ErrInvalid) {
 		t.Errorf("OpenSession with invalid UTF-8: %v, want ErrInvalid", err)
 	}
 	if _, err := db.CloseSession(ctx, "s1", "done", time.Time{}); !errors.Is(err, contexts.ErrInvalid) {
@@ -235,7 +241,7 @@ func TestContextsRow(t *testing.T) {
 	if err := db.CreateContext(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.OpenSession(ctx, testSession("s1"), 0, 0); err != nil {
+	if _, err := db.OpenSession(ctx, testSession("s1"), 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	err := db.UpdateUsage(ctx, []string{"k"}, func(map[string][]byte) (map[string][]byte, error) {

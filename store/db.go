@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -107,9 +108,6 @@ type DB struct {
 	kill killCache // SQLite: data_version probe
 	// reads holds the per-call reads' statements, prepared once on r.
 	reads stmtCache
-	// pgKill is PostgreSQL's kill switch cache, fed by LISTEN/NOTIFY; nil
-	// on SQLite.
-	pgKill *pgKillWatch
 	// strs caches string ids to values for reads, ids values to ids for
 	// the writer (rowcodec.go).
 	strs strCache
@@ -117,6 +115,10 @@ type DB struct {
 	// ckpt runs SQLite's WAL checkpoints off the commit path; nil on
 	// PostgreSQL and for read-only handles.
 	ckpt *checkpointer
+	// gatheredHook, when set (tests only), is told each batch's size once
+	// the writer has gathered it and before it commits: a test waits for
+	// it instead of sleeping until the writer "must" be past gathering.
+	gatheredHook atomic.Pointer[func(int)]
 }
 
 // Open opens the store at path for reading and writing, creating the file
@@ -434,9 +436,6 @@ func (db *DB) Close() error {
 func (db *DB) closeAll() error {
 	var errs []error
 	errs = append(errs, db.kill.close(), db.reads.close())
-	if db.pgKill != nil {
-		errs = append(errs, db.pgKill.close())
-	}
 	if db.insert != nil {
 		errs = append(errs, db.insert.Close())
 	}

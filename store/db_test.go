@@ -137,11 +137,7 @@ func TestReadOnlyCannotWrite(t *testing.T) {
 	if _, err := db.Key(ctx, "existing"); err != nil {
 		t.Fatal(err)
 	}
-	ro, err := store.OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
+	ro := openRO(t, path)
 
 	mustVerify(t, ro, 2)
 	if recs, err := ro.Tail(ctx, 5); err != nil || len(recs) != 2 {
@@ -176,11 +172,7 @@ func TestOpenPathNeedsEscaping(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("store not at the literal path: %v", err)
 	}
-	ro, err := store.OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
+	ro := openRO(t, path)
 	mustVerify(t, ro, 1)
 }
 

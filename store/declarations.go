@@ -206,20 +206,8 @@ func (s *DeclarationStore) List(ctx context.Context, f declarations.Filter) ([]*
 		states[i] = string(st)
 	}
 	q, args := sqlListDeclarations(f.ContextID, states, f.Limit)
-	rows, err := s.db.r.QueryContext(ctx, q, args...)
+	out, err := queryAll(ctx, s.db.r, scanDeclaration, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: list declarations: %w", err)
-	}
-	defer rows.Close()
-	var out []*declarations.Declaration
-	for rows.Next() {
-		d, err := scanDeclaration(rows)
-		if err != nil {
-			return nil, fmt.Errorf("store: list declarations: %w", err)
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("store: list declarations: %w", err)
 	}
 	return out, nil

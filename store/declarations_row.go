@@ -74,7 +74,7 @@ type declRow struct {
 
 // scanDeclRow reads one row selected with declColumns. Its error is the
 // driver's (sql.ErrNoRows for none), unwrapped.
-func scanDeclRow(row interface{ Scan(...any) error }) (*declRow, error) {
+func scanDeclRow(row scanner) (*declRow, error) {
 	var r declRow
 	err := row.Scan(&r.id, &r.session, &r.principal, &r.state, &r.fingerprint,
 		&r.need, &r.decision, &r.ruleID, &r.reason, &r.decidedBy, &r.createdAt,
@@ -87,7 +87,7 @@ func scanDeclRow(row interface{ Scan(...any) error }) (*declRow, error) {
 }
 
 // scanDeclaration reads and decodes one row.
-func scanDeclaration(row interface{ Scan(...any) error }) (*declarations.Declaration, error) {
+func scanDeclaration(row scanner) (*declarations.Declaration, error) {
 	r, err := scanDeclRow(row)
 	if err != nil {
 		return nil, err

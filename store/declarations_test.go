@@ -55,6 +55,25 @@ func mustCreate(t *testing.T, st declarations.Store, d *declarations.Declaration
 	}
 }
 
+// mustRefuseWrites checks that st refuses to create a declaration and to
+// move the approved d1 on, both with want, without running the
+// Transition's mutate, and that d1 stays approved.
+func mustRefuseWrites(t *testing.T, st declarations.Store, want error) {
+	t.Helper()
+	ctx := context.Background()
+	if err := st.Create(ctx, testDecl("d2", "s1", declarations.StateDeclared)); !errors.Is(err, want) {
+		t.Errorf("Create: %v, want %v", err, want)
+	}
+	_, err := st.Transition(ctx, "d1", []declarations.State{declarations.StateApproved}, declarations.StateExecuting, func(*declarations.Declaration) error {
+		t.Errorf("mutate ran though the write is refused (%v)", want)
+		return nil
+	})
+	if !errors.Is(err, want) {
+		t.Errorf("Transition: %v, want %v", err, want)
+	}
+	mustState(t, st, "d1", declarations.StateApproved)
+}
+
 func mustState(t *testing.T, st declarations.Store, id string, want declarations.State) *declarations.Declaration {
 	t.Helper()
 	d, err := st.Get(context.Background(), id)
@@ -65,26 +84,6 @@ func mustState(t *testing.T, st declarations.Store, id string, want declarations
 		t.Fatalf("%s is %s, want %s", id, d.State, want)
 	}
 	return d
-}
-
-func openPath(t *testing.T, path string) *store.DB {
-	t.Helper()
-	db, err := store.Open(path, nil)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
-func openRO(t *testing.T, path string) *store.DB {
-	t.Helper()
-	db, err := store.OpenReadOnly(path)
-	if err != nil {
-		t.Fatalf("OpenReadOnly: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
 }
 
 // TestDeclarationsAcrossHandles: what one handle writes, another handle on
@@ -214,17 +213,7 @@ func TestDeclarationsReadOnly(t *testing.T) {
 	mustCreate(t, rw.Declarations(), testDecl("d1", "s1", declarations.StateApproved))
 	st := openRO(t, path).Declarations()
 
-	if err := st.Create(ctx, testDecl("d2", "s1", declarations.StateDeclared)); !errors.Is(err, store.ErrReadOnly) {
-		t.Errorf("Create: %v, want ErrReadOnly", err)
-	}
-	_, err := st.Transition(ctx, "d1", []declarations.State{declarations.StateApproved}, declarations.StateExecuting, func(*declarations.Declaration) error {
-		t.Error("mutate ran on a read-only handle")
-		return nil
-	})
-	if !errors.Is(err, store.ErrReadOnly) {
-		t.Errorf("Transition: %v, want ErrReadOnly", err)
-	}
-	mustState(t, st, "d1", declarations.StateApproved)
+	mustRefuseWrites(t, st, store.ErrReadOnly)
 	if list, err := st.List(ctx, declarations.Filter{}); err != nil || len(list) != 1 {
 		t.Errorf("List: %v, %v; want d1 alone", list, err)
 	}
@@ -345,17 +334,7 @@ func TestDeclarationsUnavailable(t *testing.T) {
 	mustCreate(t, st, testDecl("d1", "s1", declarations.StateApproved))
 
 	lock := store.HoldWriteLock(t, store.RawOpen(t, path))
-	if err := st.Create(ctx, testDecl("d2", "s1", declarations.StateDeclared)); !errors.Is(err, store.ErrUnavailable) {
-		t.Errorf("Create under a held lock: %v, want ErrUnavailable", err)
-	}
-	_, err := st.Transition(ctx, "d1", []declarations.State{declarations.StateApproved}, declarations.StateExecuting, func(*declarations.Declaration) error {
-		t.Error("mutate ran without the write lock")
-		return nil
-	})
-	if !errors.Is(err, store.ErrUnavailable) {
-		t.Errorf("Transition under a held lock: %v, want ErrUnavailable", err)
-	}
-	mustState(t, st, "d1", declarations.StateApproved)
+	mustRefuseWrites(t, st, store.ErrUnavailable)
 	if _, err := lock.ExecContext(ctx, "ROLLBACK"); err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,9 @@ const (
 	pgStringID     = `SELECT id FROM audit_strings WHERE sha256(value) = sha256($1)`
 )
 
-// pgKillChannel is the NOTIFY channel of kill switch changes.
+// pgKillChannel is the NOTIFY channel of kill switch changes (migration
+// 4's trigger). Nothing listens any more: every call reads the row
+// (DB.KillSwitchEngaged); the trigger stays, as migrations never change.
 const pgKillChannel = "airlock_kill_switch"
 
 // Names of the advisory locks (PostgreSQL only).

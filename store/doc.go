@@ -9,8 +9,9 @@
 // dialect.go (how a write transaction keeps what it read: SQLite's one
 // write lock, PostgreSQL's row and advisory locks), tx.go (the one way a
 // transaction is set up, where those locks are taken), ddl.go (how each
-// engine spells the one schema of migrations.go) and killswitch_pg.go (the
-// kill switch cache, fed by LISTEN/NOTIFY). The invariants below hold on
+// engine spells the one schema of migrations.go) and killswitch.go (how a
+// call reads the kill switch: SQLite's data_version probe, PostgreSQL's
+// row). The invariants below hold on
 // both; where the mechanism differs, the PostgreSQL one is named.
 //
 // # Invariants
@@ -109,7 +110,7 @@
 // can rewrite the chain (the witness anchors it), and durability is the
 // server's commit. The kill_switch setting is then the shared truth across
 // machines (each machine's kill switch file still trips its own
-// instances); a trigger NOTIFYs every write of it, and each instance's
-// cache trusts a value for at most a second. See SECURITY.md for the
+// instances), and every call on every instance reads it (no cache: a
+// change committed before a call began is seen by it). See SECURITY.md for the
 // tests and the known limits.
 package store

@@ -21,14 +21,6 @@ func MigrationNames(postgres bool) []string {
 	return out
 }
 
-// PgKillReads is how many times db's PostgreSQL kill switch cache read the
-// row.
-func PgKillReads(db *DB) int64 {
-	db.pgKill.mu.Lock()
-	defer db.pgKill.mu.Unlock()
-	return db.pgKill.reads
-}
-
 // ReadPoolRefusesWrite tries a write through db's read pool.
 func ReadPoolRefusesWrite(db *DB) error {
 	_, err := db.r.ExecContext(context.Background(), `DELETE FROM audit_records`)

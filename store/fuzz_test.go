@@ -113,11 +113,7 @@ func FuzzVerifyEdit(f *testing.F) {
 			return // e.g. a duplicate seq: the edit did not happen
 		}
 		raw.Close()
-		db, err := store.OpenReadOnly(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := openRO(t, path)
 		res, err := db.Verify(ctx)
 		if err != nil {
 			t.Fatalf("Verify failed to run: %v", err)

@@ -18,12 +18,36 @@ import (
 func openTemp(t testing.TB, opts *store.Options) (*store.DB, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "state", "airlock.db")
+	return openPathWith(t, path, opts), path
+}
+
+// openPath opens the store at path, another handle on it when it is open
+// already (as another process would); it is closed when the test ends.
+func openPath(t testing.TB, path string) *store.DB {
+	t.Helper()
+	return openPathWith(t, path, nil)
+}
+
+func openPathWith(t testing.TB, path string, opts *store.Options) *store.DB {
+	t.Helper()
 	db, err := store.Open(path, opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return db, path
+	return db
+}
+
+// openRO opens the store at path read-only; it is closed when the test
+// ends.
+func openRO(t testing.TB, path string) *store.DB {
+	t.Helper()
+	db, err := store.OpenReadOnly(path)
+	if err != nil {
+		t.Fatalf("OpenReadOnly: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
 
 // sample returns a filled-in record whose contents depend on i.
@@ -87,6 +111,31 @@ func mustVerify(t testing.TB, db *store.DB, want int64) {
 	}
 	if !res.OK || res.Records != want {
 		t.Fatalf("Verify = %+v, want OK with %d records", res, want)
+	}
+}
+
+// verifyWhile verifies db again and again while appends runs, failing at
+// the first verdict that is not OK (a reader that does not see one
+// snapshot reports a false "deleted from the end"), and once more when
+// appends is done, for want records.
+func verifyWhile(t *testing.T, db *store.DB, want int64, appends func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		appends()
+	}()
+	for {
+		res, err := db.Verify(context.Background())
+		if err != nil || !res.OK {
+			t.Fatalf("Verify during appends = %+v, %v", res, err)
+		}
+		select {
+		case <-done:
+			mustVerify(t, db, want)
+			return
+		default:
+		}
 	}
 }
 

@@ -79,7 +79,7 @@ func TestBatchFailsTogether(t *testing.T) {
 		go func() { ch <- db.Append(ctx, rec) }()
 	}
 	waitQueue := func(n int) {
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(time.Minute) // a hang guard
 		for len(db.queue) != n {
 			if time.Now().After(deadline) {
 				t.Fatalf("queue length %d, want %d", len(db.queue), n)
@@ -87,9 +87,11 @@ func TestBatchFailsTogether(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}
+	gathered := gatheredBatches(db)
 	start("a", &audit.Record{Outcome: audit.OutcomeOK, Reason: "a"})
-	waitQueue(0) // the writer took a alone and now waits for the lock
-	time.Sleep(20 * time.Millisecond)
+	if n := <-gathered; n != 1 { // the writer took a alone and now waits for the lock
+		t.Fatalf("first batch of %d", n)
+	}
 	start("b", &audit.Record{Outcome: audit.OutcomeOK, Reason: "b"})
 	start("c", &audit.Record{Outcome: audit.OutcomeOK, Reason: "c"})
 	start("big", &audit.Record{Outcome: audit.OutcomeOK, Reason: strings.Repeat("x", 64<<10)})
@@ -233,12 +235,10 @@ func TestAppendCancelledWhileQueued(t *testing.T) {
 	db := openAt(t, path, nil)
 	raw := RawOpen(t, path)
 	lock := HoldWriteLock(t, raw)
+	gathered := gatheredBatches(db)
 	first := make(chan error, 1)
 	go func() { first <- db.Append(ctx, &audit.Record{Outcome: audit.OutcomeOK, Reason: "first"}) }()
-	for len(db.queue) != 0 {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond) // the writer holds "first", waiting for the lock
+	<-gathered // the writer holds "first" alone, waiting for the lock
 
 	cctx, cancel := context.WithCancel(ctx)
 	second := make(chan error, 1)
@@ -316,7 +316,7 @@ func TestCheckpointerRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a hang guard
 	for {
 		n, err := db.checkpointRuns()
 		if err != nil {
@@ -372,4 +372,13 @@ func (db *DB) checkpointRuns() (int64, error) {
 	db.ckpt.mu.Lock()
 	defer db.ckpt.mu.Unlock()
 	return db.ckpt.runs, nil
+}
+
+// gatheredBatches reports the size of each batch db's writer gathers,
+// before it commits it (DB.gatheredHook).
+func gatheredBatches(db *DB) <-chan int {
+	ch := make(chan int, 16)
+	h := func(n int) { ch <- n }
+	db.gatheredHook.Store(&h)
+	return ch
 }

@@ -34,11 +34,7 @@ func TestKeyPersistsAndDiffersByName(t *testing.T) {
 	red[0] ^= 0xff
 	db.Close()
 
-	db2, err := store.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db2.Close()
+	db2 := openPath(t, path)
 	if k, err := db2.Key(ctx, "redaction"); err != nil || !bytes.Equal(k, red) {
 		t.Fatalf("after reopen: %x, %v; want %x", k, err, red)
 	}
@@ -52,11 +48,7 @@ func TestKeyPersistsAndDiffersByName(t *testing.T) {
 func TestKeyRace(t *testing.T) {
 	ctx := context.Background()
 	a, path := openTemp(t, nil)
-	b, err := store.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openPath(t, path)
 	const n = 32
 	keys := make([][]byte, n)
 	var wg sync.WaitGroup

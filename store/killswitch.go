@@ -62,42 +62,28 @@ func parseKillSwitch(err error, v string) (bool, error) {
 	}
 }
 
-// KillSwitchEngaged is [DB.KillSwitch] for the per-call hot path. On
-// PostgreSQL it answers from a cache that every instance's listener
-// invalidates on NOTIFY (see killswitch_pg.go). On SQLite it asks
-// SQLite's PRAGMA data_version on a connection of its own, which changes only
-// when another connection has committed to the file, and re-reads the
-// setting only then; otherwise it answers from memory. A switch flipped by
-// the operator CLI in another process is therefore seen on the very next
-// call, with no polling interval.
-//
-// Every commit by another connection (including this process's own appends)
-// invalidates the cache, and the next check re-reads the setting. The
-// writer does not re-prime it after its commits (it used to): the per-call
-// path reads the switch from memory (killswitch.Watcher, which calls this
-// every 10 ms off the call path), so a commit costs nothing but itself.
+// KillSwitchEngaged is [DB.KillSwitch] for the per-call path: every call
+// reads the setting itself, so a change committed before the call began
+// is seen by it — by construction, not by how soon some goroutine
+// refreshes a cache (issue 26 item 7, TestKillSwitchSeenByTheNextCheck).
+// On SQLite it asks PRAGMA data_version on a connection of its own, which
+// changes only when another connection has committed to the file, and
+// re-reads the row only then. On PostgreSQL — where the row is what every
+// instance shares — it reads the row, through a statement prepared once
+// (one round trip per call).
 func (db *DB) KillSwitchEngaged(ctx context.Context) (bool, error) {
 	if db.isClosed() {
 		return true, fmt.Errorf("store: kill switch: %w", ErrClosed)
 	}
-	if db.pgKill != nil {
-		return db.pgKill.engaged(ctx)
+	if db.d == postgresDialect {
+		st, err := db.reads.get(ctx, db.r, sqlGetSetting)
+		if err != nil {
+			return true, fmt.Errorf("store: kill switch: %w", err)
+		}
+		var v string
+		return parseKillSwitch(st.QueryRowContext(ctx, settingKillSwitch).Scan(&v), v)
 	}
 	return db.kill.engaged(ctx)
-}
-
-// KillSwitchNotices is signalled when the shared kill switch may have
-// changed: on PostgreSQL, every NOTIFY of the setting and every loss or
-// recovery of the listener; nil (never ready) on SQLite, where a change
-// shows only in data_version. A watcher that keeps the switch in memory
-// (killswitch.Watcher) re-reads on it at once rather than at its next
-// poll, so a trip made on another instance applies within the NOTIFY's
-// latency (TestScaleOutKillSwitch).
-func (db *DB) KillSwitchNotices() <-chan struct{} {
-	if db.pgKill == nil {
-		return nil
-	}
-	return db.pgKill.notices
 }
 
 // killCache holds the kill switch as last read on conn, and conn's

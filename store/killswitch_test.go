@@ -10,16 +10,8 @@ import (
 func TestKillSwitch(t *testing.T) {
 	ctx := context.Background()
 	server, path := openTemp(t, nil)
-	cli, err := store.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	ro, err := store.OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
+	cli := openPath(t, path)
+	ro := openRO(t, path)
 
 	check := func(step string, want bool) {
 		t.Helper()

@@ -21,8 +21,9 @@ import (
 // UTF-8 and NUL in reasons and error texts, empty args and extra, the
 // earliest storable time, negative numbers.
 
-// copyV4 copies the version-4 fixture into a fresh directory.
-func copyV4(t *testing.T) string {
+// copyV4 copies the version-4 fixture into a fresh directory and runs
+// each tamper statement on the copy (see v4Tamper).
+func copyV4(t *testing.T, tamper ...string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "v4.db"))
 	if err != nil {
@@ -31,6 +32,9 @@ func copyV4(t *testing.T) string {
 	path := filepath.Join(t.TempDir(), "airlock.db")
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+	for _, sql := range tamper {
+		v4Tamper(t, path, sql)
 	}
 	return path
 }
@@ -93,18 +97,14 @@ func TestMigrateV4File(t *testing.T) {
 		}
 	})
 	t.Run("tampered before the upgrade", func(t *testing.T) {
-		path := copyV4(t)
-		v4Tamper(t, path, `UPDATE audit_log SET reason = 'nothing to see' WHERE seq = 23`)
-		db := openAt(t, path, nil)
+		db := openAt(t, copyV4(t, `UPDATE audit_log SET reason = 'nothing to see' WHERE seq = 23`), nil)
 		res, err := db.Verify(ctx)
 		if err != nil || res.OK || res.FirstBad != 23 || !strings.Contains(res.Problem, "edited") {
 			t.Fatalf("Verify = %+v, %v; want record 23 edited", res, err)
 		}
 	})
 	t.Run("hash not hex", func(t *testing.T) {
-		path := copyV4(t)
-		v4Tamper(t, path, `UPDATE audit_log SET hash = 'ff' WHERE seq = 7`)
-		db := openAt(t, path, nil)
+		db := openAt(t, copyV4(t, `UPDATE audit_log SET hash = 'ff' WHERE seq = 7`), nil)
 		res, err := db.Verify(ctx)
 		if err != nil || res.OK || res.FirstBad != 7 {
 			t.Fatalf("Verify = %+v, %v; want record 7 bad", res, err)
@@ -114,8 +114,7 @@ func TestMigrateV4File(t *testing.T) {
 		}
 	})
 	t.Run("unconvertible", func(t *testing.T) {
-		path := copyV4(t)
-		v4Tamper(t, path, `UPDATE audit_log SET recorded_at = 'yesterday' WHERE seq = 9`)
+		path := copyV4(t, `UPDATE audit_log SET recorded_at = 'yesterday' WHERE seq = 9`)
 		db, err := Open(path, nil)
 		if err == nil {
 			db.Close()

@@ -6,18 +6,10 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 )
-
-// IsPostgres reports whether location names a PostgreSQL store (a
-// postgres:// or postgresql:// URL) rather than a SQLite file.
-func IsPostgres(location string) bool {
-	l := strings.ToLower(location)
-	return strings.HasPrefix(l, "postgres://") || strings.HasPrefix(l, "postgresql://")
-}
 
 // Pool sizes per handle. Every instance holds up to pgWriteConns +
 // pgReadConns + 1 (the kill switch listener) connections.
@@ -75,9 +67,6 @@ func openPostgres(dsn string, opts *Options, readOnly bool) (*DB, error) {
 		}
 	}
 	if _, err := db.schemaVersion(ctx, db.r); err != nil {
-		return nil, err
-	}
-	if db.pgKill, err = startPgKillWatch(dsn, db.r); err != nil {
 		return nil, err
 	}
 	if !readOnly {

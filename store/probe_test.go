@@ -63,11 +63,7 @@ func TestWritable(t *testing.T) {
 	})
 
 	t.Run("read-only", func(t *testing.T) {
-		ro, err := store.OpenReadOnly(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ro.Close()
+		ro := openRO(t, path)
 		if err := ro.Writable(ctx); !errors.Is(err, store.ErrReadOnly) {
 			t.Fatalf("read-only handle: %v, want ErrReadOnly", err)
 		}

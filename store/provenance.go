@@ -10,7 +10,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/internal/kit/textcut"
 )
 
 // Provenance at the boundary (issue 22): what a runtime context was given by
@@ -245,13 +246,7 @@ func (db *DB) RecordContent(ctx context.Context, l *ContentLabel, maxBytes int64
 	if err != nil {
 		return 0, err
 	}
-	if int64(len(l.Text)) > maxBytes {
-		cut := int(maxBytes)
-		for cut > 0 && !utf8.RuneStart(l.Text[cut]) {
-			cut--
-		}
-		l.Text = l.Text[:cut]
-	}
+	l.Text, _ = textcut.Prefix(l.Text, int(min(maxBytes, int64(len(l.Text)))))
 	l.SHA256, l.Bytes, l.CreatedAt = hexSHA(l.Text), int64(len(l.Text)), storedTime(l.CreatedAt)
 	what := "recording content of context " + l.ContextID
 	// One lock per context: two instances recording at once get
@@ -413,22 +408,6 @@ func (db *DB) ContextProvenance(ctx context.Context, contextID string) (_ *Prove
 	return out, nil
 }
 
-type scanner interface{ Scan(...any) error }
-
-func scanRows(ctx context.Context, q rowsQuerier, query, arg string, each func(scanner) error) error {
-	rows, err := q.QueryContext(ctx, query, arg)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := each(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
-}
-
 func decodeProvRow(readers, at string, rs *[]string, t *time.Time) error {
 	var err error
 	if *t, err = parseTime(at); err != nil {
@@ -473,12 +452,6 @@ func hexSHA(s string) string {
 // may be long): at most 512 bytes, valid UTF-8, no NUL.
 func CutSource(s string) string {
 	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
-	if len(s) > 512 {
-		cut := 512
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut]
-	}
+	s, _ = textcut.Prefix(s, 512)
 	return s
 }

@@ -35,15 +35,7 @@ func (db *DB) Tail(ctx context.Context, n int) ([]audit.Record, error) {
 	if n <= 0 {
 		return nil, nil
 	}
-	rows, err := db.r.QueryContext(ctx, sqlTail, int64(n))
-	if err != nil {
-		return nil, fmt.Errorf("store: tail: %w", err)
-	}
-	raws, err := readRaws(rows)
-	if err != nil {
-		return nil, fmt.Errorf("store: tail: %w", err)
-	}
-	recs, err := db.decodeRows(ctx, raws)
+	recs, err := db.queryRecords(ctx, sqlTail, int64(n))
 	if err != nil {
 		return nil, fmt.Errorf("store: tail: %w", err)
 	}
@@ -81,19 +73,25 @@ func (db *DB) Scan(ctx context.Context, afterSeq int64, fn func(*audit.Record) e
 }
 
 func (db *DB) scanPage(ctx context.Context, afterSeq int64) ([]*audit.Record, error) {
-	rows, err := db.r.QueryContext(ctx, sqlScanAfter, afterSeq, int64(scanPage))
-	if err != nil {
-		return nil, fmt.Errorf("store: scan: %w", err)
-	}
-	raws, err := readRaws(rows)
-	if err != nil {
-		return nil, fmt.Errorf("store: scan: %w", err)
-	}
-	page, err := db.decodeRows(ctx, raws)
+	page, err := db.queryRecords(ctx, sqlScanAfter, afterSeq, int64(scanPage))
 	if err != nil {
 		return nil, fmt.Errorf("store: scan: %w", err)
 	}
 	return page, nil
+}
+
+// queryRecords runs query, which selects recordColumns, on the read pool
+// and decodes the records it selects.
+func (db *DB) queryRecords(ctx context.Context, query string, args ...any) ([]*audit.Record, error) {
+	rows, err := db.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	raws, err := readRaws(rows)
+	if err != nil {
+		return nil, err
+	}
+	return db.decodeRows(ctx, raws)
 }
 
 // readRaws reads and closes rows selected with recordColumns.

@@ -10,41 +10,55 @@ import (
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
-// OpenSession implements [contexts.Store]. With a cap, the count and the
-// insert share one BEGIN IMMEDIATE transaction, so of many processes
-// opening sessions for one principal at once no more than maxOpen succeed.
-// An id already stored is [contexts.ErrExists].
-func (db *DB) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) error {
+// OpenSession implements [contexts.Store]. With a cap, the count, the
+// evictions and the insert share one BEGIN IMMEDIATE transaction (on
+// PostgreSQL, under the principal's advisory lock), so of many processes
+// opening sessions for one principal at once none sees a slot another
+// took, and the principal never holds more than maxOpen. An id already
+// stored is [contexts.ErrExists], and then the transaction, evictions
+// included, is rolled back.
+func (db *DB) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) ([]*contexts.Session, error) {
 	if err := db.writableCtx(ctx, "open session"); err != nil {
-		return err
+		return nil, err
 	}
 	args, err := sessionArgs(s)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	what := "opening session " + s.ID
+	exists := fmt.Errorf("store: session %s: %w", s.ID, contexts.ErrExists)
 	if maxOpen <= 0 {
 		// No cap: one statement, nothing to count.
-		if err := insertOnce(ctx, db.w, what, sqlInsertSession, args, fmt.Errorf("store: session %s: %w", s.ID, contexts.ErrExists)); err != nil {
-			return err
-		}
-		return nil
+		return nil, insertOnce(ctx, db.w, what, sqlInsertSession, args, exists)
 	}
-	return db.inTx(ctx, what, txOpts{locks: []string{lockSessionCap(s.Principal)}}, func(tx *sql.Tx) (err error) {
-		var n int64
+	var evicted []*contexts.Session
+	err = db.inTx(ctx, what, txOpts{locks: []string{lockSessionCap(s.Principal)}}, func(tx *sql.Tx) error {
+		q, qargs := sqlCapSessions, []any{s.Principal, s.Transport}
 		if idle > 0 {
-			err = tx.QueryRowContext(ctx, sqlCountLiveSessions, s.Principal, formatTime(s.CreatedAt.Add(-idle))).Scan(&n)
-		} else {
-			err = tx.QueryRowContext(ctx, sqlCountOpenSessions, s.Principal).Scan(&n)
+			q, qargs = sqlCapSessionsLive, append(qargs, formatTime(s.CreatedAt.Add(-idle)))
 		}
+		live, err := queryAll(ctx, tx, scanSession, q, qargs...)
 		if err != nil {
-			return writeError(ctx, what, err)
+			return txReadError(ctx, what, err)
 		}
-		if n >= int64(maxOpen) {
-			return fmt.Errorf("store: session %s: principal %q has %d open: %w", s.ID, s.Principal, n, contexts.ErrSessionCap)
+		if n := len(live) - maxOpen + 1; n > 0 {
+			if err := checkClose(s.ID, contexts.EvictReason, s.CreatedAt); err != nil {
+				return err
+			}
+			for _, o := range live[:n] {
+				if _, err := tx.ExecContext(ctx, sqlCloseSession, o.ID, formatTime(s.CreatedAt), contexts.EvictReason); err != nil {
+					return writeError(ctx, what, err)
+				}
+				o.ClosedAt, o.CloseReason = storedTime(s.CreatedAt), contexts.EvictReason
+				evicted = append(evicted, o)
+			}
 		}
-		return insertOnce(ctx, tx, what, sqlInsertSession, args, fmt.Errorf("store: session %s: %w", s.ID, contexts.ErrExists))
+		return insertOnce(ctx, tx, what, sqlInsertSession, args, exists)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return evicted, nil
 }
 
 // GetSession implements [contexts.Store] through the read pool.
@@ -104,7 +118,7 @@ func (db *DB) CloseIdleSessions(ctx context.Context, idleBefore, now time.Time, 
 	var idle []*contexts.Session
 	err := db.inTx(ctx, what, txOpts{locks: []string{lockIdleSweep}}, func(tx *sql.Tx) (err error) {
 		before := formatTime(idleBefore)
-		if idle, err = querySessions(ctx, tx, db.d.idleSessions, before); err != nil {
+		if idle, err = queryAll(ctx, tx, scanSession, db.d.idleSessions, before); err != nil {
 			return txReadError(ctx, what, err)
 		}
 		if len(idle) == 0 {
@@ -139,28 +153,8 @@ func (db *DB) ListSessions(ctx context.Context, contextID string, openOnly bool)
 		return nil, wrapErr("list sessions", err)
 	}
 	q, args := sqlListSessions(contextID, openOnly)
-	out, err := querySessions(ctx, db.r, q, args...)
+	out, err := queryAll(ctx, db.r, scanSession, q, args...)
 	return out, wrapErr("list sessions", err)
-}
-
-// querySessions runs a query selecting sessionColumns.
-func querySessions(ctx context.Context, q interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, query string, args ...any) ([]*contexts.Session, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*contexts.Session
-	for rows.Next() {
-		s, err := scanSession(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
 }
 
 // execCount runs one writing statement on the write pool and returns how
@@ -228,7 +222,7 @@ func checkClose(id, reason string, now time.Time) error {
 
 // scanSession reads and decodes one row selected with sessionColumns; a
 // missing row is sql.ErrNoRows, unwrapped.
-func scanSession(row interface{ Scan(...any) error }) (*contexts.Session, error) {
+func scanSession(row scanner) (*contexts.Session, error) {
 	var (
 		s                 contexts.Session
 		elicitation       int64

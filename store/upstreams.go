@@ -156,11 +156,6 @@ func cmpString(a, b string) int {
 	return 0
 }
 
-// rowsQuerier is what *sql.DB and *sql.Tx share for many-row reads.
-type rowsQuerier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-}
-
 func scanPins(ctx context.Context, q rowsQuerier, query string, args ...any) ([]*pinning.Pin, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {

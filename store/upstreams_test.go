@@ -86,11 +86,7 @@ func pinsConformance(t *testing.T, a, b *store.DB) {
 
 func TestUpstreamPins(t *testing.T) {
 	a, path := openTemp(t, nil)
-	b, err := store.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := openPath(t, path)
 	pinsConformance(t, a, b)
 }
 

@@ -116,11 +116,7 @@ func TestVerifyDetectsTampering(t *testing.T) {
 		for _, tt := range tamperSQL {
 			t.Run(tool+"/"+tt.name, func(t *testing.T) {
 				path := copyStore(t, tmpl)
-				db, err := store.OpenReadOnly(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer db.Close()
+				db := openRO(t, path)
 				mustVerify(t, db, 10) // intact before
 				applyFn(t, path, dialectSQL(tt.sql, false))
 				res, err := db.Verify(context.Background())
@@ -183,11 +179,7 @@ func TestVerifyDetectsForgery(t *testing.T) {
 	for _, tt := range forgeries {
 		t.Run(tt.name, func(t *testing.T) {
 			path := copyStore(t, tmpl)
-			db, err := store.Open(path, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := openPath(t, path)
 			recs, err := db.Tail(ctx, 10)
 			if err != nil {
 				t.Fatal(err)
@@ -246,23 +238,7 @@ func TestVerifyLimitFullRewrite(t *testing.T) {
 func TestVerifyWhileAppending(t *testing.T) {
 	db, _ := openTemp(t, nil)
 	appendN(t, db, 0, 20)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		appendConcurrently(t, db, 200, 8)
-	}()
-	for {
-		res, err := db.Verify(context.Background())
-		if err != nil || !res.OK {
-			t.Fatalf("Verify during appends = %+v, %v", res, err)
-		}
-		select {
-		case <-done:
-			mustVerify(t, db, 220)
-			return
-		default:
-		}
-	}
+	verifyWhile(t, db, 220, func() { appendConcurrently(t, db, 200, 8) })
 }
 
 // update sets a record's args and hash, as a forger who recomputed it.

@@ -182,12 +182,14 @@ func expandDeclaration(ctx context.Context, env *toolkit.Env, a toolkit.Args) (t
 }
 
 // checkUpstream checks a comm.mcp need against the pinned definition before
-// the policy runs: the upstream is configured, the tool's definition is
-// approved and unchanged, and the arguments satisfy the pinned input
-// schema. A tool an operator never approved, or one whose definition
-// changed (a rug pull), is refused here in every phase, so neither the
-// policy nor a person is ever asked about it (server's
-// TestUpstreamUnreviewedNeverUsable and TestUpstreamRugPull).
+// the policy step runs (toolkit.UpstreamPins): a tool the caller's policy
+// could never allow is POLICY_DENIED first, whatever its pin says (server's
+// TestUpstreamDeniedRoleLearnsNothing); then the upstream is configured,
+// the tool's definition is approved and unchanged, and the arguments are
+// named by and satisfy the pinned input schema. A tool an operator never
+// approved, or one whose definition changed (a rug pull), is refused here
+// in every phase, so neither the policy's rules nor a person are ever
+// asked about it (TestUpstreamUnreviewedNeverUsable, TestUpstreamRugPull).
 func checkUpstream(ctx context.Context, env *toolkit.Env, args *DeclareNeedArgs) error {
 	if args.Operation != declarations.OpMCP || args.Parameters == nil {
 		return nil
@@ -362,7 +364,7 @@ func execute(ctx context.Context, env *toolkit.Env, d *declarations.Declaration)
 			len(ext.Text), ext.RetrievedAt.UTC().Format("2006-01-02T15:04:05Z"), after),
 		UntrustedText: ext.Text,
 		Untrusted: &toolkit.Provenance{Kind: string(d.Need.Operation), Source: ext.Source, Trust: "untrusted",
-			Attribute: true, DeclarationID: d.ID, RetrievedAt: ext.RetrievedAt},
+			Attribute: true, DeclarationID: d.ID, RetrievedAt: ext.RetrievedAt, Scrub: ext.Scrub},
 		Structured: map[string]any{"declaration_id": d.ID, "state": d.State, "operation": d.Need.Operation, "source": target,
 			"truncated": ext.Truncated, "untrusted_details": untrustedDetails(ext)},
 		Audit: map[string]any{"declaration_id": d.ID, "state": d.State, "source": ext.Source, "bytes": len(ext.Text), "decided_by": d.DecidedBy},
@@ -381,8 +383,17 @@ func declaredTarget(n declarations.Need, source string) string {
 	return source
 }
 
-// untrustedDetails are the remote's answers about itself, sanitized.
+// untrustedDetails are the remote's answers about itself, sanitized, and
+// then scrubbed of the secrets the request carried (a redirect's Location
+// may echo one split by characters the sanitizer removes: issue 26, item 5).
 func untrustedDetails(ext *toolkit.External) map[string]any {
+	clean := func(s string) string {
+		out, _, err := fence.Scrubbed(s, ext.Scrub)
+		if err != nil {
+			return "[withheld: it held a credential]"
+		}
+		return out
+	}
 	out := map[string]any{"final_url": clean(ext.Source), "content_type": clean(ext.ContentType)}
 	details, _ := ext.Details.(map[string]any)
 	for k, v := range details {
@@ -404,8 +415,6 @@ func untrustedDetails(ext *toolkit.External) map[string]any {
 	}
 	return out
 }
-
-func clean(s string) string { out, _ := fence.Sanitize(s); return out }
 
 // planned answers a declaration in planning: the decision, no I/O.
 func planned(d *declarations.Declaration, status string) *toolkit.Result {

@@ -17,7 +17,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/airlock-dev/airlock/fence"
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/runmark"
 	"github.com/airlock-dev/airlock/internal/execution/sandbox"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 	"github.com/airlock-dev/airlock/internal/execution/workspace"
@@ -111,17 +113,27 @@ func pipelineHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*too
 	ev.Sources.PoolsUsed = slices.Clone(p.Inputs)
 	ev.Sources.IntegrityVerified = true
 	var pools []sandbox.Pool
+	var verified []sources.VerifyReport
 	for _, in := range p.Inputs {
 		rep, err := env.Sources.VerifyPool(in)
 		if err != nil {
 			return nil, err
 		}
+		verified = append(verified, rep)
 		ev.Sources.FilesAccessed += rep.Files
 		dir, _ := env.Sources.PoolPath(in)
 		// Exactly the manifest's names: a .env beside them is not in the
 		// sandbox at all (sandbox.TestHostilePoolOnlyManifest).
 		pools = append(pools, sandbox.Pool{ID: in, Dir: dir, Files: rep.Names})
 	}
+	// Marked while it lasts, so a run cut short by the process dying is
+	// recorded (interrupted) and cleaned at the next start (runmark).
+	mark, err := runmark.Begin(env.Pipelines.Marks, audit.Run{ID: ev.RunID, Pipeline: p.Name, ContextID: env.Session.ContextID,
+		SessionID: env.Session.ID, Principal: env.Session.Principal, Role: env.Session.Role, Transport: env.Session.Transport, StartedAt: ev.StartedAt})
+	if err != nil {
+		return nil, fmt.Errorf("marking the run: %w", err)
+	}
+	defer mark.End()
 	// The workspace holds only what is published; the pipeline writes to
 	// its own tmpfs (sandbox.Spec.Collect hands it over), never to disk.
 	ws, err := workspace.Create(env.Pipelines.RunsDir, ev.RunID, p.Outputs, false)
@@ -147,6 +159,14 @@ func pipelineHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*too
 	capLimits(&spec.Limits, env.Policy.Limits())
 	var col *workspace.Collected
 	spec.Collect = func(out *os.Root) (err error) {
+		// Pools are bound live: the run ended, so what it read must still
+		// be what was verified, or nothing it wrote is published
+		// (INTEGRITY_FAILURE; issue 26 item 9).
+		for _, rep := range verified {
+			if err := env.Sources.VerifyUnchanged(rep); err != nil {
+				return err
+			}
+		}
 		col, err = ws.CollectFrom(out)
 		return err
 	}
@@ -183,7 +203,9 @@ func pipelineHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*too
 	readers := outputReaders(env, p.Inputs)
 	out := ev.result(res)
 	if out.Untrusted != nil {
-		out.Untrusted.Readers = readers
+		// Scrubbed again after the fence's sanitizer: a secret printed
+		// with U+200B between its letters is re-formed by sanitizing.
+		out.Untrusted.Readers, out.Untrusted.Scrub = readers, scrub.String
 	}
 	if ev.OutputPool != "" {
 		out.Derived = &toolkit.DerivedPool{ID: ev.OutputPool, Dir: col.PublishedDir, Manifest: col.Manifest,

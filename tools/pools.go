@@ -15,8 +15,8 @@ import (
 // ListPoolsArgs are list_pools' arguments.
 type ListPoolsArgs struct {
 	Pool   string `json:"pool,omitempty" jsonschema:"maxLength=64,description=A bound pool's id: list its files (paged) instead of the pools."`
-	Offset int    `json:"offset,omitempty" jsonschema:"minimum=0,description=Index of the first file to list (with pool)."`
-	Limit  int    `json:"limit,omitempty" jsonschema:"minimum=0,maximum=1000,description=Most files to list (with pool; default 100)."`
+	Offset int    `json:"offset,omitempty" jsonschema:"minimum=0,description=Index of the first file (with pool) or pool (without) to list."`
+	Limit  int    `json:"limit,omitempty" jsonschema:"minimum=0,maximum=1000,description=Most files (with pool) or pools (without) to list (default 100)."`
 }
 
 // Validate implements toolkit.Args.
@@ -28,8 +28,6 @@ func (a *ListPoolsArgs) Validate() error {
 		return invalid("offset", "must be >= 0")
 	case a.Limit < 0 || a.Limit > 1000:
 		return invalid("limit", "must be between 0 and 1000")
-	case a.Pool == "" && (a.Offset != 0 || a.Limit != 0):
-		return invalid("offset", "offset and limit page a pool's files: give pool too")
 	}
 	return nil
 }
@@ -65,7 +63,8 @@ func listPools() toolkit.Tool {
 	return toolkit.Tool{
 		Name:  "list_pools",
 		Title: "List source pools",
-		Description: "Lists the read-only source pools bound to this session (id, description, trust, file count, integrity state). " +
+		Description: "Lists the read-only source pools bound to this session (id, description, trust, file count, integrity state): " +
+			"the configured pools first, then pipeline outputs newest first, paged by offset/limit. " +
 			"With `pool`, lists that pool's files with sizes and SHA-256 hashes, paged by offset/limit.",
 		Tier:         toolkit.TierRead,
 		ReadOnly:     true,
@@ -75,12 +74,12 @@ func listPools() toolkit.Tool {
 		Capability:   func(toolkit.Args) string { return "pool.list" },
 		Handle: func(_ context.Context, env *toolkit.Env, a toolkit.Args) (*toolkit.Result, error) {
 			args := a.(*ListPoolsArgs)
-			if args.Pool == "" {
-				return renderPools(env.Sources.Pools()), nil
-			}
 			limit := args.Limit
 			if limit == 0 {
 				limit = 100
+			}
+			if args.Pool == "" {
+				return renderPools(env.Sources.Pools(), args.Offset, limit), nil
 			}
 			page, err := env.Sources.List(args.Pool, args.Offset, limit)
 			if err != nil {
@@ -91,18 +90,30 @@ func listPools() toolkit.Tool {
 	}
 }
 
-func renderPools(pools []sources.PoolInfo) *toolkit.Result {
+func renderPools(all []sources.PoolInfo, offset, limit int) *toolkit.Result {
+	page := all[min(offset, len(all)):min(offset+limit, len(all))]
+	next := -1
+	if offset+len(page) < len(all) {
+		next = offset + len(page)
+	}
 	var b strings.Builder
-	if len(pools) == 0 {
+	if len(all) == 0 {
 		b.WriteString("No source pools are bound to this session.\n")
 	}
-	for _, p := range pools {
-		fmt.Fprintf(&b, "- %s (%s, %d files, %d bytes, integrity %s): %s\n", p.ID, p.Trust, p.Files, p.Bytes, p.Integrity, p.Description)
+	for _, p := range page {
+		kind := ""
+		if p.Output {
+			kind = ", pipeline output"
+		}
+		fmt.Fprintf(&b, "- %s (%s%s, %d files, %d bytes, integrity %s): %s\n", p.ID, p.Trust, kind, p.Files, p.Bytes, p.Integrity, p.Description)
+	}
+	if next > 0 {
+		fmt.Fprintf(&b, "[pools %d-%d of %d; more: call list_pools with offset=%d]\n", offset, offset+len(page), len(all), next)
 	}
 	return &toolkit.Result{
 		Text:       b.String(),
-		Structured: map[string]any{"pools": pools},
-		Audit:      map[string]any{"pools": len(pools)},
+		Structured: map[string]any{"pools": page, "total": len(all), "next_offset": next},
+		Audit:      map[string]any{"pools": len(page)},
 	}
 }
 

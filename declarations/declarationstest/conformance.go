@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -316,11 +317,18 @@ func confTransitionMutateError(t *testing.T, st declarations.Store) {
 	confSame(t, "after a failing mutate", stored, d)
 }
 
+// racing counts the Races running, so a test's deliberately broken store
+// knows that other callers are on their way and can wait for one of them
+// instead of for a guessed duration (TestConformanceCatchesBrokenStores).
+var racing atomic.Int32
+
 // Race runs call n times at once (released together) and returns how
 // many calls succeeded; a call failing with anything but lost (the error of
 // a caller that lost the race) fails the test.
 func Race(t testing.TB, n int, lost error, call func() error) (won int) {
 	t.Helper()
+	racing.Add(1)
+	defer racing.Add(-1)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})

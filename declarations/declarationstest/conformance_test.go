@@ -4,9 +4,9 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,7 +27,7 @@ var mutants = map[string]struct {
 	"keeps seconds":        {func() declarations.Store { return keepsSeconds{NewMemoryStore()} }, "CreateGet"},
 	"ignores context":      {func() declarations.Store { return ignoresContext{NewMemoryStore()} }, "ContextCanceled"},
 	"unordered list":       {func() declarations.Store { return unordered{NewMemoryStore()} }, "List"},
-	"check then act":       {func() declarations.Store { return checkThenAct{NewMemoryStore()} }, "TransitionConcurrent"},
+	"check then act":       {func() declarations.Store { return checkThenAct{NewMemoryStore(), &checkers{}} }, "TransitionConcurrent"},
 }
 
 // TestConformanceCatchesBrokenStores runs StoreConformance in a child
@@ -119,9 +119,33 @@ func (s unordered) List(ctx context.Context, f declarations.Filter) ([]*declarat
 	return out, err
 }
 
-// checkThenAct checks the state, lets others run, then writes: every
-// caller that checked before the first write wins.
-type checkThenAct struct{ *MemoryStore }
+// checkThenAct checks the state, waits for another caller to have checked
+// too when a Race is on, then writes: every caller that checked before the
+// first write wins. The wait is for that event, not for a duration, so the
+// mutant shows its bug however the machine schedules the racers.
+type checkThenAct struct {
+	*MemoryStore
+	c *checkers
+}
+
+// checkers counts the callers past the check.
+type checkers struct {
+	mu      sync.Mutex
+	checked int
+	two     chan struct{} // closed when a second caller has checked
+}
+
+func (c *checkers) passed() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.two == nil {
+		c.two = make(chan struct{})
+	}
+	if c.checked++; c.checked == 2 {
+		close(c.two)
+	}
+	return c.two
+}
 
 func (s checkThenAct) Transition(ctx context.Context, id string, from []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (*declarations.Declaration, error) {
 	d, err := s.MemoryStore.Get(ctx, id)
@@ -131,9 +155,12 @@ func (s checkThenAct) Transition(ctx context.Context, id string, from []declarat
 	if !slices.Contains(from, d.State) {
 		return d, declarations.ErrState
 	}
-	for range 10 {
-		runtime.Gosched()
-		time.Sleep(time.Millisecond)
+	two := s.c.passed()
+	if racing.Load() > 0 {
+		select {
+		case <-two:
+		case <-time.After(time.Minute): // a hang guard: a Race has more callers coming
+		}
 	}
 	if mutate != nil {
 		if err := mutate(d); err != nil {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
+import http from 'node:http';
 
 export const E2E = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const ROOT = path.resolve(E2E, '..');
@@ -111,6 +112,42 @@ export async function startHTTP({ state, config, env = {}, timeout = 20_000, add
       return stopped;
     },
   };
+}
+
+/**
+ * startHTTP on a fresh state directory named after the test (tempState),
+ * once requireBuilt passes: resolves to { state, server }. The directory is
+ * removed again when the server does not start.
+ */
+export async function serveFresh(name, opts = {}) {
+  requireBuilt();
+  const state = await tempState(name);
+  try {
+    return { state, server: await startHTTP({ state, ...opts }) };
+  } catch (err) {
+    await removeState(state);
+    throw err;
+  }
+}
+
+/**
+ * A web origin on loopback for fetches to reach: every page is body(path)
+ * as UTF-8 text, but /robots.txt, which it does not have (the fetcher asks
+ * for it before the page; hits counts the pages only). Resolves to
+ * { base, hits, close() }.
+ */
+export async function startOrigin(body) {
+  const origin = { hits: 0 };
+  const server = http.createServer((req, res) => {
+    if (req.url === '/robots.txt') { res.writeHead(404).end(); return; }
+    origin.hits++;
+    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+    res.end(body(req.url));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin.base = `http://127.0.0.1:${server.address().port}`;
+  origin.close = () => server.close();
+  return origin;
 }
 
 /** `airlock audit verify --state DIR`. */

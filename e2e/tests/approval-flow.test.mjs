@@ -11,26 +11,11 @@
 // directory, so this also shows declarations outlive a restart.)
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import path from 'node:path';
-import { AIRLOCK, E2E, NODE22, INSPECTOR, requireBuilt, tempState, removeState, startHTTP, randomToken, run, auditVerify, auditRecords } from '../lib/airlock.mjs';
+import { AIRLOCK, E2E, NODE22, INSPECTOR, requireBuilt, tempState, removeState, startHTTP, startOrigin, randomToken, run, auditVerify, auditRecords } from '../lib/airlock.mjs';
 
 const CONFIG = path.join(E2E, 'declare.yaml');
 const JUSTIFICATION = { user_request: 'What is the outlook?', missing_knowledge: 'The published outlook.', expected_use: 'Quote it.' };
-
-/** A loopback origin serving one page; counts the fetches that reach it. */
-async function startOrigin() {
-  const origin = { hits: 0 };
-  origin.server = http.createServer((req, res) => {
-    if (req.url === '/robots.txt') { res.writeHead(404).end(); return; }
-    origin.hits++;
-    res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
-    res.end('Quarterly outlook: steady.\n');
-  });
-  await new Promise((resolve) => origin.server.listen(0, '127.0.0.1', resolve));
-  origin.url = `http://127.0.0.1:${origin.server.address().port}/outlook`;
-  return origin;
-}
 
 function parseJSON(res) {
   try {
@@ -59,18 +44,18 @@ function approvalFlow(name, setup) {
 
     before(async () => {
       requireBuilt();
-      origin = await startOrigin();
+      origin = await startOrigin(() => 'Quarterly outlook: steady.\n');
       ctx = await setup();
     });
 
     after(async () => {
       await ctx?.stop?.();
-      origin?.server.close();
+      origin?.close();
       await removeState(ctx?.state);
     });
 
     it('process 1: the inspector declares a fetch that needs a person; nothing is fetched', async () => {
-      const res = await ctx.inspect(declareArgs(origin.url));
+      const res = await ctx.inspect(declareArgs(`${origin.base}/outlook`));
       assert.equal(res.code, 0, `inspector exited ${res.code}:\n${res.stdout}\n${res.stderr}`);
       const out = parseJSON(res);
       assert.notEqual(out.isError, true, res.stdout);

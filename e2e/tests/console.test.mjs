@@ -11,7 +11,6 @@
 // Screenshots of each page go to e2e/artifacts/console/.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,7 +18,7 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { E2E, CLIENT_INFO, startEverythingHTTP, requireBuilt, tempState, removeState, startHTTP, randomToken, textOf, auditVerify, auditRecords } from '../lib/airlock.mjs';
+import { E2E, CLIENT_INFO, startEverythingHTTP, requireBuilt, tempState, removeState, startHTTP, startOrigin, randomToken, textOf, auditVerify, auditRecords } from '../lib/airlock.mjs';
 
 const CHROMIUM = process.env.AIRLOCK_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = path.join(E2E, 'artifacts', 'console');
@@ -30,11 +29,9 @@ describe('the web console in Chromium', () => {
   let server;
   let agent;
   let origin;
-  let originBase;
   let browser;
   let profile;
   let page;
-  let hits = 0;
   let upstream;
   let configDir;
   const ids = {};
@@ -43,14 +40,7 @@ describe('the web console in Chromium', () => {
     requireBuilt();
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run \`make browser-deps\``);
     await mkdir(SHOTS, { recursive: true });
-    origin = http.createServer((req, res) => {
-      if (req.url === '/robots.txt') { res.writeHead(404).end(); return; }
-      hits++;
-      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
-      res.end(`Page ${req.url}: the outlook is steady.\n`);
-    });
-    await new Promise((resolve) => origin.listen(0, '127.0.0.1', resolve));
-    originBase = `http://127.0.0.1:${origin.address().port}`;
+    origin = await startOrigin((p) => `Page ${p}: the outlook is steady.\n`);
     state = await tempState('console');
     // console.yaml with the everything server as an HTTP upstream (its
     // port is known only now), the pool path made absolute.
@@ -90,7 +80,7 @@ describe('the web console in Chromium', () => {
   const declare = async (p, userRequest) => {
     const res = await call('declare_need', {
       operation: 'comm.fetch',
-      parameters: { url: originBase + p },
+      parameters: { url: origin.base + p },
       justification: { user_request: userRequest, missing_knowledge: 'The published page.', expected_use: 'Quote it.' },
     });
     assert.notEqual(res.isError, true, textOf(res));
@@ -101,7 +91,7 @@ describe('the web console in Chromium', () => {
 
   it('the agent declares a fetch that waits for a person', async () => {
     ids.first = await declare('/first', 'What does the first page say?');
-    assert.equal(hits, 0);
+    assert.equal(origin.hits, 0);
   });
 
   it('the console sends an anonymous visitor to the login form; a non-admin token is refused', async () => {
@@ -150,7 +140,7 @@ describe('the web console in Chromium', () => {
     assert.notEqual(res.isError, true, textOf(res));
     assert.match(textOf(res), /<<<UNTRUSTED_EXTERNAL_CONTENT nonce=[0-9a-f]{32} /);
     assert.match(textOf(res), /Page \/first: the outlook is steady\./);
-    assert.equal(hits, 1);
+    assert.equal(origin.hits, 1);
   });
 
   it('denying with a reason refuses the other, and the agent is told why', async () => {
@@ -161,7 +151,7 @@ describe('the web console in Chromium', () => {
     const res = await call('declare_need', { declaration_id: ids.second });
     assert.equal(res.isError, true);
     assert.match(textOf(res), /not needed/);
-    assert.equal(hits, 1);
+    assert.equal(origin.hits, 1);
   });
 
   it('the agent runs a pipeline, and the runs page shows its outputs and evidence', async () => {
@@ -253,6 +243,32 @@ describe('the web console in Chromium', () => {
     assert.notEqual(res.isError, true, textOf(res));
     assert.match(textOf(res), /<<<UNTRUSTED_EXTERNAL_CONTENT nonce=[0-9a-f]{32} /);
     assert.match(textOf(res), /hi/);
+    await page.goto(`${server.baseUrl}/console/kill`); // where the next test forges its POST
+  });
+
+  it('every page fits a 1280 px window and a 390 px phone: no page scrolls sideways, definitions stay collapsed', async () => {
+    // Volume first: a long reason and a run of calls, as a day's trail has.
+    for (let i = 0; i < 30; i++) await call('list_pools');
+    await call('read_pool_file', { pool: 'notes', path: 'x'.repeat(300) });
+    const pages = ['approvals', 'audit', 'contexts', 'runs', 'upstreams', 'kill'];
+    for (const [width, height] of [[1280, 900], [390, 844]]) {
+      await page.setViewportSize({ width, height });
+      for (const name of pages) {
+        await page.goto(`${server.baseUrl}/console/${name}`);
+        const scroll = await page.evaluate(() => document.documentElement.scrollWidth);
+        assert.ok(scroll <= width, `${name} at ${width} px is ${scroll} px wide`);
+        await shot(`${name}-${width}`);
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${server.baseUrl}/console/upstreams`);
+    assert.ok(await page.locator('details.definition').count() > 0, 'the upstream page shows the schemas behind a toggle');
+    assert.equal(await page.locator('details.definition[open]').count(), 0, 'upstream schemas are collapsed');
+    await page.goto(`${server.baseUrl}/console/audit`);
+    // Rows on the first screen at 1280 x 900 (it was about 9).
+    const onScreen = await page.evaluate(() => [...document.querySelectorAll('table.audit tbody tr')]
+      .filter((tr) => tr.getBoundingClientRect().bottom <= window.innerHeight).length);
+    assert.ok(onScreen >= 15, `${onScreen} audit rows fit the first screen`);
     await page.goto(`${server.baseUrl}/console/kill`); // where the next test forges its POST
   });
 

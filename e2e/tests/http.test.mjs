@@ -5,7 +5,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CLIENT_INFO, requireBuilt, tempState, removeState, startHTTP, randomToken } from '../lib/airlock.mjs';
+import { CLIENT_INFO, removeState, serveFresh, randomToken } from '../lib/airlock.mjs';
 import {
   checkToolList, checkReadTrusted, checkPathOutside, checkUnknownPool, checkUnknownArgument, expectViolation, checkAudit,
 } from '../lib/checks.mjs';
@@ -24,9 +24,7 @@ describe('TypeScript SDK over streamable HTTP', () => {
   let client;
 
   before(async () => {
-    requireBuilt();
-    state = await tempState('http');
-    server = await startHTTP({ state, env: { AIRLOCK_AGENT_TOKEN: token } });
+    ({ state, server } = await serveFresh('http', { env: { AIRLOCK_AGENT_TOKEN: token } }));
     client = await connect(`${server.baseUrl}/mcp`, { Authorization: `Bearer ${token}` });
   });
 
@@ -111,5 +109,53 @@ describe('TypeScript SDK over streamable HTTP', () => {
       { transport: 'streamable-http', principal: 'anonymous', capability: 'transport.edge', violation: 'UNAUTHENTICATED', decision: 'deny', reason: 'no bearer token' },
       { transport: 'streamable-http', principal: 'anonymous', capability: 'transport.edge', violation: 'UNAUTHENTICATED', decision: 'deny', reason: 'bearer token not recognised' },
     ]);
+  });
+});
+
+// Issue 26 item 3: a new user's loop — connect, call, close() — with the
+// TypeScript SDK v1, whose close() ends the transport without a DELETE.
+// Every session stays open until it idles out, and before the fix the
+// 17th connection (the 14th in the report, beside other sessions) got 429
+// SESSION_LIMIT for the rest of the idle timeout. At the cap the least
+// recently used session is now evicted (audited), so the loop never stops.
+describe('TypeScript SDK over streamable HTTP: short-lived clients', () => {
+  let state;
+  let server;
+
+  before(async () => {
+    ({ state, server } = await serveFresh('http-short', { env: { AIRLOCK_AGENT_TOKEN: token } }));
+  });
+
+  after(async () => {
+    await server?.stop();
+    await removeState(state);
+  });
+
+  it('connect → call → close() 100 times is never locked out', async () => {
+    const sessions = new Set();
+    for (let i = 1; i <= 100; i++) {
+      const c = await connect(`${server.baseUrl}/mcp`, { Authorization: `Bearer ${token}` }).catch((err) => {
+        throw new Error(`connection ${i} of 100 refused: ${err}`);
+      });
+      sessions.add(c.transport.sessionId);
+      const res = await c.callTool({ name: 'list_pools', arguments: {} });
+      assert.notEqual(res.isError, true, `connection ${i}: ${JSON.stringify(res)}`);
+      await c.close();
+    }
+    assert.equal(sessions.size, 100, 'each connection got a session of its own');
+  });
+
+  it('audits each eviction and keeps the principal at the cap', async () => {
+    const status = await server.stop();
+    assert.ok(status.code === 0 || status.signal === 'SIGTERM', `airlock serve exited ${JSON.stringify(status)}:\n${server.stderr()}`);
+    const principal = 'agent/env:AIRLOCK_AGENT_TOKEN';
+    const recs = await checkAudit(state, [
+      { transport: 'streamable-http', principal, capability: 'session.evict', decision: 'allow', outcome: 'ok', reason: /max_sessions_per_principal/ },
+    ]);
+    const evicted = recs.filter((r) => r.capability === 'session.evict').length;
+    const opened = recs.filter((r) => r.capability === 'session.open').length;
+    assert.equal(opened, 100);
+    assert.equal(evicted, 100 - 16, 'every session over the default cap of 16 evicted one');
+    assert.equal(recs.filter((r) => r.violation === 'SESSION_LIMIT').length, 0);
   });
 });

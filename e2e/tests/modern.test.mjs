@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CLIENT_INFO, EXPECTED_TOOLS, requireBuilt, tempState, removeState, startHTTP, randomToken, textOf } from '../lib/airlock.mjs';
+import { CLIENT_INFO, EXPECTED_TOOLS, removeState, serveFresh, randomToken, textOf } from '../lib/airlock.mjs';
 import { checkToolList, checkReadTrusted, checkPathOutside, expectViolation, checkAudit } from '../lib/checks.mjs';
 
 const MODERN = '2026-07-28';
@@ -76,9 +76,7 @@ describe('protocol 2026-07-28 (SDK v2) beside 2025-11-25 (SDK v1) over streamabl
   let legacy;
 
   before(async () => {
-    requireBuilt();
-    state = await tempState('modern');
-    server = await startHTTP({ state, env: { AIRLOCK_AGENT_TOKEN: token } });
+    ({ state, server } = await serveFresh('modern', { env: { AIRLOCK_AGENT_TOKEN: token } }));
     url = `${server.baseUrl}/mcp`;
   });
 

@@ -5,7 +5,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { CLIENT_INFO, requireBuilt, tempState, removeState, startHTTP, randomToken } from '../lib/airlock.mjs';
+import { CLIENT_INFO, removeState, serveFresh, randomToken } from '../lib/airlock.mjs';
 import { checkToolList, checkReadTrusted, checkPathOutside, expectViolation, checkAudit } from '../lib/checks.mjs';
 
 const token = randomToken();
@@ -32,9 +32,7 @@ describe('TypeScript SDK over SSE', () => {
   let client;
 
   before(async () => {
-    requireBuilt();
-    state = await tempState('sse');
-    server = await startHTTP({ state, env: { AIRLOCK_AGENT_TOKEN: token } });
+    ({ state, server } = await serveFresh('sse', { env: { AIRLOCK_AGENT_TOKEN: token } }));
     client = new Client(CLIENT_INFO);
     await client.connect(sseTransport(`${server.baseUrl}/sse`, token));
   });

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
 )
 
@@ -24,9 +23,7 @@ func (a Audit) CheckpointInterval() time.Duration {
 
 func (c *Config) resolveAuditPaths() {
 	for i, m := range c.Audit.WitnessMirrors {
-		if m != "" && !filepath.IsAbs(m) {
-			c.Audit.WitnessMirrors[i] = filepath.Join(c.dir, m)
-		}
+		c.Audit.WitnessMirrors[i] = c.rel(m)
 	}
 }
 

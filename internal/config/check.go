@@ -21,9 +21,11 @@ var ErrMissing = errors.New("missing on disk")
 
 // CheckDeep is what `airlock config check` adds to [Load]: every pool
 // directory and manifest exists, every pipeline program and extra file
-// exists (a program must be an executable regular file), and every policy
+// exists (a program must be an executable regular file), every stdio
+// upstream's program and read_only path exists, and every policy
 // capability pattern matches a capability Airlock has — a literal
-// pipeline.run:<name> a declared pipeline. Load itself touches no disk
+// pipeline.run:<name> a declared pipeline — and every rule can fire
+// (policy.CheckReachable). Load itself touches no disk
 // beyond the file, so serve still starts from a config whose pools are
 // mounted later; check refuses up front what serve would refuse
 // (cli/cli_test.go: TestConfigCheckRefusesWithLine). All problems are
@@ -66,10 +68,48 @@ func (c *Config) CheckDeep() error {
 			}
 		}
 	}
+	errs = append(errs, c.checkUpstreamFiles()...)
 	if err := policy.CheckCapabilities(c.file, c.data, c.Policies, names); err != nil {
 		errs = append(errs, err)
 	}
+	if set, err := c.PolicySet(); err == nil { // Load compiled it already
+		if err := policy.CheckReachable(c.file, c.data, set); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// checkUpstreamFiles checks a stdio upstream's program as the sandbox will
+// run it, and its read_only paths: a missing one passed config check and
+// only failed later, at review or at the first call, as an upstream that
+// "could not be listed" (issue 24 item 6).
+func (c *Config) checkUpstreamFiles() []error {
+	var errs []error
+	for i, u := range c.Upstreams {
+		if !u.Stdio() {
+			continue
+		}
+		base := fmt.Sprintf("$.upstreams[%d]", i)
+		// A bare name is looked up on the PATH the sandbox gives it: the
+		// configured one when it can be read here, else the default.
+		path, bare := "", true
+		if src, ok := u.Env["PATH"]; ok {
+			v, err := src.Read()
+			path, bare = v, err == nil && v != ""
+		}
+		if bare || strings.Contains(u.Command[0], "/") {
+			if err := findProgram(u.Command[0], path); err != nil {
+				errs = append(errs, c.at(base+".command[0]", fmt.Errorf("upstream %q program: %w", u.ID, err)))
+			}
+		}
+		for j, p := range u.ReadOnly {
+			if _, err := os.Stat(p); err != nil {
+				errs = append(errs, c.at(fmt.Sprintf("%s.read_only[%d]", base, j), fmt.Errorf("upstream %q read_only path: %w", u.ID, missing(p))))
+			}
+		}
+	}
+	return errs
 }
 
 // missing says p is not there, with the nearest name in its directory when

@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"net/netip"
-	"path/filepath"
 )
 
 // Comm configures the executors of approved external needs (comm.fetch,
@@ -76,9 +75,7 @@ func (c *Config) checkComm() error {
 
 func (c *Config) resolveCommPaths() {
 	for name, db := range c.Comm.Databases {
-		if db.Path != "" && !filepath.IsAbs(db.Path) {
-			db.Path = filepath.Join(c.dir, db.Path)
-			c.Comm.Databases[name] = db
-		}
+		db.Path = c.rel(db.Path)
+		c.Comm.Databases[name] = db
 	}
 }

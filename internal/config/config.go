@@ -14,6 +14,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -60,15 +61,18 @@ type Server struct {
 	// MaxProvenanceBytes caps the content text a context keeps for
 	// tracing where a need's values came from (issue 22).
 	MaxProvenanceBytes int64 `json:"max_provenance_bytes,omitempty" jsonschema:"minimum=0,description=Content text each context keeps to trace where a declared need's values came from (default 4194304); over it the oldest lose their text and values no source explains count as untrusted."`
+	// Output pools' retention (issue 24 item 5).
+	MaxOutputPools       int   `json:"max_output_pools,omitempty" jsonschema:"minimum=0,maximum=1000,description=Pipeline output pools each context keeps listed\\, newest first after the configured pools (default 32); older ones stop being listed (their files stay in the state directory)."`
+	OutputPoolTTLSeconds int64 `json:"output_pool_ttl_seconds,omitempty" jsonschema:"minimum=0,description=Seconds a pipeline output pool stays listed after its run published it (default 0: no age limit)."`
 }
 
 // Role is what a principal is allowed: a policy, a set of pools, a phase to
 // start in, and the tokens that authenticate it over HTTP.
 type Role struct {
-	Policy       string        `json:"policy" jsonschema:"description=Name of the policy in policies."`
-	Pools        []string      `json:"pools,omitempty" jsonschema:"description=Pool ids bound to this role's sessions (frozen for the session)."`
-	InitialPhase string        `json:"initial_phase,omitempty" jsonschema:"enum=planning,enum=execution,description=Phase a new session starts in (default planning)."`
-	Tokens       []TokenSource `json:"tokens,omitempty" jsonschema:"description=Bearer tokens for HTTP clients of this role. Never written in the config itself."`
+	Policy       string      `json:"policy" jsonschema:"description=Name of the policy in policies."`
+	Pools        []string    `json:"pools,omitempty" jsonschema:"description=Pool ids bound to this role's sessions (frozen for the session)."`
+	InitialPhase string      `json:"initial_phase,omitempty" jsonschema:"enum=planning,enum=execution,description=Phase a new session starts in (default planning)."`
+	Tokens       []RoleToken `json:"tokens,omitempty" jsonschema:"description=Bearer tokens for HTTP clients of this role. Never written in the config itself."`
 	// Approver says who may approve this role's require_approval needs
 	// besides an operator. Empty means: the person at the client over stdio
 	// (where the client is the user's own program), an operator only over
@@ -94,6 +98,42 @@ func (r Role) ApproverFor(transport string) string {
 	return ApproverOperator
 }
 
+// RoleToken is one bearer token of a role: where it is read from, and
+// the contexts its calls may run in. A child context restricts a client
+// only if the client cannot leave its handle out, so a token handed to a
+// restricted agent is bound (context) or must name one (require_context)
+// (issue 26 item 2).
+type RoleToken struct {
+	Env  string `json:"env,omitempty" jsonschema:"description=Environment variable holding the token."`
+	File string `json:"file,omitempty" jsonschema:"description=File holding the token (trailing newline ignored)."`
+	// inline: its keys sit beside env and file (the YAML decoder inlines
+	// an embedded struct only when told; encoding/json always does).
+	ContextBinding `yaml:",inline"`
+}
+
+// Source is where the token is read from.
+func (t RoleToken) Source() TokenSource { return TokenSource{Env: t.Env, File: t.File} }
+
+// ContextBinding ties a credential to the contexts its calls run in (see
+// contexts.Binding); the zero value allows the principal's default context
+// and any child a handle names.
+type ContextBinding struct {
+	Context        string `json:"context,omitempty" jsonschema:"pattern=^ctx_[0-9a-f]{24}$,description=Id of the context (airlock context list) this credential is bound to: a request without an Airlock-Context header runs in it\\, and a header may name only it or a context under it (else 403 CONTEXT_OUTSIDE_BINDING)."`
+	RequireContext bool   `json:"require_context,omitempty" jsonschema:"description=Never run this credential's calls in a default context: a request must name a child context with the Airlock-Context header (else 403 CONTEXT_REQUIRED)."`
+}
+
+// contextIDPattern is what context ids look like (contexts.DefaultID, and
+// the operator's child ids): a typo in a binding fails at load, not as a
+// CONTEXT_INVALID on every request.
+var contextIDPattern = regexp.MustCompile(`^ctx_[0-9a-f]{24}$`)
+
+func (b ContextBinding) checkContext() error {
+	if b.Context != "" && !contextIDPattern.MatchString(b.Context) {
+		return fmt.Errorf("context %q is not a context id (ctx_ and 24 hex digits, as airlock context list shows): %w", b.Context, ErrInvalid)
+	}
+	return nil
+}
+
 // TokenSource names where a bearer token is read from: an environment
 // variable or a file. Exactly one must be set. The token itself never appears
 // in the configuration, the logs or the audit trail.
@@ -115,6 +155,15 @@ func (s TokenSource) Read() (string, error) {
 		return "", fmt.Errorf("reading %s: %w", filepath.Base(s.File), err)
 	}
 	return strings.TrimRight(string(b), "\r\n"), nil
+}
+
+// check wants exactly one of Env and File: a token source with both
+// would leave which one counts to the reader.
+func (s TokenSource) check() error {
+	if (s.Env == "") == (s.File == "") {
+		return fmt.Errorf("set exactly one of env or file: %w", ErrInvalid)
+	}
+	return nil
 }
 
 // Defaults.
@@ -140,6 +189,10 @@ const answerExpansion = 3 * 6
 // envelopeReserve is left in a message for what surrounds the page: the
 // JSON-RPC envelope, the fence markers and notice, the result's metadata.
 const envelopeReserve = 64 << 10
+
+// MaxOutputPools is the largest max_output_pools accepted: each listed
+// output pool is open in every process serving its context.
+const MaxOutputPools = 1000
 
 // MaxOutputBytes is the largest max_output_bytes accepted (578901): any
 // answer within it fits in ClientMessageBytes.
@@ -206,9 +259,7 @@ func (c *Config) applyDefaults() {
 	}
 	for i := range c.Pools {
 		p := &c.Pools[i]
-		if p.Path != "" && !filepath.IsAbs(p.Path) {
-			p.Path = filepath.Join(c.dir, p.Path)
-		}
+		p.Path = c.rel(p.Path)
 		if p.Trust == "" {
 			p.Trust = sources.Untrusted
 		}
@@ -218,13 +269,9 @@ func (c *Config) applyDefaults() {
 	c.resolveNotifyPaths()
 	c.resolveAuditPaths()
 	c.resolveCredentialPaths()
-	c.resolveTracingPaths()
+	c.relTokenFiles(c.Tracing.Headers)
 	for i := range c.Pipelines {
-		for j, f := range c.Pipelines[i].Files {
-			if !filepath.IsAbs(f) {
-				c.Pipelines[i].Files[j] = filepath.Join(c.dir, f)
-			}
-		}
+		c.relList(c.Pipelines[i].Files)
 	}
 	for name, r := range c.Roles {
 		if r.InitialPhase == "" {
@@ -232,17 +279,71 @@ func (c *Config) applyDefaults() {
 			c.Roles[name] = r
 		}
 		for i, t := range r.Tokens {
-			if t.File != "" && !filepath.IsAbs(t.File) {
-				r.Tokens[i].File = filepath.Join(c.dir, t.File)
-			}
+			r.Tokens[i].File = c.rel(t.File)
 		}
+	}
+}
+
+// rel makes a path the config names, relative to the config file,
+// absolute; "" (unset) stays "".
+func (c *Config) rel(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}
+
+// relList makes each relative entry of a path list (read_only, files)
+// absolute, in place.
+func (c *Config) relList(ps []string) {
+	for i, p := range ps {
+		if !filepath.IsAbs(p) {
+			ps[i] = filepath.Join(c.dir, p)
+		}
+	}
+}
+
+// relTokenFiles makes the files of token sources absolute (see rel).
+func (c *Config) relTokenFiles(m map[string]TokenSource) {
+	for k, t := range m {
+		t.File = c.rel(t.File)
+		m[k] = t
 	}
 }
 
 func (c *Config) at(path string, err error) error { return yamlfile.At(c.file, c.data, path, err) }
 
 // check validates cross references; every error names the YAML node.
+// The sections are checked in this order and the first error is returned.
 func (c *Config) check() error {
+	if err := c.checkServer(); err != nil {
+		return err
+	}
+	pools, err := c.checkPools()
+	if err != nil {
+		return err
+	}
+	for _, check := range []func() error{
+		func() error { return c.checkPipelines(pools) },
+		c.checkComm,
+		c.checkUpstreams,
+		c.checkAudit,
+		c.checkStore,
+		c.checkPolicies,
+		func() error { return c.checkRoles(pools) },
+		c.checkNotify,
+		c.checkCredentials,
+		c.checkTracing,
+		c.checkTransports,
+	} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Config) checkServer() error {
 	// A read_pool_file page larger than the output limit would be cut by
 	// the runner while next_offset advanced past the cut: a client paging
 	// by next_offset would silently skip bytes (issue 10 item 11).
@@ -257,40 +358,43 @@ func (c *Config) check() error {
 		return c.at("$.server.max_read_bytes", fmt.Errorf("max_read_bytes %d is larger than max_output_bytes %d (a page must fit in one answer): %w",
 			c.Server.MaxReadBytes, c.Server.MaxOutputBytes, ErrInvalid))
 	}
+	if n := c.Server.MaxOutputPools; n < 0 || n > MaxOutputPools {
+		return c.at("$.server.max_output_pools", fmt.Errorf("max_output_pools %d is outside 0..%d: %w", n, MaxOutputPools, ErrInvalid))
+	}
+	if c.Server.OutputPoolTTLSeconds < 0 {
+		return c.at("$.server.output_pool_ttl_seconds", fmt.Errorf("output_pool_ttl_seconds %d is negative: %w", c.Server.OutputPoolTTLSeconds, ErrInvalid))
+	}
+	return nil
+}
+
+// checkPools validates the pools and returns their ids, which pipelines
+// and roles refer to.
+func (c *Config) checkPools() (map[string]bool, error) {
 	pools := map[string]bool{}
 	for i, p := range c.Pools {
 		if err := c.checkReaders(fmt.Sprintf("$.pools[%d].readers", i), p.Readers); err != nil {
-			return err
+			return nil, err
 		}
 		if err := p.Validate(); err != nil {
-			return c.at(fmt.Sprintf("$.pools[%d]", i), err)
+			return nil, c.at(fmt.Sprintf("$.pools[%d]", i), err)
 		}
 		if pools[p.ID] {
-			return c.at(fmt.Sprintf("$.pools[%d].id", i), fmt.Errorf("duplicate pool id %q: %w", p.ID, ErrInvalid))
+			return nil, c.at(fmt.Sprintf("$.pools[%d].id", i), fmt.Errorf("duplicate pool id %q: %w", p.ID, ErrInvalid))
 		}
 		pools[p.ID] = true
 	}
-	if err := c.checkPipelines(pools); err != nil {
-		return err
-	}
-	if err := c.checkComm(); err != nil {
-		return err
-	}
-	if err := c.checkUpstreams(); err != nil {
-		return err
-	}
-	if err := c.checkAudit(); err != nil {
-		return err
-	}
-	if err := c.checkStore(); err != nil {
-		return err
-	}
+	return pools, nil
+}
+
+func (c *Config) checkPolicies() error {
 	if len(c.Policies) == 0 {
 		return c.at("$", fmt.Errorf("no policies: %w", ErrInvalid))
 	}
-	if _, err := c.PolicySet(); err != nil {
-		return err
-	}
+	_, err := c.PolicySet()
+	return err
+}
+
+func (c *Config) checkRoles(pools map[string]bool) error {
 	for _, name := range slices.Sorted(maps.Keys(c.Roles)) {
 		r := c.Roles[name]
 		base := "$.roles." + name
@@ -309,21 +413,15 @@ func (c *Config) check() error {
 			return c.at(base+".approver", fmt.Errorf("approver %q (want operator or client): %w", r.Approver, ErrInvalid))
 		}
 		for i, t := range r.Tokens {
-			if (t.Env == "") == (t.File == "") {
-				return c.at(fmt.Sprintf("%s.tokens[%d]", base, i), fmt.Errorf("set exactly one of env or file: %w", ErrInvalid))
+			if err := t.Source().check(); err != nil {
+				return c.at(fmt.Sprintf("%s.tokens[%d]", base, i), err)
+			}
+			if err := t.checkContext(); err != nil {
+				return c.at(fmt.Sprintf("%s.tokens[%d].context", base, i), err)
 			}
 		}
 	}
-	if err := c.checkNotify(); err != nil {
-		return err
-	}
-	if err := c.checkCredentials(); err != nil {
-		return err
-	}
-	if err := c.checkTracing(); err != nil {
-		return err
-	}
-	return c.checkTransports()
+	return nil
 }
 
 // PolicySet compiles the named policies.

@@ -26,6 +26,23 @@ roles:
   local: {policy: base, pools: [a]}
 `
 
+// refusal is a section entry config.Parse must refuse.
+type refusal struct{ name, src, want string }
+
+// wantRefusals parses base plus section plus each refusal's entry, and
+// wants ErrInvalid with the refusal's text and the file's line.
+func wantRefusals(t *testing.T, section string, tests []refusal) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := config.Parse("airlock.yaml", []byte(base+section+tc.src), t.TempDir())
+			if !errors.Is(err, config.ErrInvalid) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "airlock.yaml:") {
+				t.Fatalf("%v, want ErrInvalid with %q and a line", err, tc.want)
+			}
+		})
+	}
+}
+
 // TestReadPageDefaultsWithinOutput: without max_read_bytes, a page is the
 // default size or max_output_bytes, whichever is smaller.
 func TestReadPageDefaultsWithinOutput(t *testing.T) {
@@ -79,6 +96,8 @@ func TestParseRefusesWithLine(t *testing.T) {
 		{"role names missing pool", strings.Replace(base, "pools: [a]}", "pools: [a, b]}", 1), 6, config.ErrUnknownReference},
 		{"bad phase", strings.Replace(base, "pools: [a]}", "pools: [a], initial_phase: review}", 1), 6, config.ErrInvalid},
 		{"token with both sources", strings.Replace(base, "pools: [a]}", "pools: [a], tokens: [{env: X, file: y}]}", 1), 6, config.ErrInvalid},
+		{"token bound to a non-id", strings.Replace(base, "pools: [a]}", "pools: [a], tokens: [{env: X, context: ctxh_abc.def}]}", 1), 6, config.ErrInvalid},
+		{"token with an unknown key", strings.Replace(base, "pools: [a]}", "pools: [a], tokens: [{env: X, contxt: ctx_0123456789abcdef01234567}]}", 1), 6, nil},
 		{"bad approver", strings.Replace(base, "pools: [a]}", "pools: [a], approver: agent}", 1), 6, config.ErrInvalid},
 		{"stdio role missing", base + "transports: {stdio: {role: ghost}}\n", 7, config.ErrUnknownReference},
 		{"type error", strings.Replace(base, "path: pa", "path: [pa]", 1), 2, nil},
@@ -88,6 +107,8 @@ func TestParseRefusesWithLine(t *testing.T) {
 		// issue 11: a page that outgrows the TypeScript SDK's 10 MiB stdio buffer closes the connection.
 		{"page breaks stdio clients", "server:\n  max_output_bytes: 10485760\n  max_read_bytes: 10485760\n" + base, 2, config.ErrInvalid},
 		{"output over the client-safe bound", "server: {max_output_bytes: 578902}\n" + base, 1, config.ErrInvalid},
+		{"too many output pools", "server: {max_output_pools: 1001}\n" + base, 1, config.ErrInvalid},
+		{"negative output pool age", "server: {output_pool_ttl_seconds: -1}\n" + base, 1, config.ErrInvalid},
 		{"store not postgres", base + "store: /var/lib/airlock.db\n", 7, config.ErrInvalid},
 		{"store with a password", base + "store: postgres://airlock:hunter2@db/airlock\n", 7, config.ErrInvalid},
 		{"store with a password parameter", base + "store: postgres://airlock@db/airlock?password=hunter2\n", 7, config.ErrInvalid},
@@ -253,4 +274,23 @@ func FuzzStoreURL(f *testing.F) {
 			t.Fatalf("refusal repeats the password: %v", err)
 		}
 	})
+}
+
+// TestContextBindingLoads: a token and an OAuth rule carry their context
+// binding (issue 26 item 2) beside their other keys.
+func TestContextBindingLoads(t *testing.T) {
+	const id = "ctx_0123456789abcdef01234567"
+	src := strings.Replace(base, "pools: [a]}", "pools: [a], tokens: [{env: X, context: "+id+"}, {file: t, require_context: true}]}", 1) +
+		"transports:\n  http:\n    oauth: " + strings.Replace(oauthOK, `{role: local,`, `{role: local, context: `+id+`, require_context: true,`, 1) + "\n"
+	cfg, err := config.Parse("airlock.yaml", []byte(src), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	toks := cfg.Roles["local"].Tokens
+	if len(toks) != 2 || toks[0].Context != id || toks[0].RequireContext || toks[0].Source().Env != "X" || toks[1].Context != "" || !toks[1].RequireContext {
+		t.Errorf("tokens: %+v", toks)
+	}
+	if rm := cfg.Transports.HTTP.OAuth.RoleMapping[0]; rm.Context != id || !rm.RequireContext {
+		t.Errorf("role_mapping: %+v", rm)
+	}
 }

@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -78,9 +77,7 @@ func CredentialHost(h string) (string, error) {
 // config file) and hosts normal.
 func (c *Config) resolveCredentialPaths() {
 	for i := range c.Credentials {
-		if f := c.Credentials[i].Secret.File; f != "" && !filepath.IsAbs(f) {
-			c.Credentials[i].Secret.File = filepath.Join(c.dir, f)
-		}
+		c.Credentials[i].Secret.File = c.rel(c.Credentials[i].Secret.File)
 		if h := c.Credentials[i].Header; h != nil {
 			if h.Value == "" {
 				h.Value = SecretPlaceholder

@@ -49,17 +49,8 @@ func (c *Config) resolveNotifyPaths() {
 		if h.TimeoutMS == 0 {
 			h.TimeoutMS = DefaultHookTimeoutMS
 		}
-		for j, p := range h.ReadOnly {
-			if !filepath.IsAbs(p) {
-				h.ReadOnly[j] = filepath.Join(c.dir, p)
-			}
-		}
-		for k, t := range h.Env {
-			if t.File != "" && !filepath.IsAbs(t.File) {
-				t.File = filepath.Join(c.dir, t.File)
-				h.Env[k] = t
-			}
-		}
+		c.relList(h.ReadOnly)
+		c.relTokenFiles(h.Env)
 	}
 }
 
@@ -95,8 +86,8 @@ func (c *Config) checkNotify() error {
 			if !envNameRE.MatchString(name) || reservedEnv(name) {
 				return c.at(at+".env."+name, fmt.Errorf("%q is not a variable a hook may set: %w", name, ErrInvalid))
 			}
-			if (t.Env == "") == (t.File == "") {
-				return c.at(at+".env."+name, fmt.Errorf("set exactly one of env or file: %w", ErrInvalid))
+			if err := t.check(); err != nil {
+				return c.at(at+".env."+name, err)
 			}
 		}
 		for j, p := range h.ReadOnly {

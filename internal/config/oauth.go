@@ -59,6 +59,9 @@ type RoleMapping struct {
 	Groups    []string `json:"groups,omitempty" jsonschema:"description=Groups of which the token must carry one (issuers[].groups_claim)."`
 	Subjects  []string `json:"subjects,omitempty" jsonschema:"description=sub values of which the token must carry one."`
 	ClientIDs []string `json:"client_ids,omitempty" jsonschema:"description=client_id (or azp) values of which the token must carry one."`
+	// A rule that grants a restricted agent its role binds it: the
+	// binding is the matched rule's, per token (issue 26 item 2).
+	ContextBinding `yaml:",inline"`
 }
 
 // OAuthAlgorithms are the signature algorithms an issuer may be allowed:
@@ -195,6 +198,9 @@ func (c *Config) checkOAuth() error {
 			if !validScope(sc) {
 				return c.at(fmt.Sprintf("%s.scopes[%d]", p, j), fmt.Errorf("scope %q: %w", sc, errBadScope))
 			}
+		}
+		if err := rm.checkContext(); err != nil {
+			return c.at(p+".context", err)
 		}
 		// A rule without a condition would give its role to every token of
 		// every issuer; say so explicitly with client_ids or subjects.

@@ -34,6 +34,7 @@ func TestOAuthConfigRefused(t *testing.T) {
 		{"rule without condition", strings.Replace(oauthOK, `{role: local, scopes: [airlock.read]}`, `{role: local}`, 1), config.ErrInvalid},
 		{"rule with unknown role", strings.Replace(oauthOK, `{role: local,`, `{role: ghost,`, 1), config.ErrUnknownReference},
 		{"rule with unknown issuer", strings.Replace(oauthOK, `{role: local,`, `{role: local, issuer: "https://other.example",`, 1), config.ErrUnknownReference},
+		{"rule bound to a non-id", strings.Replace(oauthOK, `{role: local,`, `{role: local, context: default,`, 1), config.ErrInvalid},
 		{"scope with a quote", strings.Replace(oauthOK, `scopes_supported: [airlock.read]`, `scopes_supported: ['a"b']`, 1), config.ErrInvalid},
 		{"skew over 300 s", strings.Replace(oauthOK, `{resource:`, `{clock_skew_seconds: 3600, resource:`, 1), config.ErrInvalid},
 		{"introspection without secret", strings.Replace(oauthOK, `realms/x"}`, `realms/x", introspection: {client_id: airlock}}`, 1), config.ErrInvalid},

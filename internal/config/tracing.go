@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
-	"path/filepath"
 	"slices"
 )
 
@@ -18,15 +17,6 @@ type Tracing struct {
 	Headers     map[string]TokenSource `json:"headers,omitempty" jsonschema:"description=Headers sent to the collector (e.g. Authorization)\\, each read from an env var or a file."`
 	SampleRatio *float64               `json:"sample_ratio,omitempty" jsonschema:"minimum=0,maximum=1,description=Fraction of calls without a sampled parent that are traced (default 1; a caller's sampled traceparent is followed)."`
 	ServiceName string                 `json:"service_name,omitempty" jsonschema:"description=service.name of the spans (default airlock; OTEL_SERVICE_NAME overrides)."`
-}
-
-func (c *Config) resolveTracingPaths() {
-	for k, h := range c.Tracing.Headers {
-		if h.File != "" && !filepath.IsAbs(h.File) {
-			h.File = filepath.Join(c.dir, h.File)
-			c.Tracing.Headers[k] = h
-		}
-	}
 }
 
 func (c *Config) checkTracing() error {

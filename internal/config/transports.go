@@ -34,7 +34,7 @@ type HTTPTransport struct {
 	ConsoleSessionSeconds int   `json:"console_session_seconds,omitempty" jsonschema:"minimum=0,description=Seconds a console login lasts before the admin must log in again (default 3600). Sessions live in the memory of the instance that issued them."`
 	MaxBodyBytes          int64 `json:"max_body_bytes,omitempty" jsonschema:"minimum=0,description=Largest request body accepted (default 1048576); larger gets 413."`
 	// MaxSessionsPerPrincipal caps open Mcp-Session-Ids per principal.
-	MaxSessionsPerPrincipal int `json:"max_sessions_per_principal,omitempty" jsonschema:"minimum=0,description=Open streamable HTTP sessions one principal may hold (default 16); initialize beyond it gets 429."`
+	MaxSessionsPerPrincipal int `json:"max_sessions_per_principal,omitempty" jsonschema:"minimum=0,description=Open streamable HTTP sessions one principal may hold (default 16); an initialize beyond it closes the principal's least recently used session."`
 	// SessionIdleTimeoutSeconds closes sessions nobody used for that long.
 	SessionIdleTimeoutSeconds int64 `json:"session_idle_timeout_seconds,omitempty" jsonschema:"minimum=0,description=Seconds after which an unused streamable HTTP session is closed (default 1800)."`
 

@@ -88,19 +88,9 @@ func (c *Config) resolveUpstreamPaths() {
 		if u.MaxResultBytes == 0 {
 			u.MaxResultBytes = DefaultUpstreamMaxResultBytes
 		}
-		for j, p := range u.ReadOnly {
-			if !filepath.IsAbs(p) {
-				u.ReadOnly[j] = filepath.Join(c.dir, p)
-			}
-		}
-		for _, m := range []map[string]TokenSource{u.Env, u.Headers} {
-			for k, t := range m {
-				if t.File != "" && !filepath.IsAbs(t.File) {
-					t.File = filepath.Join(c.dir, t.File)
-					m[k] = t
-				}
-			}
-		}
+		c.relList(u.ReadOnly)
+		c.relTokenFiles(u.Env)
+		c.relTokenFiles(u.Headers)
 	}
 }
 
@@ -150,16 +140,16 @@ func (c *Config) checkUpstreams() error {
 			if !envNameRE.MatchString(name) {
 				return at(".env."+name, fmt.Errorf("environment variable name %q: %w", name, ErrInvalid))
 			}
-			if (t.Env == "") == (t.File == "") {
-				return at(".env."+name, fmt.Errorf("set exactly one of env or file: %w", ErrInvalid))
+			if err := t.check(); err != nil {
+				return at(".env."+name, err)
 			}
 		}
 		for name, t := range u.Headers {
 			if !headerNameRE.MatchString(name) {
 				return at(".headers."+name, fmt.Errorf("header name %q: %w", name, ErrInvalid))
 			}
-			if (t.Env == "") == (t.File == "") {
-				return at(".headers."+name, fmt.Errorf("set exactly one of env or file: %w", ErrInvalid))
+			if err := t.check(); err != nil {
+				return at(".headers."+name, err)
 			}
 		}
 		for j, p := range u.ReadOnly {

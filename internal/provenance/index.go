@@ -3,7 +3,8 @@ package provenance
 import (
 	"regexp"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/internal/kit/textcut"
 )
 
 // Index holds the labelled content of one context, prepared for Trace.
@@ -157,14 +158,8 @@ func namespace(k Kind) string {
 func exactKeys(v string, k Kind) []string {
 	keys := []string{"id:" + strictFold(v)}
 	switch k {
-	case KindAmount:
-		for _, a := range amountKeys(v) {
-			keys = append(keys, "amount:"+a)
-		}
-	case KindDate:
-		for _, d := range dateKeys(v) {
-			keys = append(keys, "date:"+d)
-		}
+	case KindAmount, KindDate:
+		keys = append(keys, valueKeys(k, v)...)
 	case KindWord: // a channel or user named without its sigil
 		keys = append(keys, "handle:#"+strictFold(v), "handle:@"+strictFold(v))
 	case KindText, KindIdentifier, KindFile, KindBool, KindNull:
@@ -209,13 +204,8 @@ func isSpaceRune(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r =
 
 // cutRunes cuts s to at most n bytes without splitting a rune.
 func cutRunes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	s, _ = textcut.Prefix(s, n)
+	return s
 }
 
 // handlesIn returns the #channel and @user names of a folded text (not

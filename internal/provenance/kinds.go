@@ -164,14 +164,8 @@ func Normalize(k Kind, s string) (string, bool) {
 			d = "+" + d
 		}
 		return d, len(d) >= 7
-	case KindAmount:
-		ks := amountKeys(s)
-		if len(ks) == 0 {
-			return "", false
-		}
-		return ks[0], true
-	case KindDate:
-		ks := dateKeys(s)
+	case KindAmount, KindDate:
+		ks := wholeReadings(k, s)
 		if len(ks) == 0 {
 			return "", false
 		}

@@ -77,16 +77,8 @@ func (ix *Index) looseEvidence(skel string, k Kind, ev *evidence) {
 
 // byValue matches amounts and dates by value, and handles by name.
 func (ix *Index) byValue(skel string, k Kind, ev *evidence) {
-	var keys []string
+	keys := valueKeys(k, skel)
 	switch k {
-	case KindAmount:
-		for _, a := range amountKeys(skel) {
-			keys = append(keys, "amount:"+a)
-		}
-	case KindDate:
-		for _, d := range dateKeys(skel) {
-			keys = append(keys, "date:"+d)
-		}
 	case KindHandle:
 		keys = []string{"handle:" + strings.TrimSpace(skel)}
 	case KindWord: // a channel or user named without its sigil

@@ -103,6 +103,30 @@ func isWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
 }
 
+// wholeReadings returns every reading of a whole value as an amount or a date
+// (kind k), normal forms: an ambiguous "1.000" or "03/04/2024" has two.
+// Other kinds have none.
+func wholeReadings(k Kind, s string) []string {
+	switch k {
+	case KindAmount:
+		return amountKeys(s)
+	case KindDate:
+		return dateKeys(s)
+	}
+	return nil
+}
+
+// valueKeys are the keys an amount or a date is matched by value under:
+// "amount:1000", "date:2024-03-04", one per reading.
+func valueKeys(k Kind, s string) []string {
+	rs := wholeReadings(k, s)
+	keys := make([]string, len(rs))
+	for i, r := range rs {
+		keys[i] = string(k) + ":" + r
+	}
+	return keys
+}
+
 // amountKeys returns the readings of a whole value as an amount
 // ("$1,000.50", "-12", "100.00 eur"), none if it is not one.
 func amountKeys(s string) []string {

@@ -58,19 +58,11 @@ func (st *stream) isBound(p int) bool {
 func (st *stream) add(src int, skel string) {
 	st.starts = append(st.starts, len(st.data))
 	st.srcs = append(st.srcs, src)
-	sep := true
-	for _, r := range skel {
-		c := compactRune(r)
-		if c < 0 {
-			sep = true
-			continue
-		}
-		if sep {
-			st.setBound(len(st.data))
-			sep = false
-		}
-		st.data = utf8.AppendRune(st.data, c)
+	c, words := compact(skel)
+	for _, w := range words {
+		st.setBound(len(st.data) + w)
 	}
+	st.data = append(st.data, c...)
 	st.setBound(len(st.data))
 	st.data = append(st.data, 0)
 }

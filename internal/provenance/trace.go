@@ -176,15 +176,9 @@ func (ix *Index) exactSources(v string, isNumber bool) []int {
 // ambiguous amount or date ("1.000" is 1000 or 1): the value is exact
 // only if no reading could be something the principal did not give.
 func (ix *Index) allReadings(v string, k Kind) []int {
-	var keys []string
-	if k == KindAmount {
-		keys = amountKeys(v)
-	} else {
-		keys = dateKeys(v)
-	}
 	var out []int
-	for i, key := range keys {
-		ids := ix.exact[string(k)+":"+key]
+	for i, key := range valueKeys(k, v) {
+		ids := ix.exact[key]
 		if i == 0 {
 			out = slices.Clone(ids)
 			continue

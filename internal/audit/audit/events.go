@@ -29,6 +29,8 @@ const (
 	KindSessionClose Kind = "session.close"
 	// KindSessionExpire: a session idle past the timeout was closed ([SessionExpire]).
 	KindSessionExpire Kind = "session.expire"
+	// KindSessionEvict: a session closed, least recently used, to make room for its principal's new one ([SessionEvict]).
+	KindSessionEvict Kind = "session.evict"
 	// KindSessionRefusal: a request refused because of its session or context handle ([SessionRefusal]).
 	KindSessionRefusal Kind = "transport.session"
 	// KindEdgeRefusal: refusals at the transport edge, aggregated ([EdgeRefusal]).
@@ -73,6 +75,8 @@ const (
 	KindConsoleLogin Kind = "operator.console_login"
 	// KindConsoleLogout: an operator signed out of the console ([ConsoleLogout]).
 	KindConsoleLogout Kind = "operator.console_logout"
+	// KindRunInterrupted: a pipeline run cut short by its process dying, found at the next start ([RunInterrupted]).
+	KindRunInterrupted Kind = "pipeline.interrupted"
 )
 
 // The decisions of events: an order was carried out, or refused. (A
@@ -130,6 +134,14 @@ func SessionClose(at time.Time, a Actor, reason string, usage any) *Record {
 // SessionExpire records a's session closed after idle without a request.
 func SessionExpire(at time.Time, a Actor, idle time.Duration, usage any) *Record {
 	return sessionEnd(at, a, KindSessionExpire, fmt.Sprintf("no request for %s", idle), usage)
+}
+
+// SessionEvict records a's session closed because its principal opened
+// one more than maxOpen allows: the least recently used one goes, so that a
+// client that never closes its sessions is not locked out (issue 26 item
+// 3); by is the session that took its place.
+func SessionEvict(at time.Time, a Actor, maxOpen int, by string, usage any) *Record {
+	return sessionEnd(at, a, KindSessionEvict, fmt.Sprintf("least recently used of %d open sessions (max_sessions_per_principal): session %s took its place", maxOpen, by), usage)
 }
 
 func sessionEnd(at time.Time, a Actor, kind Kind, reason string, usage any) *Record {
@@ -221,6 +233,31 @@ func DeclarationExpire(at time.Time, d Expiry) *Record {
 	return &Record{Time: at, Principal: airlock, Transport: internal, Capability: string(KindDeclarationExpire),
 		ContextID: d.ContextID, Decision: deny, Outcome: OutcomeDenied, Reason: what + " expired",
 		Extra: jsonOf(map[string]any{"declaration_id": d.ID, "was": d.State, "owner": d.Owner, "expires_at": d.ExpiresAt})}
+}
+
+// Run is a pipeline run as its mark kept it (package runmark): who ran
+// which pipeline, in which context and session, since when.
+type Run struct {
+	ID        string
+	Pipeline  string
+	ContextID string
+	SessionID string
+	Principal string
+	Role      string
+	Transport string
+	StartedAt time.Time
+}
+
+// RunInterrupted records, at at, pipeline run r as interrupted: its
+// process died (SIGKILL, power loss, a crash) while the run lasted, so its
+// call's started record has no ending; its workspace was removed and
+// nothing it wrote was published. Airlock records it at the next start.
+func RunInterrupted(at time.Time, r Run) *Record {
+	return &Record{Time: at, ContextID: r.ContextID, Principal: airlock, Transport: internal,
+		Capability: string(KindRunInterrupted), Decision: deny, Outcome: OutcomeInterrupted,
+		Reason: "pipeline run " + r.ID + " interrupted: the server stopped while it ran; its workspace was removed, nothing published",
+		Extra: jsonOf(map[string]any{"run_id": r.ID, "pipeline": r.Pipeline, "session_id": r.SessionID, "owner": r.Principal,
+			"role": r.Role, "transport": r.Transport, "started_at": r.StartedAt})}
 }
 
 // UpstreamPin records an upstream tool's definition changing state as

@@ -70,6 +70,7 @@ func cases() []eventCase {
 		{"session-open", "SessionOpen", audit.SessionOpen(at, aliceOAuth, "planning", "default", []string{"docs", "wiki"})},
 		{"session-close", "SessionClose", audit.SessionClose(at, audit.Actor{SessionID: "sess-1", ContextID: "ctx-1", Principal: "alice", Transport: "stdio"}, "client closed the session", usage)},
 		{"session-expire", "SessionExpire", audit.SessionExpire(at, audit.Actor{SessionID: "sess-1", ContextID: "ctx-1", Principal: "alice", Transport: "sse"}, 30*time.Minute, nil)},
+		{"session-evict", "SessionEvict", audit.SessionEvict(at, audit.Actor{SessionID: "sess-1", ContextID: "ctx-1", Principal: "alice", Transport: "streamable-http"}, 16, "sess-17", usage)},
 		{"session-refusal", "SessionRefusal", audit.SessionRefusal(at, alice, violation.SessionForeign, "hmac-sha256:00ff", "session belongs to another principal")},
 		{"session-refusal-none-presented", "SessionRefusal", audit.SessionRefusal(at, alice, violation.ContextInvalid, "", "context handle is not valid")},
 		{"edge-refusal", "EdgeRefusal", audit.EdgeRefusal(at, audit.Edge{Transport: "streamable-http", Remote: "203.0.113.9", Principal: "alice", Role: "analyst",
@@ -126,6 +127,8 @@ func cases() []eventCase {
 		{"console-login", "ConsoleLogin", audit.ConsoleLogin(at, carol, "console login", nil)},
 		{"console-login-failed", "ConsoleLogin", audit.ConsoleLogin(at, carol, "console login", errX)},
 		{"console-logout", "ConsoleLogout", audit.ConsoleLogout(at, carol, "console logout", nil)},
+		{"run-interrupted", "RunInterrupted", audit.RunInterrupted(at, audit.Run{ID: "run_0b1c", Pipeline: "sales_summary", ContextID: "ctx-1",
+			SessionID: "sess-1", Principal: "alice", Role: "analyst", Transport: "stdio", StartedAt: at.Add(-time.Minute)})},
 	}
 }
 

@@ -80,12 +80,16 @@ const (
 	// OutcomeStarted marks the record a consequential call writes before
 	// it executes, so an unwritable store stops it before any side effect.
 	OutcomeStarted Outcome = "started"
+	// OutcomeInterrupted: a consequential call (a pipeline run) that
+	// never ended because its process died; recorded at the next start
+	// ([RunInterrupted]).
+	OutcomeInterrupted Outcome = "interrupted"
 )
 
 // Valid reports whether o is one of the outcomes above.
 func (o Outcome) Valid() bool {
 	switch o {
-	case OutcomeOK, OutcomeDenied, OutcomeViolation, OutcomeError, OutcomeCancelled, OutcomeStarted:
+	case OutcomeOK, OutcomeDenied, OutcomeViolation, OutcomeError, OutcomeCancelled, OutcomeStarted, OutcomeInterrupted:
 		return true
 	}
 	return false

@@ -251,15 +251,22 @@ func TestCheckpointerCadence(t *testing.T) {
 		chain.grow()
 		seq, _, _ := chain.Head(context.Background())
 		c.Notify(seq)
-		time.Sleep(time.Millisecond)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		cps, _ := ReadFile(filepath.Join(dir, "w.log"), testKey)
-		if len(cps) >= 2 || time.Now().After(deadline) {
-			break
+		if seq%10 != 0 {
+			continue
 		}
-		time.Sleep(10 * time.Millisecond)
+		// The checkpoint is written by the checkpointer's goroutine: wait
+		// for it before the chain grows on, so what is checked is the
+		// cadence, not how soon the goroutine was scheduled (the deadline
+		// is a hang guard).
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+			cps, _ := ReadFile(filepath.Join(dir, "w.log"), testKey)
+			if len(cps) > 0 && cps[len(cps)-1].Seq == seq {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no checkpoint at %d records: %+v", seq, cps)
+			}
+		}
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
@@ -268,12 +275,7 @@ func TestCheckpointerCadence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cps) < 3 || cps[len(cps)-1].Seq != 25 {
-		t.Fatalf("checkpoints %+v", cps)
-	}
-	for i := 0; i < len(cps)-1; i++ {
-		if cps[i].Seq < 10 {
-			t.Fatalf("checkpoint before 10 records: %+v", cps[i])
-		}
+	if len(cps) != 3 || cps[0].Seq != 10 || cps[1].Seq != 20 || cps[2].Seq != 25 {
+		t.Fatalf("checkpoints %+v, want at 10, 20 and (Close) 25", cps)
 	}
 }

@@ -14,4 +14,8 @@
 //     must not become a flood of fsynced audit records. The first refusal
 //     per remote address, principal and cause in a window is recorded at
 //     once; the rest of that window is recorded as one record with a count.
+//
+// And one thing right behind it: [Owners] binds a session that lives as
+// long as one connection (SSE) to the credential that opened it, so the
+// session's id alone lets nobody else post to it.
 package edge

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -53,9 +54,11 @@ func dialFrom(t *testing.T, src, dst string) net.Conn {
 	return c
 }
 
-// closedByPeer reports whether the server closed c.
+// closedByPeer reports whether the server closed c. The read returns as
+// soon as it is closed; the half minute is a hang guard for a loaded
+// machine, where 2 s was not always enough for the server's goroutine.
 func closedByPeer(c net.Conn) bool {
-	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	_, err := c.Read(make([]byte, 1))
 	return err != nil && !errors.Is(err, context.DeadlineExceeded) && !isTimeout(err)
 }
@@ -65,9 +68,16 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
+// accepted returns the connections accepted so far, oldest first.
+func (a *acceptor) accepted() []*Conn {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.conns)
+}
+
 func (a *acceptor) waitOpen(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // a hang guard
 	for a.t.Open() != n {
 		if time.Now().After(deadline) {
 			t.Fatalf("open = %d, want %d", a.t.Open(), n)
@@ -104,9 +114,7 @@ func TestTrackerNeverEvictsAuthenticated(t *testing.T) {
 	addr := a.ln.Addr().String()
 	good := dialFrom(t, "127.0.0.1", addr)
 	a.waitOpen(t, 1)
-	a.mu.Lock()
-	a.conns[0].MarkAuthenticated()
-	a.mu.Unlock()
+	a.accepted()[0].MarkAuthenticated()
 	for i := range 20 {
 		dialFrom(t, "127.0.0.3", addr) // closed at cleanup
 		if i < 2 {
@@ -114,6 +122,15 @@ func TestTrackerNeverEvictsAuthenticated(t *testing.T) {
 		}
 	}
 	a.waitOpen(t, 3)
+	// The server accepts (and evicts) on its own goroutine: wait for it
+	// to have handled every newcomer (a hang guard, not the verdict) ...
+	for deadline := time.Now().Add(30 * time.Second); a.t.Evicted() < 17; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("evicted = %d, want ≥ 17", a.t.Evicted())
+		}
+	}
+	// ... so the authenticated connection, if it were to be evicted, is
+	// closed by now: it must still be open.
 	if _, err := good.Write([]byte("x")); err != nil {
 		t.Fatal(err)
 	}
@@ -121,18 +138,10 @@ func TestTrackerNeverEvictsAuthenticated(t *testing.T) {
 	if _, err := good.Read(make([]byte, 1)); !isTimeout(err) {
 		t.Fatalf("authenticated connection was closed: %v", err)
 	}
-	// The server accepts (and evicts) on its own goroutine: wait for it.
-	for deadline := time.Now().Add(5 * time.Second); a.t.Evicted() < 17; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("evicted = %d, want ≥ 17", a.t.Evicted())
-		}
-	}
 	// When every slot is authenticated, a newcomer is refused instead.
-	a.mu.Lock()
-	for _, c := range a.conns {
+	for _, c := range a.accepted() {
 		c.MarkAuthenticated()
 	}
-	a.mu.Unlock()
 	late := dialFrom(t, "127.0.0.4", addr)
 	if !closedByPeer(late) {
 		t.Fatal("a connection beyond the bound with nothing evictable was kept")
@@ -145,9 +154,7 @@ func TestTrackerFreesSlotOnClose(t *testing.T) {
 	addr := a.ln.Addr().String()
 	c1 := dialFrom(t, "127.0.0.1", addr)
 	a.waitOpen(t, 1)
-	a.mu.Lock()
-	a.conns[0].Close()
-	a.mu.Unlock()
+	a.accepted()[0].Close()
 	a.waitOpen(t, 0)
 	_ = c1
 	a.t.mu.Lock()

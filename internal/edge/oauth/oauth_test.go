@@ -246,8 +246,8 @@ func TestValidTokenClaims(t *testing.T) {
 	if tok.Subject != "agent" || tok.ClientID != "agent" || len(tok.Scopes) != 1 || tok.Scopes[0] != "airlock.read" || tok.Groups[0] != "analysts" {
 		t.Fatalf("token %+v", tok)
 	}
-	if role, ok := f.v.Role(tok); !ok || role != "reader" {
-		t.Fatalf("role %q %v", role, ok)
+	if rm, ok := f.v.Rule(tok); !ok || rm.Role != "reader" {
+		t.Fatalf("role %q %v", rm.Role, ok)
 	}
 }
 
@@ -365,7 +365,8 @@ func TestRoleMapping(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			role, ok := v.Role(&tc.tok)
+			rm, ok := v.Rule(&tc.tok)
+			role := rm.Role
 			if role != tc.role || ok != (tc.role != "") {
 				t.Fatalf("role %q %v, want %q", role, ok, tc.role)
 			}

@@ -7,17 +7,17 @@ import (
 	"github.com/airlock-dev/airlock/internal/config"
 )
 
-// Role maps a validated token to an Airlock role by the first
-// role_mapping rule all of whose conditions hold. No rule matching means
-// no role: the token is refused (403 insufficient_scope), never given a
-// default.
-func (v *Validator) Role(t *Token) (string, bool) {
+// Rule maps a validated token to an Airlock role by the first
+// role_mapping rule all of whose conditions hold: its role, and the context
+// binding that comes with it. No rule matching means no role: the token is
+// refused (403 insufficient_scope), never given a default.
+func (v *Validator) Rule(t *Token) (config.RoleMapping, bool) {
 	for _, rm := range v.cfg.RoleMapping {
 		if ruleMatches(rm, t) {
-			return rm.Role, true
+			return rm, true
 		}
 	}
-	return "", false
+	return config.RoleMapping{}, false
 }
 
 func ruleMatches(rm config.RoleMapping, t *Token) bool {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 type kind uint8
@@ -113,8 +115,30 @@ func checkParams(method string, raw json.RawMessage) *Error {
 		if err := checkMembers(method, "_meta.", m, metaShape); err != nil {
 			return err
 		}
+		if removedInModern[method] && declaresModern(m) {
+			return nil
+		}
 	}
 	return checkMembers(method, "", members, shape)
+}
+
+// removedInModern are the methods protocol 2026-07-28 removed (SEP-2575).
+// A request that declares that revision in its _meta and names one of them
+// is passed on unchecked: the MCP library answers it "method not found"
+// (HTTP 404 and -32601, as the revision requires). Checking its old params
+// first answered 400 and -32602 ("level" is required), which told a client
+// of the new revision to fix its params instead of that the method is gone
+// (TestRemovedMethodsAreNotFound).
+var removedInModern = map[string]bool{
+	"initialize": true, "ping": true, "logging/setLevel": true,
+	"resources/subscribe": true, "resources/unsubscribe": true,
+}
+
+// declaresModern reports whether _meta names protocol 2026-07-28 or later,
+// which is how the MCP library tells the revisions apart.
+func declaresModern(meta map[string]json.RawMessage) bool {
+	var v string
+	return json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &v) == nil && mcp.IsModernProtocol(v)
 }
 
 func checkMembers(method, prefix string, members map[string]json.RawMessage, shape map[string]field) *Error {

@@ -23,6 +23,12 @@ func TestCheck(t *testing.T) {
 		{"error response", `{"jsonrpc":"2.0","id":7,"error":{"code":-1,"message":"no"}}`, nil, 0},
 		{"unknown method passes", `{"jsonrpc":"2.0","id":1,"method":"x/y","params":{"a":[1,2]}}`, nil, 0},
 		{"progress meta", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{"progressToken":"t"}}}`, nil, 0},
+		// Removed by 2026-07-28: passed on for the MCP library's -32601
+		// (404), not refused for the params they used to take.
+		{"removed setLevel, 2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, nil, 0},
+		{"removed subscribe, 2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, nil, 0},
+		{"removed unsubscribe, 2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"resources/unsubscribe","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, nil, 0},
+		{"removed initialize, 2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":5,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, nil, 0},
 
 		{"garbage", "\x00\x01\xff binary", ErrNotJSON, CodeParseError},
 		{"truncated", `{"jsonrpc":"2.0","id":1,`, ErrNotJSON, CodeParseError},
@@ -50,6 +56,13 @@ func TestCheck(t *testing.T) {
 		{"arguments not object", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":"a"}}`, ErrParams, CodeInvalidParams},
 		{"meta not object", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":1}}`, ErrParams, CodeInvalidParams},
 		{"progress token object", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":{}}}}`, ErrParams, CodeInvalidParams},
+		// The removed methods keep their checks in the revisions that have
+		// them, and a 2026-07-28 _meta exempts nothing else.
+		{"setLevel without level, 2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`, ErrParams, CodeInvalidParams},
+		{"setLevel without level, no version", `{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{}}`, ErrParams, CodeInvalidParams},
+		{"setLevel, version not a string", `{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":20260728}}}`, ErrParams, CodeInvalidParams},
+		{"tools/call without name, 2026-07-28", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, ErrParams, CodeInvalidParams},
+		{"removed method, bad progress token", `{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":{}}}}`, ErrParams, CodeInvalidParams},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

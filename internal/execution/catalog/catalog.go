@@ -61,28 +61,35 @@ func Declare(t toolkit.Tool, cfg *config.Config, upstreams []toolkit.UpstreamToo
 }
 
 // Listable keeps the approved upstream tools pol does not deny outright
-// ([policy.Policy.Listable]: a deny pattern, no allow, or an HTTP upstream
-// whose host the network section refuses). A tool that needs approval, or
-// whose rules judge the arguments, is listed: its fate depends on the call.
+// ([Lists]). A tool that needs approval, or whose rules judge the
+// arguments, is listed: its fate depends on the call.
 func Listable(cfg *config.Config, pol *policy.Policy, approved []toolkit.UpstreamTool) []toolkit.UpstreamTool {
 	var out []toolkit.UpstreamTool
 	for _, t := range approved {
-		up, ok := cfg.Upstream(t.Upstream)
-		if !ok {
-			continue
-		}
-		var u *url.URL
-		if !up.Stdio() {
-			var err error
-			if u, err = url.Parse(up.URL); err != nil {
-				continue
-			}
-		}
-		if pol.Listable("mcp."+t.Upstream+"."+t.Tool, u) {
+		if _, ok := cfg.Upstream(t.Upstream); ok && Lists(cfg, pol, t.Upstream, t.Tool) {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// Lists reports whether pol could allow some call of the tool of upstream
+// ([policy.Policy.Listable]): no deny pattern, an allow in every policy of
+// the chain, and for a configured HTTP upstream a host the network section
+// allows. It is the catalog's criterion, and the runner's first question
+// about a comm.mcp need (issue 26, item 6): what a caller's catalog cannot
+// list is POLICY_DENIED before anything reveals whether the tool exists,
+// is pending or takes which arguments. An upstream that is not configured
+// is judged by the patterns alone.
+func Lists(cfg *config.Config, pol *policy.Policy, upstream, tool string) bool {
+	var u *url.URL
+	if up, ok := cfg.Upstream(upstream); ok && !up.Stdio() {
+		var err error
+		if u, err = url.Parse(up.URL); err != nil {
+			return false
+		}
+	}
+	return pol.Listable(policy.MCPPrefix+upstream+"."+tool, u)
 }
 
 // Key fingerprints a catalog's content: the listed tools, their

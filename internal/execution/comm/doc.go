@@ -86,8 +86,12 @@
 // trusted_schema off), refuses anything but one SELECT / WITH / VALUES
 // statement (ErrNotReadOnly, ErrMultipleStatements), sets
 // SQLITE_LIMIT_ATTACHED to 0 on every query's connection (mode=ro and
-// query_only alone still let ATTACH create a file), interrupts a query at
-// its timeout (ErrTimeout) and caps rows, cells and total size.
+// query_only alone still let ATTACH create a file), compiles every
+// statement under SQLite's authorizer — reads of tables and views,
+// functions, recursion, nothing else: no pragma (pragma_database_list
+// names the file's host path), no sqlite_dbpage or dbstat, no ATTACH, no
+// load_extension (ErrQueryRefused, TestQueryAuthorizer) — interrupts a
+// query at its timeout (ErrTimeout) and caps rows, cells and total size.
 //
 // # Limits, honestly
 //
@@ -105,7 +109,10 @@
 //   - Charset support is deliberately small (see step 9).
 //   - The SQLite checks trust SQLite: a bug in SQLite's read-only
 //     enforcement is not something this package can catch, though the
-//     lexical check, query_only and mode=ro are independent layers
-//     (TestQueryRefuses, TestQueryConnectionIsReadOnly).
+//     lexical check, the authorizer, query_only and mode=ro are
+//     independent layers (TestQueryRefuses, TestQueryAuthorizer,
+//     TestQueryConnectionIsReadOnly). The authorizer refuses eponymous
+//     virtual tables by name (pragma_*, sqlite_dbpage, dbstat): a module
+//     a later SQLite adds is readable until it is named there.
 //   - Rate limiting is the runner's (limits package), not this package's.
 package comm

@@ -65,6 +65,11 @@ var (
 	// ErrNotReadOnly: a statement that writes, attaches, changes pragmas or
 	// loads extensions.
 	ErrNotReadOnly = errors.New("only read-only SQL is allowed")
+	// ErrQueryRefused: a read-only query that reads what comm.query does
+	// not serve — a pragma (pragma_database_list names the database's
+	// host path), sqlite_dbpage, dbstat — or calls load_extension; refused
+	// by SQLite's authorizer when the statement is compiled.
+	ErrQueryRefused = errors.New("not served by comm.query")
 )
 
 // Error is a refusal from one of the executors. Op, Kind, Detail and Status
@@ -123,6 +128,7 @@ var codes = []struct {
 	{ErrRedirectDenied, violation.PolicyDenied},
 	{ErrRedirectNeedsApproval, violation.ApprovalRequired},
 	{ErrNotReadOnly, violation.WriteAttempt},
+	{ErrQueryRefused, violation.PolicyDenied},
 	{ErrInvalidURL, violation.InvalidArguments},
 	{ErrInvalidQuery, violation.InvalidArguments},
 	{ErrMultipleStatements, violation.InvalidArguments},
@@ -147,7 +153,7 @@ var codes = []struct {
 //	ErrRedirectNeedsApproval                              APPROVAL_REQUIRED
 //	ErrNotReadOnly                                        WRITE_ATTEMPT
 //	ErrInvalidURL, ErrInvalidQuery, ErrMultipleStatements INVALID_ARGUMENTS
-//	ErrRobots                                             POLICY_DENIED
+//	ErrRobots, ErrQueryRefused                            POLICY_DENIED
 //	ErrTooManyRedirects, ErrTooLarge, ErrTimeout          LIMIT_EXCEEDED
 //	ErrBinary, ErrCharset, ErrStatus, ErrUnavailable      UNAVAILABLE
 //	ErrCredential                                         UNAVAILABLE

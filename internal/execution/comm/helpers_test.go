@@ -121,6 +121,33 @@ func newServer(t *testing.T, addr string, h http.Handler) *server {
 	return s
 }
 
+// recorder is a list of strings that handlers and rules running on other
+// goroutines append to: what a test server was asked for, what the rules
+// were asked about.
+type recorder struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (r *recorder) add(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, s)
+}
+
+func (r *recorder) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = nil
+}
+
+// list is a copy of what was added since the last reset.
+func (r *recorder) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
+}
+
 // loopback is AllowPrivate for tests that may reach the test servers.
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
 

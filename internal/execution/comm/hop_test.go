@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
@@ -37,12 +36,9 @@ func (r hopRules) CheckHop(u *url.URL) error {
 // requested (issue 10, item 2). A HopRules error that is not a RuleError
 // denies: fail closed.
 func TestFetchHopRules(t *testing.T) {
-	var mu sync.Mutex
-	var requested []string
+	var requested recorder
 	srv := newServer(t, "", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		requested = append(requested, r.URL.Path)
-		mu.Unlock()
+		requested.add(r.URL.Path)
 		if to, ok := strings.CutPrefix(r.URL.Path, "/to"); ok {
 			http.Redirect(w, r, to, http.StatusFound)
 			return
@@ -67,9 +63,7 @@ func TestFetchHopRules(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
-			mu.Lock()
-			requested = nil
-			mu.Unlock()
+			requested.reset()
 			_, err := f.Fetch(context.Background(), srv.URL+tc.path)
 			wantKind(t, err, tc.kind)
 			if tc.kind == nil {
@@ -78,10 +72,8 @@ func TestFetchHopRules(t *testing.T) {
 			if got := Code(err); got != tc.code {
 				t.Errorf("code %s, want %s", got, tc.code)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if len(requested) != 1 {
-				t.Errorf("requested %q: the refused target was requested", requested)
+			if got := requested.list(); len(got) != 1 {
+				t.Errorf("requested %q: the refused target was requested", got)
 			}
 			var e *Error
 			errors.As(err, &e)

@@ -4,20 +4,14 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"sync"
 	"testing"
 )
 
 // judgingRules records every URL the fetcher asks about.
-type judgingRules struct {
-	mu     sync.Mutex
-	judged []string
-}
+type judgingRules struct{ judged recorder }
 
 func (r *judgingRules) CheckURL(u *url.URL) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.judged = append(r.judged, u.String())
+	r.judged.add(u.String())
 	return nil
 }
 
@@ -27,12 +21,9 @@ func (r *judgingRules) CheckURL(u *url.URL) error {
 // item 1: "/x/../gated" and "//gated" were judged as written and served as
 // /gated). A URL with no normal form is refused before any connection.
 func TestFetchRequestsTheNormalForm(t *testing.T) {
-	var mu sync.Mutex
-	var requested []string
+	var wire recorder
 	srv := newServer(t, "", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		requested = append(requested, r.RequestURI)
-		mu.Unlock()
+		wire.add(r.RequestURI)
 		if r.URL.Path == "/hop" {
 			w.Header().Set("Location", "/y/..//gated/%62")
 			w.WriteHeader(http.StatusFound)
@@ -56,9 +47,7 @@ func TestFetchRequestsTheNormalForm(t *testing.T) {
 			opts := testOptions()
 			opts.Rules = rules
 			f := newFetcher(t, opts)
-			mu.Lock()
-			requested = nil
-			mu.Unlock()
+			wire.reset()
 			doc, err := f.Fetch(context.Background(), srv.URL+tc.in)
 			if err != nil {
 				t.Fatal(err)
@@ -66,15 +55,14 @@ func TestFetchRequestsTheNormalForm(t *testing.T) {
 			if doc.RequestedURL != srv.URL+tc.wantRequested {
 				t.Errorf("RequestedURL = %q", doc.RequestedURL)
 			}
-			mu.Lock()
-			defer mu.Unlock()
+			requested, judged := wire.list(), rules.judged.list()
 			for i := range tc.wire {
-				if i >= len(requested) || requested[i] != tc.wire[i] || rules.judged[i] != srv.URL+tc.judged[i] {
-					t.Fatalf("judged %q, requested %q; want both %q", rules.judged, requested, tc.wire)
+				if i >= len(requested) || requested[i] != tc.wire[i] || judged[i] != srv.URL+tc.judged[i] {
+					t.Fatalf("judged %q, requested %q; want both %q", judged, requested, tc.wire)
 				}
 			}
-			if len(requested) != len(tc.wire) || len(rules.judged) != len(tc.judged) {
-				t.Fatalf("judged %q, requested %q; want %q", rules.judged, requested, tc.wire)
+			if len(requested) != len(tc.wire) || len(judged) != len(tc.judged) {
+				t.Fatalf("judged %q, requested %q; want %q", judged, requested, tc.wire)
 			}
 		})
 	}

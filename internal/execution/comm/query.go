@@ -59,7 +59,12 @@ type Table struct {
 //     corrupt itself through writable_schema;
 //   - per query, SQLITE_LIMIT_ATTACHED is 0 (ATTACH, which could open or
 //     create another file with a URI of its choosing, always fails) and
-//     values are limited to 16 MiB.
+//     values are limited to 16 MiB;
+//   - every connection compiles statements under SQLite's authorizer
+//     (queryAuthorizer): reads of tables and views, functions and
+//     recursion only — no pragma (pragma_database_list would name the
+//     file's host path), no sqlite_dbpage or dbstat, no ATTACH, no
+//     load_extension (ErrQueryRefused).
 //
 // The database is not opened immutable: another process may be writing it,
 // and immutable would return wrong results then. maxRows ≤ 0 means 500;
@@ -86,10 +91,11 @@ func OpenQuerier(path string, maxRows int, timeout time.Duration) (*Querier, err
 	// A file: URI, so SQLite honours mode=ro; the path is escaped so a
 	// name holding '?' or '#' cannot smuggle in URI parameters.
 	dsn := (&url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}).String()
-	db, err := sql.Open("sqlite", dsn)
+	base, err := sqlite.NewConnector(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("comm: opening query database %q: %w", abs, err)
 	}
+	db := sql.OpenDB(authorizedConnector{base})
 	db.SetMaxOpenConns(maxQueryConns)
 	db.SetConnMaxIdleTime(time.Minute)
 	qr := &Querier{db: db, path: abs, maxRows: maxRows, timeout: timeout}
@@ -142,14 +148,33 @@ func (q *Querier) run(ctx context.Context, sqlText string) (*Table, error) {
 			return nil, newErr("query", ErrUnavailable, "the database could not be prepared", err)
 		}
 	}
+	// The connection already has the authorizer; this one also says what
+	// it refused, for the agent (SQLite's own text is "not authorized").
+	var refused string
+	err = conn.Raw(func(dc any) error {
+		return setAuthorizer(dc, func(what string) {
+			if refused == "" {
+				refused = what
+			}
+		})
+	})
+	if err != nil {
+		return nil, newErr("query", ErrUnavailable, "the database could not be prepared", err)
+	}
+	fail := func(err error) error {
+		if refused != "" {
+			return newErr("query", ErrQueryRefused, cutUTF8(cleanText(refused, 120), 512), err)
+		}
+		return q.sqlErr(ctx, err)
+	}
 	rows, err := conn.QueryContext(ctx, sqlText)
 	if err != nil {
-		return nil, q.sqlErr(ctx, err)
+		return nil, fail(err)
 	}
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
-		return nil, q.sqlErr(ctx, err)
+		return nil, fail(err)
 	}
 	t := &Table{Columns: make([]string, len(cols)), Rows: [][]string{}}
 	for i, c := range cols {
@@ -167,7 +192,7 @@ func (q *Querier) run(ctx context.Context, sqlText string) (*Table, error) {
 			break
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return nil, q.sqlErr(ctx, err)
+			return nil, fail(err)
 		}
 		row := make([]string, len(vals))
 		for i, v := range vals {
@@ -179,7 +204,7 @@ func (q *Querier) run(ctx context.Context, sqlText string) (*Table, error) {
 		t.Rows = append(t.Rows, row)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, q.sqlErr(ctx, err)
+		return nil, fail(err)
 	}
 	return t, nil
 }

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
+	"github.com/airlock-dev/airlock/fence"
 	"github.com/airlock-dev/airlock/internal/config"
 )
 
@@ -240,39 +242,77 @@ func (sc *Scrubber) String(s string) string {
 }
 
 // Find reports the id of the first injected secret that occurs in r
-// (read in chunks, a secret split across two of them included), or "".
+// (read in chunks, a secret split across two of them included), or "". It
+// looks at the bytes as written and as the fence's sanitizer shows them:
+// an output file holding the secret with U+200B or U+00AD between its
+// letters would be re-formed by the fence of read_pool_file (issue 26,
+// item 5). The sanitized view is taken a line at a time, as the sanitizer
+// keeps no state across a newline (a line longer than maxSanitizedLine is
+// taken in pieces).
 func (sc *Scrubber) Find(r io.Reader) (string, error) {
 	secrets := sc.secrets()
 	if len(secrets) == 0 {
 		return "", nil
 	}
-	longest := 0
-	for _, s := range secrets {
-		for _, v := range s.values {
-			longest = max(longest, len(v))
-		}
-	}
-	buf := make([]byte, 0, 64<<10+longest)
+	raw, shown := &window{secrets: secrets}, &window{secrets: secrets}
+	var line []byte // read, not yet sanitized
 	chunk := make([]byte, 64<<10)
 	for {
 		n, err := r.Read(chunk)
-		buf = append(buf, chunk[:n]...)
-		for _, s := range secrets {
-			for _, v := range s.values {
-				if bytes.Contains(buf, v) {
-					return s.id, nil
-				}
+		eof := errors.Is(err, io.EOF)
+		line = append(line, chunk[:n]...)
+		cut := bytes.LastIndexByte(line, '\n') + 1
+		switch {
+		case eof:
+			cut = len(line)
+		case cut == 0 && len(line) > maxSanitizedLine:
+			for cut = len(line); cut > 0 && !utf8.RuneStart(line[cut-1]); cut-- {
 			}
+			cut = max(cut-1, 1)
 		}
-		// Keep the tail that could start a secret completed by the next chunk.
-		if keep := longest - 1; len(buf) > keep {
-			buf = append(buf[:0], buf[len(buf)-keep:]...)
+		if id := raw.find(chunk[:n]); id != "" {
+			return id, nil
 		}
-		if errors.Is(err, io.EOF) {
+		if cut > 0 {
+			clean, _ := fence.Sanitize(string(line[:cut]))
+			if id := shown.find([]byte(clean)); id != "" {
+				return id, nil
+			}
+			line = append(line[:0], line[cut:]...)
+		}
+		if eof {
 			return "", nil
 		}
 		if err != nil {
 			return "", err
 		}
 	}
+}
+
+// maxSanitizedLine bounds what Find holds of one line before it
+// sanitizes a piece of it.
+const maxSanitizedLine = 1 << 20
+
+// window finds secrets in a stream of pieces, keeping the tail that could
+// start a secret the next piece completes.
+type window struct {
+	secrets []secret
+	buf     []byte
+}
+
+func (w *window) find(b []byte) string {
+	w.buf = append(w.buf, b...)
+	longest := 0
+	for _, s := range w.secrets {
+		for _, v := range s.values {
+			if bytes.Contains(w.buf, v) {
+				return s.id
+			}
+			longest = max(longest, len(v))
+		}
+	}
+	if keep := longest - 1; len(w.buf) > keep {
+		w.buf = append(w.buf[:0], w.buf[len(w.buf)-keep:]...)
+	}
+	return ""
 }

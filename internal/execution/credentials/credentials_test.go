@@ -10,6 +10,7 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/airlock-dev/airlock/fence"
 	"github.com/airlock-dev/airlock/internal/config"
 )
 
@@ -161,12 +162,14 @@ func TestScrubber(t *testing.T) {
 	}
 }
 
-// FuzzFind: the chunked scan agrees with a whole-buffer search for any
+// FuzzFind: the chunked scan agrees with a whole-buffer search, of the
+// bytes and of their lines as the fence's sanitizer shows them, for any
 // content and any read sizes (pipeline outputs are untrusted).
 func FuzzFind(f *testing.F) {
 	f.Add([]byte("prefix file-secret-0123456789 suffix"), uint8(3))
 	f.Add([]byte("file-secret-01234567"), uint8(1))
 	f.Add(bytes.Repeat([]byte("file-secret-"), 10), uint8(7))
+	f.Add([]byte("a\nfile-\u200bsecret-\x1b[0m0123456789\n"), uint8(5))
 	sc := &Scrubber{}
 	sc.add("pipe", fileSecret)
 	f.Fuzz(func(t *testing.T, data []byte, step uint8) {
@@ -175,7 +178,13 @@ func FuzzFind(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := bytes.Contains(data, []byte(fileSecret)); (id == "pipe") != want {
+		var shown strings.Builder
+		for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+			clean, _ := fence.Sanitize(string(line))
+			shown.WriteString(clean)
+		}
+		want := bytes.Contains(data, []byte(fileSecret)) || strings.Contains(shown.String(), fileSecret)
+		if (id == "pipe") != want {
 			t.Fatalf("Find = %q, contains = %v", id, want)
 		}
 		if bytes.Contains(sc.Bytes(bytes.Clone(data)), []byte(fileSecret)) {
@@ -197,4 +206,31 @@ func (r *stepReader) Read(p []byte) (int, error) {
 	copy(p, r.data[:k])
 	r.data = r.data[k:]
 	return k, nil
+}
+
+// TestScrubberFindsSplitSecrets (issue 26, item 5): Find sees a secret
+// that the fence's sanitizer would re-form — split by U+200B, U+00AD or an
+// escape sequence — in a short file, across a read boundary and inside a
+// line longer than it sanitizes at once.
+func TestScrubberFindsSplitSecrets(t *testing.T) {
+	s, _, _ := testSet(t, nil)
+	sc := &Scrubber{}
+	s.PipelineEnv("a", "p1", sc)
+	split := func(sep string) string { return strings.Join(strings.Split(fileSecret, ""), sep) }
+	long := strings.Repeat("y", maxSanitizedLine+3) + split("\u200b") + strings.Repeat("z", 10)
+	for name, content := range map[string]string{
+		"zero width":     "x " + split("\u200b") + "\n",
+		"soft hyphen":    split("\u00ad"),
+		"escape":         "a\n" + split("\x1b[0m") + "\nb",
+		"across reads":   strings.Repeat("x", 64<<10-7) + split("\u2060"),
+		"in a long line": long,
+	} {
+		id, err := sc.Find(iotest.HalfReader(strings.NewReader(content)))
+		if err != nil || id != "pipe" {
+			t.Errorf("%s: %q, %v", name, id, err)
+		}
+	}
+	if id, err := sc.Find(strings.NewReader(split(" "))); id != "" || err != nil {
+		t.Errorf("split by a visible character (a known limit, not re-formed): %q, %v", id, err)
+	}
 }

@@ -29,10 +29,15 @@
 //     every injected secret replaced by its marker; an output file that
 //     contains one is refused ([Scrubber.Find]). A secret shorter than
 //     [MinSecretBytes] is refused as invalid: scanning for it would be
-//     meaningless.
+//     meaningless. What Airlock itself would re-form is caught too (issue
+//     26, item 5): the fence scrubs its text after sanitizing
+//     (fence.Meta.Scrub), and Find also reads an output as the sanitizer
+//     shows it, so a secret split by characters the sanitizer removes
+//     (U+200B, U+00AD, escape sequences) is found.
 //
 // Limits: a scrubber finds the secret as injected (and in the header
 // template's rendering), not transformed — a pipeline that prints it
-// base64-encoded, reversed or split across lines gets it out. Give
-// pipelines credentials only when the pipeline itself is trusted code.
+// base64-encoded, reversed, split by visible characters or across lines
+// gets it out. Give pipelines credentials only when the pipeline itself is
+// trusted code.
 package credentials

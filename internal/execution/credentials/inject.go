@@ -1,12 +1,10 @@
 package credentials
 
 import (
-	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/airlock-dev/airlock/internal/config"
-	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 )
 
 // Hosts injects the header credentials of one role into comm.fetch
@@ -54,42 +52,6 @@ func (h *Hosts) HeadersFor(host string) ([]Header, error) {
 		out = append(out, Header{Name: c.Header.Name, Value: rendered})
 	}
 	return out, nil
-}
-
-// HTTPHeaders is HeadersFor in the form comm.FetchOptions.Headers takes;
-// nil (inject nothing) when h is nil.
-func (h *Hosts) HTTPHeaders() func(string) (http.Header, error) {
-	if h == nil {
-		return nil
-	}
-	return func(host string) (http.Header, error) {
-		hs, err := h.HeadersFor(host)
-		if err != nil || len(hs) == 0 {
-			return nil, err
-		}
-		out := http.Header{}
-		for _, x := range hs {
-			out.Add(x.Name, x.Value)
-		}
-		return out, nil
-	}
-}
-
-// ForPipelines is the role's credentials as run_pipeline takes them: each
-// run gets its own Scrubber of what it was given.
-func (s *Set) ForPipelines(role string) toolkit.PipelineCredentials {
-	return pipelineCredentials{set: s, role: role}
-}
-
-type pipelineCredentials struct {
-	set  *Set
-	role string
-}
-
-func (p pipelineCredentials) PipelineEnv(pipeline string) ([]string, toolkit.Scrubber, error) {
-	sc := &Scrubber{}
-	env, err := p.set.PipelineEnv(p.role, pipeline, sc)
-	return env, sc, err
 }
 
 // PipelineEnv returns the NAME=secret entries of the role's credentials

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
@@ -37,14 +38,44 @@ type Store interface {
 // Pools registers derived pools in a process's pool registry and in the
 // store. It is safe for concurrent use.
 type Pools struct {
-	st    Store
-	pools *sources.Registry
-	log   *slog.Logger
+	st        Store
+	pools     *sources.Registry
+	log       *slog.Logger
+	now       func() time.Time
+	retention func() Retention
 }
 
-// New returns the derived pools of st, opened into pools.
-func New(st Store, pools *sources.Registry, log *slog.Logger) *Pools {
-	return &Pools{st: st, pools: pools, log: log}
+// Retention is how many output pools a context keeps listed and for how
+// long (issue 24 item 5): past either, the oldest stop being listed and
+// bound (their files stay in the state directory).
+type Retention struct {
+	Count  int           // newest kept; 0: DefaultRetentionCount
+	MaxAge time.Duration // 0: no age limit
+}
+
+// DefaultRetentionCount is the output pools a context keeps by default.
+const DefaultRetentionCount = 32
+
+// maxDerivedPools bounds Retention.Count, whatever is configured.
+const maxDerivedPools = 1000
+
+func (r Retention) count() int {
+	if r.Count <= 0 {
+		return DefaultRetentionCount
+	}
+	return min(r.Count, maxDerivedPools)
+}
+
+// expired says whether an entry published at created is past the age
+// limit (an entry kept before publication times were recorded never is).
+func (r Retention) expired(created, now time.Time) bool {
+	return r.MaxAge > 0 && !created.IsZero() && now.Sub(created) > r.MaxAge
+}
+
+// New returns the derived pools of st, opened into pools; retention is read
+// at each publication and binding, so a reload applies to the next one.
+func New(st Store, pools *sources.Registry, log *slog.Logger, now func() time.Time, retention func() Retention) *Pools {
+	return &Pools{st: st, pools: pools, log: log, now: now, retention: retention}
 }
 
 func derivedKey(contextID string) string { return "derived-pools:" + contextID }
@@ -57,19 +88,21 @@ type derivedEntry struct {
 	Trust       string `json:"trust"`
 	// Readers keeps null (public) apart from [] (nobody): no omitempty.
 	Readers []string `json:"readers"`
+	// Created is when the run published it (zero for entries recorded
+	// before the age limit existed).
+	Created time.Time `json:"created,omitzero"`
 }
 
-// maxDerivedPools bounds the pools one context accumulates; the oldest
-// stop being listed beyond it (their files stay on disk).
-const maxDerivedPools = 64
-
-// Add opens d here and records it for the context in the store.
+// Add opens d here and records it for the context in the store, dropping
+// from the context's list what the retention no longer keeps.
 func (p *Pools) Add(ctx context.Context, contextID string, d *toolkit.DerivedPool) error {
-	e := derivedEntry{ID: d.ID, Description: d.Description, Dir: d.Dir, Manifest: d.Manifest, Trust: d.Trust, Readers: d.Readers}
+	now, keep := p.now(), p.retention()
+	e := derivedEntry{ID: d.ID, Description: d.Description, Dir: d.Dir, Manifest: d.Manifest, Trust: d.Trust, Readers: d.Readers, Created: now.UTC()}
 	if err := p.pools.AddPool(e.poolConfig()); err != nil {
 		return err
 	}
 	key := derivedKey(contextID)
+	dropped := map[string]bool{}
 	err := p.st.UpdateUsage(ctx, []string{key}, func(cur map[string][]byte) (map[string][]byte, error) {
 		var list []derivedEntry
 		if b := cur[key]; len(b) > 0 {
@@ -78,20 +111,32 @@ func (p *Pools) Add(ctx context.Context, contextID string, d *toolkit.DerivedPoo
 			}
 		}
 		list = append(list, e)
-		if len(list) > maxDerivedPools {
-			list = list[len(list)-maxDerivedPools:]
+		kept := list[:0]
+		for _, x := range list {
+			if keep.expired(x.Created, now) {
+				dropped[x.ID] = true
+				continue
+			}
+			kept = append(kept, x)
 		}
-		b, err := json.Marshal(list)
+		if n := len(kept) - keep.count(); n > 0 {
+			for _, x := range kept[:n] {
+				dropped[x.ID] = true
+			}
+			kept = kept[n:]
+		}
+		b, err := json.Marshal(kept)
 		return map[string][]byte{key: b}, err
 	})
 	if err != nil {
 		return err
 	}
 	_, err = p.st.UpdateContext(ctx, contextID, func(cx *contexts.Context) error {
-		ids := derivedIDs(cx)
-		ids = append(ids, d.ID)
-		if len(ids) > maxDerivedPools {
-			ids = ids[len(ids)-maxDerivedPools:]
+		// Merged with what the context lists now, not overwritten: another
+		// process's publication may have landed in between.
+		ids := slices.DeleteFunc(append(derivedIDs(cx), d.ID), func(id string) bool { return dropped[id] })
+		if n := len(ids) - keep.count(); n > 0 {
+			ids = ids[n:]
 		}
 		if cx.Env == nil {
 			cx.Env = map[string]string{}
@@ -117,15 +162,27 @@ func derivedIDs(cx *contexts.Context) []string {
 
 // BoundIDs is what a context's binding holds: its frozen pools and its
 // derived pools this process can open (another process's run whose files
-// are not on this machine is left out, and logged).
+// are not on this machine is left out, and logged) and the retention still
+// keeps.
 func (p *Pools) BoundIDs(ctx context.Context, cx *contexts.Context) []string {
 	derived := derivedIDs(cx)
 	if len(derived) == 0 {
 		return cx.Pools
 	}
+	keep := p.retention()
+	if n := len(derived) - keep.count(); n > 0 {
+		derived = derived[n:] // listed before a lower count was configured
+	}
 	ids := slices.Clone(cx.Pools)
 	var entries map[string]derivedEntry
+	if keep.MaxAge > 0 {
+		entries = p.entries(ctx, cx.ID) // an age limit needs each one's publication time
+	}
+	now := p.now()
 	for _, id := range derived {
+		if keep.MaxAge > 0 && keep.expired(entries[id].Created, now) {
+			continue
+		}
 		if p.pools.Has(id) {
 			ids = append(ids, id)
 			continue

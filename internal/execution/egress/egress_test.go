@@ -53,7 +53,7 @@ func (r *recorder) reset() {
 
 func (r *recorder) last(t *testing.T) egress.Event {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // a hang guard
 	for time.Now().Before(deadline) {
 		r.mu.Lock()
 		n := len(r.events)
@@ -266,6 +266,7 @@ func serveEnds(t *testing.T, head string) {
 	res := names{"allowed.example": "127.0.0.1"}
 	hold := make(chan struct{})
 	defer close(hold)
+	arrived := make(chan struct{}, 1) // the proxy has connected to the server
 	backend, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -276,6 +277,10 @@ func serveEnds(t *testing.T, head string) {
 			c, err := backend.Accept()
 			if err != nil {
 				return
+			}
+			select {
+			case arrived <- struct{}{}:
+			default:
 			}
 			go func() { <-hold; c.Close() }() // a server that never answers nor closes
 		}
@@ -301,16 +306,22 @@ func serveEnds(t *testing.T, head string) {
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("tunnel: %v %v", resp, err)
 		}
-	} else {
-		time.Sleep(200 * time.Millisecond) // the request reaches the server
+	}
+	// Both connections are open (client–proxy, proxy–server) before the
+	// run ends: waited for, not slept for. The deadlines below are hang
+	// guards; closed connections answer at once.
+	select {
+	case <-arrived:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the proxy never connected to the server")
 	}
 	l.Close()
 	select {
 	case <-done:
-	case <-time.After(3 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("Serve did not return with a connection open")
 	}
-	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	if _, err := c.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("the connection stayed open: %v", err)
 	}

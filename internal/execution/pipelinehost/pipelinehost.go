@@ -11,14 +11,18 @@
 package pipelinehost
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/runmark"
 	"github.com/airlock-dev/airlock/internal/execution/sandbox"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 	"github.com/airlock-dev/airlock/internal/kit/metrics"
@@ -55,7 +59,8 @@ func New(cfg *config.Config, stateDir string, opts *Options, log *slog.Logger) t
 		return host
 	}
 	var err error
-	if host.RunsDir, err = ReachableDir(stateDir, "runs"); err != nil {
+	host.Marks = filepath.Join(stateDir, runsName)
+	if host.RunsDir, host.Cleanup, err = ReachableDir(stateDir, runsName); err != nil {
 		host.Unavailable = fmt.Errorf("creating the runs directory: %w", err)
 		return host
 	}
@@ -74,6 +79,28 @@ func New(cfg *config.Config, stateDir string, opts *Options, log *slog.Logger) t
 	return host
 }
 
+// runsName is the runs directory in the state directory: the runs'
+// workspaces (unless it had to fall back, see ReachableDir) and always
+// their marks (package runmark).
+const runsName = "runs"
+
+// Recover records, at start, each pipeline run an earlier process on
+// stateDir left unfinished — it died while the run lasted — as
+// interrupted in db's trail (audit.RunInterrupted), and removes its
+// workspace (package runmark). A record the store cannot take leaves the
+// run for the next start; both are logged, neither stops the start.
+func Recover(ctx context.Context, stateDir string, db audit.Appender, now func() time.Time, log *slog.Logger) {
+	n, err := runmark.Recover(filepath.Join(stateDir, runsName), func(r audit.Run) error {
+		return db.Append(ctx, audit.RunInterrupted(now().UTC(), r))
+	})
+	if n > 0 {
+		log.Warn("pipeline runs interrupted by the last stop recorded", "runs", n)
+	}
+	if err != nil {
+		log.Error("recording interrupted pipeline runs", "err", err)
+	}
+}
+
 // Check is serve's decision about run_pipeline for cfg and stateDir on
 // this host, for `airlock doctor`: nil when pipelines will run, else the
 // reason every run_pipeline call will be refused with. It is New itself
@@ -83,6 +110,7 @@ func New(cfg *config.Config, stateDir string, opts *Options, log *slog.Logger) t
 // sandbox.New got as far as checking them.
 func Check(cfg *config.Config, stateDir string, opts *Options) (sandbox.Report, error) {
 	host := New(cfg, stateDir, opts, slog.New(slog.DiscardHandler))
+	defer host.Close()
 	if host.Sandbox != nil {
 		return host.Sandbox.Report(), nil
 	}
@@ -136,27 +164,32 @@ func traversable(dir string) error {
 
 // ReachableDir returns stateDir/name (created 0711) when the sandbox user
 // can traverse to it. When it cannot — a state directory under a private
-// home, the XDG default for root — it returns a fresh directory under the
-// system temp directory instead (random name, 0711, owned by us), so run
-// workspaces and the demo pools stay reachable. Such a directory does not
-// outlive a reboot; the audit trail, which holds the evidence, stays in
-// stateDir.
-func ReachableDir(stateDir, name string) (string, error) {
-	dir := filepath.Join(stateDir, name)
+// home, the XDG default for root, a test's 0700 temporary directory — it
+// returns a fresh directory under the system temp directory instead
+// (random name, 0711, owned by us), so run workspaces and the demo pools
+// stay reachable. release removes that directory, and must be called when
+// the process is done with it: every serve, doctor and demo-loading
+// command used to leave one behind (issue 24 item 10: hundreds after a day
+// of tests). For stateDir/name it does nothing. Such a directory never
+// holds evidence — the audit trail stays in stateDir — and one left by a
+// killed process does not outlive a reboot.
+func ReachableDir(stateDir, name string) (dir string, release func() error, err error) {
+	dir = filepath.Join(stateDir, name)
 	if err := os.MkdirAll(dir, 0o711); err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if traversable(dir) == nil {
-		return dir, nil
+		return dir, func() error { return nil }, nil
 	}
 	tmp, err := os.MkdirTemp("", "airlock-"+name+"-")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
+	release = func() error { return os.RemoveAll(tmp) }
 	if err := os.Chmod(tmp, 0o711); err != nil {
-		return "", err
+		return "", nil, errors.Join(err, release())
 	}
-	return tmp, nil
+	return tmp, release, nil
 }
 
 // sandboxObserver counts pipeline runs, kills and limit hits.

@@ -27,29 +27,28 @@ func TestKillFileTripsRunnerWhileStoreLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	if _, err := operator.TripKillSwitch(state, "op", "locked drill"); err != nil {
-		t.Fatal(err)
+	// The lock is released only further down: a trip that waited for it
+	// would never return (the half minute is a hang guard, not a bound).
+	tripped := make(chan error, 1)
+	go func() {
+		_, err := operator.TripKillSwitch(state, "op", "locked drill")
+		tripped <- err
+	}()
+	select {
+	case err := <-tripped:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("tripping waits for the store's lock")
 	}
-	if d := time.Since(start); d > time.Second {
-		t.Fatalf("tripping took %v with the store locked", d)
-	}
-	// The runner reads the switch from memory, kept current by its watcher
-	// (an inotify event, else a 10 ms poll): the trip shows within
-	// moments, not necessarily at the very next instruction.
+	// Every call reads the switch itself: the very next one is refused.
 	var v *violation.Error
-	for deadline := time.Now().Add(2 * time.Second); ; {
-		err = r.killSwitch(ctx)
-		if errors.As(err, &v) && v.Code == violation.KillSwitchEngaged {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("kill switch step 2 s after the trip: %v", err)
-		}
-		time.Sleep(2 * time.Millisecond)
+	if err := r.killSwitch(ctx); !errors.As(err, &v) || v.Code != violation.KillSwitchEngaged {
+		t.Fatalf("kill switch step right after the trip: %v", err)
 	}
 	raw.release()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a hang guard: the recorder retries every 250 ms
 	for {
 		recs, err := r.db.Tail(ctx, 5)
 		if err != nil {
@@ -144,7 +143,7 @@ func TestCheckpointCadenceFromConfig(t *testing.T) {
 		s.Run(context.Background(), Call{Tool: "list_pools"})
 	}
 	key, _ := witness.LoadKey(filepath.Join(state, statedir.WitnessKeyFile))
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // a hang guard: the checkpointer writes on its goroutine
 	for {
 		head, _, _ := r.db.Head(context.Background())
 		cps, err := witness.ReadFile(filepath.Join(state, statedir.WitnessFile), key)

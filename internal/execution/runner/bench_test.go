@@ -25,9 +25,15 @@ var readArgs = json.RawMessage(`{"pool":"p","path":"long.txt"}`)
 // tests' 64-byte output limit is for truncation cases).
 var benchCfgYAML = strings.Replace(cfgYAML, "max_output_bytes: 64", "max_output_bytes: 4096", 1)
 
+// benchSession is a runner on benchCfgYAML with opts, and a session on it.
+func benchSession(b *testing.B, opts *Options) (*Runner, *Session) {
+	b.Helper()
+	r, _ := newRunnerWith(b, benchCfgYAML, opts)
+	return r, openSession(b, r)
+}
+
 func BenchmarkReadDirectHandler(b *testing.B) {
-	r, _ := newRunnerWith(b, benchCfgYAML, nil)
-	s := openSession(b, r)
+	r, s := benchSession(b, nil)
 	tool := r.tools["read_pool_file"]
 	args, _, err := decode(tool, r.gen.Load().tools[tool.Name].Validator, readArgs)
 	if err != nil {
@@ -48,8 +54,7 @@ func BenchmarkReadDirectHandler(b *testing.B) {
 }
 
 func BenchmarkReadGoverned(b *testing.B) {
-	r, _ := newRunnerWith(b, benchCfgYAML, nil)
-	s := openSession(b, r)
+	_, s := benchSession(b, nil)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -73,8 +78,7 @@ func BenchmarkReadGovernedTraced(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer tr.Shutdown(context.Background())
-	r, _ := newRunnerWith(b, benchCfgYAML, &Options{Tracer: tr})
-	s := openSession(b, r)
+	_, s := benchSession(b, &Options{Tracer: tr})
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -86,8 +90,7 @@ func BenchmarkReadGovernedTraced(b *testing.B) {
 
 // BenchmarkReadGovernedParallel: concurrent calls share group commits.
 func BenchmarkReadGovernedParallel(b *testing.B) {
-	r, _ := newRunnerWith(b, benchCfgYAML, nil)
-	s := openSession(b, r)
+	_, s := benchSession(b, nil)
 	ctx := context.Background()
 	b.SetParallelism(16)
 	b.ReportAllocs()
@@ -105,8 +108,7 @@ func BenchmarkReadGovernedParallel(b *testing.B) {
 // skips the durable append of step 13, separating the boundary's CPU cost
 // from the cost of an fsync per call.
 func BenchmarkReadGovernedNoCommit(b *testing.B) {
-	r, _ := newRunnerWith(b, benchCfgYAML, nil)
-	s := openSession(b, r)
+	r, s := benchSession(b, nil)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -123,7 +123,7 @@ func (b *sessionBroker) Execute(ctx context.Context, need declarations.Need) (*t
 		// secret injected is scrubbed from what the host sent back (a
 		// server echoing its Authorization header into the page).
 		scrub := &credentials.Scrubber{}
-		opts.Headers = b.s.r.creds.ForHosts(b.s.role, scrub).HTTPHeaders()
+		opts.Headers = fetchHeaders(b.s.r.creds.ForHosts(b.s.role, scrub))
 		f, err := comm.NewFetcher(opts)
 		if err != nil {
 			return nil, fmt.Errorf("fetcher: %w", err)
@@ -133,13 +133,13 @@ func (b *sessionBroker) Execute(ctx context.Context, need declarations.Need) (*t
 		if err != nil {
 			return nil, comm.Violation(err)
 		}
-		// A named host could also put what it was sent into a redirect's
-		// Location: the URLs the agent and the audit see are scrubbed too.
+		// A named host could also put it into a redirect's Location: the URLs
+		// are scrubbed too, here and after the fence's sanitizer (Scrub).
 		doc.Text, doc.URL, doc.RequestedURL = scrub.String(doc.Text), scrub.String(doc.URL), scrub.String(doc.RequestedURL)
 		for i, u := range doc.Redirects {
 			doc.Redirects[i] = scrub.String(u)
 		}
-		return &toolkit.External{Text: doc.Text, Source: doc.URL, ContentType: doc.ContentType, RetrievedAt: doc.RetrievedAt,
+		return &toolkit.External{Text: doc.Text, Source: doc.URL, ContentType: doc.ContentType, RetrievedAt: doc.RetrievedAt, Scrub: scrub.String,
 			Truncated: doc.Truncated, Details: map[string]any{"status": doc.Status, "redirects": doc.Redirects, "requested_url": doc.RequestedURL}}, nil
 	case declarations.OpSearch:
 		if b.cfg.search.Endpoint == "" {

@@ -24,24 +24,20 @@ import (
 // runner's stop at the same depth.
 const maxChain = provtrace.MaxChain
 
-// resolveContext finds the context a principal's calls run in: its default
-// context, created from the role on first use and rebound when the role's
-// policy or pools changed, or the child context handle names, which must be
-// the principal's and must still restrict its parent.
-func (r *Runner) resolveContext(ctx context.Context, principal, role, handle string) (*contexts.Context, error) {
+// resolveContext finds the context a principal's calls run in, as bind
+// allows: the one handle names, else the bound one, else the default
+// context of principal and role, created on first use and rebound when the
+// role's policy or pools changed. Every chain must still restrict its parent.
+func (r *Runner) resolveContext(ctx context.Context, principal, role, handle string, bind contexts.Binding) (*contexts.Context, error) {
+	id := bind.Context // the configuration names it: no handle to verify
 	if handle != "" {
-		id, ok := state.ContextOfHandle(r.handleKey, handle)
-		if !ok {
+		var ok bool
+		if id, ok = state.ContextOfHandle(r.handleKey, handle); !ok {
 			return nil, violation.Wrap(violation.ContextInvalid, ErrContextHandle, "the context handle is not one this server issued")
 		}
-		chain, err := r.contextChain(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if chain[0].Principal != principal {
-			return nil, violation.Wrap(violation.ContextInvalid, ErrContextHandle, "the context handle is not one this server issued")
-		}
-		return chain[0], nil
+	}
+	if id != "" {
+		return r.admitContext(ctx, id, principal, role, bind)
 	}
 	gen := r.gen.Load()
 	rc, ok := gen.cfg.Roles[role]
@@ -52,8 +48,7 @@ func (r *Runner) resolveContext(ctx context.Context, principal, role, handle str
 	if !ok {
 		return nil, fmt.Errorf("policy %q of role %q: %w", rc.Policy, role, ErrUnknownRole)
 	}
-	id := contexts.DefaultID(principal)
-	cx, err := r.db.GetContext(ctx, id)
+	cx, id, err := contexts.LoadDefault(ctx, r.db, principal, role)
 	if errors.Is(err, contexts.ErrNotFound) {
 		now := r.now().UTC().Truncate(time.Microsecond) // as the store keeps it
 		cx, err = r.db.EnsureContext(ctx, &contexts.Context{ID: id, Principal: principal, Role: role, Policy: rc.Policy,
@@ -65,12 +60,12 @@ func (r *Runner) resolveContext(ctx context.Context, principal, role, handle str
 	if err != nil {
 		return nil, fmt.Errorf("loading context: %w", err)
 	}
-	if cx.Role != role || cx.Policy != rc.Policy || cx.PolicyVersion != pol.Version() || !slices.Equal(cx.Pools, rc.Pools) {
+	if cx.Policy != rc.Policy || cx.PolicyVersion != pol.Version() || !slices.Equal(cx.Pools, rc.Pools) {
 		// The role's configuration changed (a reload or a restart): the
 		// default context follows its role; its phase, usage and
-		// declarations stay.
+		// declarations stay. Its role never changes: it is in the key.
 		cx, err = r.db.UpdateContext(ctx, id, func(c *contexts.Context) error {
-			c.Role, c.Policy, c.PolicyVersion, c.Pools, c.UpdatedAt = role, rc.Policy, pol.Version(), slices.Clone(rc.Pools), r.now().UTC()
+			c.Policy, c.PolicyVersion, c.Pools, c.UpdatedAt = rc.Policy, pol.Version(), slices.Clone(rc.Pools), r.now().UTC()
 			return nil
 		})
 		if err != nil {
@@ -78,7 +73,20 @@ func (r *Runner) resolveContext(ctx context.Context, principal, role, handle str
 		}
 		r.auditContext(ctx, audit.ContextRebind(r.now().UTC(), auditedContext(cx), "the role's policy or pools changed"))
 	}
-	return cx, nil
+	return cx, bind.Admit([]*contexts.Context{cx}, principal, role)
+}
+
+// admitContext loads context id and its ancestors and admits it for
+// principal in role under bind.
+func (r *Runner) admitContext(ctx context.Context, id, principal, role string, bind contexts.Binding) (*contexts.Context, error) {
+	chain, err := r.contextChain(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := bind.Admit(chain, principal, role); err != nil {
+		return nil, err
+	}
+	return chain[0], nil
 }
 
 // contextChain loads a context and its ancestors, the context first, and

@@ -2,9 +2,11 @@ package runner
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/execution/credentials"
+	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 )
 
 // The runner's side of scoped credentials (issue 12 item 7): it owns the
@@ -28,4 +30,36 @@ func (r *Runner) recordCredentialChange(ch credentials.Change) {
 	if err := r.db.Append(context.Background(), rec); err != nil {
 		r.log.Error("auditing a credential change", "credential", ch.ID, "err", err)
 	}
+}
+
+// fetchHeaders adapts the role's header injector to comm.FetchOptions.Headers
+// (here, not in credentials: that package reaches no network code).
+func fetchHeaders(h *credentials.Hosts) func(string) (http.Header, error) {
+	if h == nil {
+		return nil
+	}
+	return func(host string) (http.Header, error) {
+		hs, err := h.HeadersFor(host)
+		if err != nil || len(hs) == 0 {
+			return nil, err
+		}
+		out := http.Header{}
+		for _, x := range hs {
+			out.Add(x.Name, x.Value)
+		}
+		return out, nil
+	}
+}
+
+// pipelineCredentials implements toolkit.PipelineCredentials for one call.
+type pipelineCredentials struct {
+	set  *credentials.Set
+	role string
+}
+
+// PipelineEnv implements toolkit.PipelineCredentials.
+func (p pipelineCredentials) PipelineEnv(pipeline string) ([]string, toolkit.Scrubber, error) {
+	sc := &credentials.Scrubber{}
+	env, err := p.set.PipelineEnv(p.role, pipeline, sc)
+	return env, sc, err
 }

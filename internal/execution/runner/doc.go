@@ -21,7 +21,7 @@
 //     its stored need), re-validated, so the policy judges the real target; a comm.mcp need is
 //     checked against its pinned definition here (upstreams.go)
 //   - 2. classify: the tier and the capability, from the tool's declaration, never from the agent
-//   - 3. kill switch: read from memory (killswitch.go); an unreadable state is engaged
+//   - 3. kill switch: read by every call, file and store (killswitch.go); an unreadable state is engaged
 //   - 4. phase gate: unknown phase = blocked; planning makes an external call a dry run
 //   - 5. policy: deny-first, an evaluation error is a denial; it judges the call's target (a URL, a
 //     query, an HTTP upstream's URL); require_approval ends the call unless the tool runs the

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -145,7 +144,7 @@ func (c *call) render(res *toolkit.Result) *Response {
 	resp := &Response{Text: text, Blobs: res.Blobs, Structured: res.Structured, Truncated: truncated, Elicit: res.Elicit}
 	if res.Untrusted != nil {
 		untrusted, cut := textcut.Marked(res.UntrustedText, max-len(text))
-		meta := fence.Meta{Source: res.Untrusted.Source, Kind: res.Untrusted.Kind, Trust: res.Untrusted.Trust}
+		meta := fence.Meta{Source: res.Untrusted.Source, Kind: res.Untrusted.Kind, Trust: res.Untrusted.Trust, Scrub: res.Untrusted.Scrub}
 		if res.Untrusted.Attribute {
 			meta.AttributionID = "att_" + uuid.NewString()
 		}
@@ -161,7 +160,7 @@ func (c *call) render(res *toolkit.Result) *Response {
 		// structuredContent carries the fence too, never the bare content: a
 		// client that hands structuredContent to the model keeps the boundary
 		// and the notice (issue 10 item 6; TestUntrustedBinaryTextIsFenced).
-		resp.Structured = withUntrusted(res.Structured, f.Text, res.Untrusted)
+		resp.Structured = fence.Structured(res.Structured, f.Text, res.Untrusted.Source, res.Untrusted.Kind)
 		if res.Untrusted.Attribute {
 			a := c.attribute(meta.AttributionID, f.Text, res.Untrusted)
 			resp.Structured.(map[string]any)["attribution"] = a
@@ -214,24 +213,6 @@ func (c *call) attribute(id, content string, p *toolkit.Provenance) attribution.
 		ID: id, Source: p.Source, RetrievedAt: p.RetrievedAt.UTC(), SessionID: c.s.id,
 		DeclarationID: p.DeclarationID, ContentSHA256: attribution.ContentHash(content), TrustLevel: p.Trust, Kind: p.Kind,
 	})
-}
-
-// withUntrusted adds the fenced untrusted content to a tool's structured
-// result, keeping the tool's own fields at the top level so programmatic
-// clients see one shape whether or not the call carried untrusted text.
-func withUntrusted(structured any, content string, p *toolkit.Provenance) map[string]any {
-	out := map[string]any{}
-	if b, err := json.Marshal(structured); err == nil {
-		_ = json.Unmarshal(b, &out) // a non-object result stays under "result"
-		if out == nil || (len(out) == 0 && string(b) != "{}") {
-			out = map[string]any{"result": structured}
-		}
-	}
-	out["untrusted"] = true
-	out["untrusted_content"] = content
-	out["untrusted_source"] = p.Source
-	out["untrusted_kind"] = p.Kind
-	return out
 }
 
 // errorText is an error as the trail keeps it: at most 4 KiB.

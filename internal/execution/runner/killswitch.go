@@ -11,17 +11,16 @@ import (
 // trips a running server even while some process holds the store's write
 // lock, and restoring an older database cannot release it; the store's own
 // kill_switch setting is honoured too (on PostgreSQL, every instance's).
-// Both are read from memory: a killswitch.Watcher re-reads them on a
-// change of the file and every killswitch.DefaultInterval, so a trip takes
-// effect within that (TestKillSwitchReadFromMemory,
-// TestKillFromAnotherProcessWithin50ms) and a call costs an atomic load
-// instead of a stat and a database probe (issue 11). If either state
-// cannot be read, the call is refused: fail closed.
+// Every call reads both itself (state.Anchor.Kill: one stat, one store
+// probe), so a call that starts after `airlock kill` returned is refused by
+// construction, not when some watcher gets to run (issue 26 item 7,
+// TestKillSwitchNextCallRefused). If either state cannot be read, the call
+// is refused: fail closed.
 //
 // A change this process has not seen recorded is audited in the background
 // as soon as the store can take it (state.Anchor.Kill).
 func (r *Runner) killSwitch(ctx context.Context) error {
-	v := r.anchor.Kill()
+	v := r.anchor.Kill(ctx)
 	if v.Err != nil {
 		return violation.Wrap(violation.KillSwitchEngaged, v.Err, "kill switch state unavailable; refusing all calls")
 	}

@@ -234,7 +234,7 @@ func (c *call) env(dec policy.Decision) *toolkit.Env {
 		DryRun: c.mode == phasegate.DryRun, Declarations: c.s.r.decls, Elicitation: el,
 		Broker:      &sessionBroker{cfg: c.s.r.broker, s: c.s, policy: c.policy, input: c.input},
 		Approvals:   &approvals{c: c},
-		Credentials: c.s.r.creds.ForPipelines(c.s.role),
+		Credentials: pipelineCredentials{set: c.s.r.creds, role: c.s.role},
 		Upstreams:   &upstreamPins{c: c},
 	}
 }

@@ -170,8 +170,12 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		r.closeStore()
 		return nil, fmt.Errorf("opening pools: %w", err)
 	}
-	r.derived = derived.New(r.db, r.pools, r.log)
+	r.derived = derived.New(r.db, r.pools, r.log, r.now, func() derived.Retention {
+		srv := r.Config().Server
+		return derived.Retention{Count: srv.MaxOutputPools, MaxAge: time.Duration(srv.OutputPoolTTLSeconds) * time.Second}
+	})
 	r.pipelines = pipelinehost.New(cfg, stateDir, &pipelinehost.Options{SandboxTrampoline: opts.SandboxTrampoline, Metrics: opts.Metrics}, r.log)
+	pipelinehost.Recover(context.Background(), stateDir, r.db, r.now, r.log) // runs an earlier process left unfinished
 	r.upstreams = upstream.New(r.db, &upstream.Options{Logger: r.log, Now: r.now, SandboxTrampoline: opts.SandboxTrampoline, EgressResolver: opts.EgressResolver})
 	for _, t := range tools.All() {
 		r.tools[t.Name] = t
@@ -199,7 +203,7 @@ func (r *Runner) Close() error {
 		close(r.stop)
 		r.broker.close()
 		r.notifier.Close()
-		r.closeErr = errors.Join(r.pools.Close(), r.closeStore())
+		r.closeErr = errors.Join(r.pools.Close(), r.closeStore(), r.pipelines.Close())
 	})
 	return r.closeErr
 }

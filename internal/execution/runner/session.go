@@ -29,10 +29,14 @@ type SessionParams struct {
 	// ClientID is the OAuth client the caller's access token was issued
 	// to, recorded beside the principal ("" for static tokens).
 	ClientID string
-	// MaxOpen caps the principal's open sessions (0 = no cap); Idle is the
-	// idle timeout sessions are counted with.
+	// Binding is what the caller's credential allows of contexts.
+	Binding contexts.Binding
+	// MaxOpen caps the principal's open sessions over Transport (0 = no
+	// cap; at the cap the least recently used one is evicted, audited, then
+	// told to OnEvict); Idle is the idle timeout sessions are counted with.
 	MaxOpen int
 	Idle    time.Duration
+	OnEvict func(sessionID string)
 }
 
 // Session is a transport's handle onto a runtime context: who is calling,
@@ -57,7 +61,6 @@ var (
 	ErrSessionUnknown = errors.New("no such session")
 	ErrSessionExpired = errors.New("session closed or idle too long")
 	ErrSessionForeign = errors.New("session belongs to another principal")
-	ErrSessionLimit   = errors.New("too many open sessions")
 	ErrContextHandle  = errors.New("context handle is not valid for this principal")
 )
 
@@ -68,7 +71,7 @@ const sessionless = "sessionless"
 // OpenSession opens a transport session onto the principal's context (the
 // default one, or the child p.ContextHandle names) and records it.
 func (r *Runner) OpenSession(ctx context.Context, p SessionParams) (*Session, error) {
-	cx, err := r.resolveContext(ctx, p.Principal, p.Role, p.ContextHandle)
+	cx, err := r.resolveContext(ctx, p.Principal, p.Role, p.ContextHandle, p.Binding)
 	if err != nil {
 		return nil, err
 	}
@@ -78,12 +81,17 @@ func (r *Runner) OpenSession(ctx context.Context, p SessionParams) (*Session, er
 	now := r.now().UTC()
 	row := &contexts.Session{ID: p.ID, ContextID: cx.ID, Principal: p.Principal, Transport: p.Transport,
 		Elicitation: p.Elicitation, CreatedAt: now, LastSeen: now}
-	if err := r.db.OpenSession(ctx, row, p.MaxOpen, p.Idle); err != nil {
-		if errors.Is(err, contexts.ErrSessionCap) {
-			return nil, violation.Wrap(violation.SessionLimit, fmt.Errorf("%w: %w", ErrSessionLimit, err),
-				"this principal already holds %d open sessions; close one (DELETE) or wait for one to go idle", p.MaxOpen)
-		}
+	evicted, err := r.db.OpenSession(ctx, row, p.MaxOpen, p.Idle)
+	if err != nil {
 		return nil, fmt.Errorf("opening session: %w", err)
+	}
+	for _, ev := range evicted {
+		r.auditSessionEnd(ctx, ev, func(at time.Time, a audit.Actor, usage any) *audit.Record {
+			return audit.SessionEvict(at, a, p.MaxOpen, p.ID, usage)
+		})
+		if p.OnEvict != nil {
+			p.OnEvict(ev.ID)
+		}
 	}
 	s := &Session{r: r, id: p.ID, contextID: cx.ID, principal: p.Principal, role: p.Role, transport: p.Transport, elicitation: p.Elicitation, clientID: p.ClientID}
 	rec := audit.SessionOpen(r.now().UTC(), s.actor(), cx.Phase, cx.Policy, cx.Pools)
@@ -93,25 +101,11 @@ func (r *Runner) OpenSession(ctx context.Context, p SessionParams) (*Session, er
 	return s, nil
 }
 
-// touchEvery bounds how often a session's last-seen time is written: the
-// idle timeout is minutes, so a few seconds of slack costs nothing and
-// spares a write on most calls.
-const touchEvery = 5 * time.Second
-
-// touchInterval is touchEvery, or a quarter of idle when the idle timeout
-// is so short that a session in steady use would time out between writes.
-func touchInterval(idle time.Duration) time.Duration {
-	if idle > 0 && idle/4 < touchEvery {
-		return idle / 4
-	}
-	return touchEvery
-}
-
 // AttachSession returns the session a transport id names, if it is open,
 // not idle past idle, and belongs to principal. Every refusal is a
 // *violation.Error wrapping ErrSessionUnknown, ErrSessionExpired or
 // ErrSessionForeign; the caller audits it (RecordSessionRefusal).
-func (r *Runner) AttachSession(ctx context.Context, id, principal, role string, idle time.Duration) (*Session, error) {
+func (r *Runner) AttachSession(ctx context.Context, id, principal, role string, bind contexts.Binding, idle time.Duration) (*Session, error) {
 	row, err := r.db.GetSession(ctx, id)
 	switch {
 	case errors.Is(err, contexts.ErrNotFound):
@@ -127,7 +121,12 @@ func (r *Runner) AttachSession(ctx context.Context, id, principal, role string, 
 	if !row.Open(now, idle) {
 		return nil, violation.Wrap(violation.SessionExpired, ErrSessionExpired, "this session is closed or was idle too long; initialize a new one")
 	}
-	if now.Sub(row.LastSeen) >= touchInterval(idle) {
+	if row.ContextID != contexts.DefaultID(principal, role) || !bind.IsZero() { // another role's, or bound elsewhere?
+		if _, err := r.admitContext(ctx, row.ContextID, principal, role, bind); err != nil {
+			return nil, err
+		}
+	}
+	if now.Sub(row.LastSeen) >= contexts.TouchInterval(idle) {
 		if err := r.db.TouchSession(ctx, id, now); err != nil && !errors.Is(err, contexts.ErrNotFound) {
 			r.log.Warn("touching session", "err", err)
 		}
@@ -138,9 +137,9 @@ func (r *Runner) AttachSession(ctx context.Context, id, principal, role string, 
 
 // Sessionless returns a handle for one request made without a transport
 // session (protocol 2026-07-28): the principal's default context, or the
-// child a context handle names.
-func (r *Runner) Sessionless(ctx context.Context, principal, role, transport, handle string) (*Session, error) {
-	cx, err := r.resolveContext(ctx, principal, role, handle)
+// child a context handle names, as the credential's binding allows.
+func (r *Runner) Sessionless(ctx context.Context, principal, role, transport, handle string, bind contexts.Binding) (*Session, error) {
+	cx, err := r.resolveContext(ctx, principal, role, handle, bind)
 	if err != nil {
 		return nil, err
 	}

@@ -27,7 +27,7 @@ var _ toolkit.UpstreamPins = (*upstreamPins)(nil)
 // Check implements toolkit.UpstreamPins.
 func (p *upstreamPins) Check(ctx context.Context, upstream, tool string, args json.RawMessage) (string, error) {
 	r := p.c.s.r
-	return r.upstreams.Check(ctx, r.Config(), upstream, tool, args)
+	return r.upstreams.Check(ctx, r.Config(), p.c.policy, p.c.rec, upstream, tool, args)
 }
 
 // callUpstream performs an approved comm.mcp need: connect, list the tools
@@ -45,7 +45,7 @@ func (r *Runner) callUpstream(ctx context.Context, principal string, pol *policy
 	if err := upstream.CheckURL(pol, up); err != nil {
 		return nil, err
 	}
-	digest, err := r.upstreams.Check(ctx, cfg, p.Upstream, p.Tool, p.Arguments)
+	digest, err := r.upstreams.Check(ctx, cfg, pol, nil, p.Upstream, p.Tool, p.Arguments)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,9 @@
 //   - Pool files must be readable by that uid under ordinary permissions
 //     (mode o+r); they are bound by root, so their directories need not be
 //     traversable by it. Pool files are bound live: a file rewritten in
-//     place after the server's hash check is read as rewritten.
+//     place after the server's hash check is read as rewritten — which is
+//     why run_pipeline checks the files again once the run has ended and
+//     publishes nothing if one changed (sources.Context.VerifyUnchanged).
 //   - Disk use is bounded by the run's tmpfs (Limits.DiskBytes) and per
 //     file (RLIMIT_FSIZE). The tmpfs is memory charged to the run's cgroup:
 //     a quota above Limits.MemoryBytes is bounded by the memory limit.

@@ -192,23 +192,30 @@ func TestHostileStablePaths(t *testing.T) {
 		t.Fatalf("stdout %q", res.Stdout)
 	}
 
-	// From the host, while it runs: the pipeline's own mount table.
+	// From the host, while it runs: the pipeline's own mount table. The
+	// run lasts until the test has looked (it is cancelled then), so no
+	// race between a loaded machine's slow start and a short sleep decides
+	// whether it is seen; the two minutes are a hang guard. (It flaked
+	// under load with `sleep 5` and a 5 s window.)
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *sandbox.Result, 1)
 	go func() {
 		s := newSandbox(t)
-		r, _ := s.Run(context.Background(), sandbox.Spec{
-			Argv: []string{"/bin/sh", "-c", "sleep 5", marker}, ReadOnly: []string{fixtureDir}, Pools: d.pools(), Temp: true,
+		r, _ := s.Run(ctx, sandbox.Spec{
+			Argv: []string{"/bin/sh", "-c", "sleep 600", marker}, ReadOnly: []string{fixtureDir}, Pools: d.pools(), Temp: true,
+			Limits: sandbox.Limits{Wall: 10 * time.Minute},
 		})
 		done <- r
 	}()
 	var mountinfo []byte
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && mountinfo == nil; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline) && mountinfo == nil; time.Sleep(20 * time.Millisecond) {
 		for _, pid := range processesWith(marker) {
 			if b, err := os.ReadFile("/proc/" + pid + "/mountinfo"); err == nil && len(b) > 0 {
 				mountinfo = b
 			}
 		}
 	}
+	cancel()
 	<-done
 	if mountinfo == nil {
 		t.Fatal("never saw the pipeline's mount table (test is void)")

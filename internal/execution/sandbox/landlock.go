@@ -98,21 +98,21 @@ func applyLandlock(abi int, rules []fsRule, connectPorts []int) error {
 		return errors.New("landlock unavailable")
 	}
 	handled := handledFS(abi)
-	attr := unix.LandlockRulesetAttr{Access_fs: handled}
+	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled}
 	size := unsafe.Sizeof(uint64(0)) // ABI 1-3: access_fs only
 	if abi >= 4 {
 		// No bind rule is ever added, and a connect rule only for the
 		// ports of Spec.Loopback, so every other TCP bind and connect is
 		// denied (TestHostileTCP sees EACCES before the empty netns is
 		// consulted; TestLoopbackServesOnlyItsPort).
-		attr.Access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
+		attr.Handled_access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
 		size = 2 * unsafe.Sizeof(uint64(0))
 	}
 	if abi >= 6 {
 		// Blocks signalling processes outside the domain and connecting to
 		// abstract Unix sockets of the host (seccomp also denies AF_UNIX).
 		attr.Scoped = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL
-		size = unsafe.Sizeof(attr)
+		size = 3 * unsafe.Sizeof(uint64(0)) // the quiet_* fields of later ABIs stay unsent
 	}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET,
 		uintptr(unsafe.Pointer(&attr)), size, 0)

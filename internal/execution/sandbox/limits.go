@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 )
@@ -19,34 +20,15 @@ func validLimits(l Limits) (Limits, error) {
 // execs the pipeline) able to start.
 func effectiveLimits(l Limits) Limits {
 	d := DefaultLimits
-	if l.Wall == 0 {
-		l.Wall = d.Wall
-	}
-	if l.CPU == 0 {
-		l.CPU = min(d.CPU, l.Wall)
-	}
-	if l.MemoryBytes == 0 {
-		l.MemoryBytes = d.MemoryBytes
-	}
-	l.MemoryBytes = max(l.MemoryBytes, minMemoryBytes)
-	if l.Procs == 0 {
-		l.Procs = d.Procs
-	}
-	l.Procs = max(l.Procs, minProcs)
-	if l.OutputBytes == 0 {
-		l.OutputBytes = d.OutputBytes
-	}
-	if l.FileSizeBytes == 0 {
-		l.FileSizeBytes = d.FileSizeBytes
-	}
-	if l.OpenFiles == 0 {
-		l.OpenFiles = d.OpenFiles
-	}
-	l.OpenFiles = max(l.OpenFiles, minOpenFiles)
-	if l.DiskBytes == 0 {
-		l.DiskBytes = d.DiskBytes
-	}
-	l.DiskBytes = max(l.DiskBytes, minDiskBytes)
+	// cmp.Or: a zero limit takes the default.
+	l.Wall = cmp.Or(l.Wall, d.Wall)
+	l.CPU = cmp.Or(l.CPU, min(d.CPU, l.Wall))
+	l.MemoryBytes = max(cmp.Or(l.MemoryBytes, d.MemoryBytes), minMemoryBytes)
+	l.Procs = max(cmp.Or(l.Procs, d.Procs), minProcs)
+	l.OutputBytes = cmp.Or(l.OutputBytes, d.OutputBytes)
+	l.FileSizeBytes = cmp.Or(l.FileSizeBytes, d.FileSizeBytes)
+	l.OpenFiles = max(cmp.Or(l.OpenFiles, d.OpenFiles), minOpenFiles)
+	l.DiskBytes = max(cmp.Or(l.DiskBytes, d.DiskBytes), minDiskBytes)
 	return l
 }
 

@@ -57,18 +57,14 @@ func OpenWitness(stateDir, instance string, mirrors []string) (*witness.Log, []b
 // Anchor is a serving process's link to the kill switch file and the
 // witness of its state directory: it checks the store against the witness
 // at start, checkpoints the chain while the process serves (and at a clean
-// shutdown), holds the kill switch in memory for the per-call check, and
-// records in the audit chain a kill switch change made while no process
-// could write the store.
+// shutdown), reads the kill switch for each call, and records in the audit
+// chain a kill switch change made while no process could write the store.
 type Anchor struct {
-	dir  string
-	db   *store.DB
-	log  *slog.Logger
-	kill *killswitch.Switch
-	// watch holds the switch (file and store) in memory for the per-call
-	// check (issue 11); kill stays for the background recorder, which
-	// wants the file as it is now.
-	watch   *killswitch.Watcher
+	dir     string
+	db      *store.DB
+	log     *slog.Logger
+	kill    *killswitch.Switch
+	failing atomic.Bool // the last check could not read the switch (logged on change)
 	witness *witness.Log
 	key     []byte
 	cp      atomic.Pointer[witness.Checkpointer]
@@ -104,14 +100,12 @@ func (a *Anchor) Notify(seq int64) {
 
 // Start checks the store against the witness (refusing a chain that was
 // cut, emptied, restored from an older copy or rewritten since it was
-// witnessed), starts the kill switch watcher and the checkpointer (every
+// witnessed), starts the checkpointer (every
 // everyRecords records and every interval) with a first checkpoint, and
 // audits a kill switch change made while no process could write the store.
 // On error nothing is left running but the witness file: Close closes it.
 func (a *Anchor) Start(ctx context.Context, db *store.DB, everyRecords int64, interval time.Duration) error {
 	a.db, a.kill = db, killswitch.Open(a.dir)
-	a.watch = killswitch.Watch(a.dir, &killswitch.WatchOptions{
-		Probe: db.KillSwitchEngaged, Notices: db.KillSwitchNotices(), Logger: a.log})
 	cps, err := witness.ReadFile(filepath.Join(a.dir, WitnessFile), a.key)
 	if err == nil {
 		err = witness.Check(ctx, cps, signedChain{db, a.key}, a.killForWitness(ctx))
@@ -121,7 +115,6 @@ func (a *Anchor) Start(ctx context.Context, db *store.DB, everyRecords int64, in
 	case errors.As(err, &f) && errors.Is(err, witness.ErrUnanchored):
 		a.log.Warn("audit chain had no witness checkpoint; anchoring it now", "records", f.Seq)
 	case err != nil:
-		a.watch.Close()
 		return fmt.Errorf("the audit store does not match its witness (run 'airlock audit verify'): %w", err)
 	}
 	cp := witness.StartCheckpointer(a.witness, db, func() bool { return a.killForWitness(context.Background()) },
@@ -130,7 +123,6 @@ func (a *Anchor) Start(ctx context.Context, db *store.DB, everyRecords int64, in
 	if err := cp.Now(ctx); err != nil {
 		cp.Close()
 		a.cp.Store(nil)
-		a.watch.Close()
 		return fmt.Errorf("writing the first witness checkpoint: %w", err)
 	}
 	a.done = make(chan struct{})
@@ -150,7 +142,6 @@ func (a *Anchor) Close() error {
 	}
 	close(a.done)
 	a.wg.Wait()
-	a.watch.Close()
 	var err error
 	if c := a.cp.Load(); c != nil {
 		err = c.Close()
@@ -158,12 +149,22 @@ func (a *Anchor) Close() error {
 	return errors.Join(err, a.witness.Close())
 }
 
-// Kill is the kill switch as the watcher holds it in memory (file and
-// store), for the per-call check. A change of the file this process has
-// not seen recorded is audited in the background as soon as the store can
-// take it.
-func (a *Anchor) Kill() killswitch.View {
-	v := a.watch.View()
+// Kill reads the kill switch for one call, on the caller's path: the
+// file (one stat) and the store's setting (killswitch.Switch.Check). A
+// change complete before the call began is in what it returns — no
+// goroutine has to notice it first (issue 26 item 7). A state that cannot
+// be read is engaged and logged once per spell; a change of the file this
+// process has not seen recorded is audited in the background as soon as
+// the store can take it.
+func (a *Anchor) Kill(ctx context.Context) killswitch.View {
+	v := a.kill.Check(ctx, a.db.KillSwitchEngaged)
+	if failing := v.Err != nil; a.failing.Swap(failing) != failing {
+		if failing {
+			a.log.Error("kill switch state unreadable; refusing all calls", "err", v.Err)
+		} else {
+			a.log.Info("kill switch state readable again")
+		}
+	}
 	if st := v.File; v.Err == nil && st.ID != "" {
 		if p := a.recorded.Load(); p == nil || *p != st.ID {
 			a.recordAsync(st)
@@ -176,22 +177,10 @@ func (a *Anchor) Kill() killswitch.View {
 // opened (witness.ErrUnreachable), for readiness.
 func (a *Anchor) Reachable() error { return a.witness.Reachable() }
 
-// FileReads is how many times the anchor has read the kill switch file
-// itself (for tests: the per-call path must not, issue 11).
-func (a *Anchor) FileReads() int64 { return a.kill.Stats() }
-
 // killForWitness is the kill switch state a checkpoint records: engaged if
 // the file or the store says so, or if either cannot be read.
 func (a *Anchor) killForWitness(ctx context.Context) bool {
-	if w := a.watch; w != nil {
-		return w.View().Engaged()
-	}
-	st, err := a.kill.State()
-	if err != nil || st.Engaged {
-		return true
-	}
-	on, _ := a.db.KillSwitchEngaged(ctx)
-	return on
+	return a.kill.Check(ctx, a.db.KillSwitchEngaged).Engaged()
 }
 
 // recordAsync records kill switch change st in the audit chain in the

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/store"
 )
 
@@ -42,9 +43,10 @@ func StoreLocation(configured, stateDir string) string {
 }
 
 // OpenStore opens the store at loc read-write: PostgreSQL for a
-// postgres:// URL, else the SQLite file.
+// postgres:// URL (config.IsPostgresURL, the rule the configuration's
+// store is checked by), else the SQLite file.
 func OpenStore(loc string, opts *store.Options) (*store.DB, error) {
-	if store.IsPostgres(loc) {
+	if config.IsPostgresURL(loc) {
 		return store.OpenPostgres(loc, opts)
 	}
 	if err := checkNotURL(loc); err != nil {
@@ -55,7 +57,7 @@ func OpenStore(loc string, opts *store.Options) (*store.DB, error) {
 
 // OpenStoreReadOnly opens the store at loc for reading only.
 func OpenStoreReadOnly(loc string) (*store.DB, error) {
-	if store.IsPostgres(loc) {
+	if config.IsPostgresURL(loc) {
 		return store.OpenPostgresReadOnly(loc)
 	}
 	if err := checkNotURL(loc); err != nil {

@@ -148,6 +148,21 @@ type PipelineHost struct {
 	// tool then refuses (fail closed).
 	Unavailable error
 	RunsDir     string
+	// Cleanup removes RunsDir when it was made outside the state
+	// directory (pipelinehost.ReachableDir); nil when there is nothing
+	// to remove. The runner calls Close when it closes.
+	Cleanup func() error
+	// Marks is where a run keeps its mark while it lasts (package runmark),
+	// so one cut short by the process dying is recorded at the next start.
+	Marks string
+}
+
+// Close removes a runs directory made for this process only.
+func (h PipelineHost) Close() error {
+	if h.Cleanup == nil {
+		return nil
+	}
+	return h.Cleanup()
 }
 
 // PipelineCredentials is what run_pipeline gets of the credentials: the
@@ -167,6 +182,8 @@ type Scrubber interface {
 	Bytes(b []byte) []byte
 	// Find returns the id of a secret that occurs in r, or "".
 	Find(r io.Reader) (string, error)
+	// String is Bytes for a string (Provenance.Scrub).
+	String(s string) string
 }
 
 // Broker performs the external I/O of an approved need. Only the runner
@@ -184,10 +201,12 @@ type UpstreamTool struct {
 }
 
 // UpstreamPins is the runner's check of a comm.mcp need against the pinned
-// definitions, made before the policy (Expand): the upstream is
-// configured, the tool's definition is approved and not changed since, and
-// the arguments satisfy the pinned input schema. It returns the pinned
-// digest. Only the runner implements it.
+// definitions, made before the policy step (Expand): first whether the
+// caller's policy could allow the tool at all (else POLICY_DENIED, told
+// before anything about the tool), then the upstream is configured, the
+// tool's definition is approved and not changed since, every argument key
+// is named by the pinned input schema and the arguments satisfy it. It
+// returns the pinned digest. Only the runner implements it.
 type UpstreamPins interface {
 	Check(ctx context.Context, upstream, tool string, args json.RawMessage) (digest string, err error)
 }
@@ -223,6 +242,9 @@ type External struct {
 	RetrievedAt time.Time
 	Truncated   bool
 	Details     any // executor-specific metadata (status, redirects, result count)
+	// Scrub replaces the secrets injected into the request (nil: none),
+	// for what is sanitized after the broker (Provenance.Scrub).
+	Scrub func(string) string
 }
 
 // Elicitation carries what the client can do and has answered: Answers and
@@ -320,6 +342,10 @@ type Provenance struct {
 	Attribute     bool
 	DeclarationID string
 	RetrievedAt   time.Time
+	// Scrub, when set, replaces the secrets injected into the request
+	// that produced the content; the runner's fence applies it after
+	// sanitizing (fence.Meta.Scrub; issue 26, item 5).
+	Scrub func(string) string
 }
 
 // Blob is a binary payload returned as an MCP embedded resource.

@@ -8,11 +8,13 @@
 // The invariant it keeps: a tool definition reaches the agent (the
 // catalog, [Connector.Approved]) or is called only when the pin in the
 // store is approved and the upstream lists exactly the approved definition
-// (pinning.Pin.Usable). Every pin change it observes is audited. Only the
-// runner and the operator's API may import it (and package state, which
-// carries the runner's connector to the operator's API: state.Lent;
-// TestOnlyRunnerReachesToolsAndStore): the operator reviews (lists), only
-// the runner's broker calls.
+// (pinning.Pin.Usable), and a need reaches it only with argument keys the
+// pinned input schema names, spelt exactly (arguments.go), from a caller
+// whose policy could allow the tool at all (Check). Every pin change it
+// observes is audited. Only the runner and the operator's API may import
+// it (and package state, which carries the runner's connector to the
+// operator's API: state.Lent; TestOnlyRunnerReachesToolsAndStore): the
+// operator reviews (lists), only the runner's broker calls.
 package upstream
 
 import (
@@ -27,12 +29,14 @@ import (
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/execution/catalog"
 	"github.com/airlock-dev/airlock/internal/execution/comm"
 	"github.com/airlock-dev/airlock/internal/execution/sandbox"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 	"github.com/airlock-dev/airlock/internal/kit/argschema"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/pinning"
+	"github.com/airlock-dev/airlock/internal/policy/policy"
 	"github.com/airlock-dev/airlock/store"
 )
 
@@ -49,7 +53,7 @@ type Connector struct {
 	sb     *sandbox.Sandbox
 	sbErr  error
 
-	schemas sync.Map // approved digest → *argschema.Validator
+	schemas sync.Map // approved digest → *checker
 }
 
 // Options configure a Connector; nil means defaults.
@@ -304,10 +308,28 @@ func auditPin(p *pinning.Pin) audit.Pin {
 		ApprovedDigest: p.ApprovedDigest, Flags: len(p.Flags), Blocked: p.State == pinning.Changed}
 }
 
-// Check is the pin half of toolkit.UpstreamPins: the need's arguments
-// against the approved definition's input schema; it returns the approved
-// digest.
-func (u *Connector) Check(ctx context.Context, cfg *config.Config, upstream, tool string, args json.RawMessage) (string, error) {
+// Check is the pin half of toolkit.UpstreamPins: a comm.mcp need of the
+// caller under pol against the approved definition; it returns the
+// approved digest. Its questions come in this order, each answered only if
+// the one before passed:
+//
+//  1. could pol allow any call of the tool (catalog.Lists)? If not, the
+//     answer is POLICY_DENIED, the same for a tool that exists, one
+//     pending review and one nobody has heard of, so a role without the
+//     capability learns nothing of the upstream's tools, their state or
+//     their schemas (issue 26, item 6; TestUpstreamDeniedRoleLearnsNothing);
+//  2. is the upstream configured, the definition approved and unchanged?
+//  3. does every argument key name a key of the pinned input schema, spelt
+//     exactly (arguments.go; issue 26, item 1)?
+//  4. do the arguments satisfy the pinned input schema?
+//
+// rec, when set, is the audit record of the call: a refusal at 1 is
+// recorded in it as the policy step records its own (capability, decision,
+// rule, reason).
+func (u *Connector) Check(ctx context.Context, cfg *config.Config, pol *policy.Policy, rec *audit.Record, upstream, tool string, args json.RawMessage) (string, error) {
+	if err := refuseUnlisted(cfg, pol, rec, upstream, tool); err != nil {
+		return "", err
+	}
 	if _, ok := cfg.Upstream(upstream); !ok {
 		return "", violation.New(violation.UpstreamUnavailable, "no upstream %q is configured", upstream)
 	}
@@ -329,6 +351,13 @@ func (u *Connector) Check(ctx context.Context, cfg *config.Config, upstream, too
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
+	if err := v.shape.check(args, pol.AdditionalArguments(policy.MCPPrefix+upstream+"."+tool)); err != nil {
+		var ae *ArgumentError
+		if errors.As(err, &ae) {
+			return "", violation.Wrap(violation.UpstreamArguments, err, "tool %q of upstream %q: %s", tool, upstream, ae.Message())
+		}
+		return "", violation.Wrap(violation.UpstreamArguments, err, "the arguments cannot be checked against the pinned input schema")
+	}
 	if err := v.Validate(args); err != nil {
 		var ve *violation.Error
 		if errors.As(err, &ve) {
@@ -339,12 +368,42 @@ func (u *Connector) Check(ctx context.Context, cfg *config.Config, upstream, too
 	return p.ApprovedDigest, nil
 }
 
+// refuseUnlisted is Check's first question: a tool pol could never allow
+// is refused with the words and the rule the policy step would give it
+// ("mcp.up.echo is denied by policy (rule default)"), decided from the
+// policy and the upstream's configured URL only, never from its pins.
+func refuseUnlisted(cfg *config.Config, pol *policy.Policy, rec *audit.Record, upstream, tool string) error {
+	if catalog.Lists(cfg, pol, upstream, tool) {
+		return nil
+	}
+	c := policy.MCPPrefix + upstream + "." + tool
+	in := &policy.Input{Tool: "declare_need", Capability: c, Tier: string(toolkit.TierExternal)}
+	if up, ok := cfg.Upstream(upstream); ok && !up.Stdio() {
+		in.URL = up.URL
+	}
+	// Not listable means a deny pattern, no allow or the network section
+	// (rows 1-3 of the policy's order): Decide names which, and evaluates
+	// no condition on the way.
+	d := pol.Decide(in)
+	if rec != nil {
+		rec.Capability, rec.Decision, rec.RuleID, rec.Reason = c, string(d.Effect), d.RuleID, d.Reason
+	}
+	return violation.New(violation.PolicyDenied, "%s is denied by policy (rule %s)", c, d.RuleID)
+}
+
+// checker is an approved input schema, compiled once per digest: the
+// validator and the names it gives the arguments' keys.
+type checker struct {
+	*argschema.Validator
+	shape *argumentShape
+}
+
 // validator compiles the approved input schema once per digest. A schema
 // may not load anything ($ref to a file or URL): argschema's compiler has
 // no loader for them.
-func (u *Connector) validator(p *pinning.Pin) (*argschema.Validator, error) {
+func (u *Connector) validator(p *pinning.Pin) (*checker, error) {
 	if v, ok := u.schemas.Load(p.ApprovedDigest); ok {
-		return v.(*argschema.Validator), nil
+		return v.(*checker), nil
 	}
 	doc := p.Approved.InputSchema
 	if len(doc) == 0 {
@@ -354,8 +413,13 @@ func (u *Connector) validator(p *pinning.Pin) (*argschema.Validator, error) {
 	if err != nil {
 		return nil, err
 	}
-	u.schemas.Store(p.ApprovedDigest, v)
-	return v, nil
+	shape, err := newArgumentShape(doc)
+	if err != nil {
+		return nil, err
+	}
+	c := &checker{Validator: v, shape: shape}
+	u.schemas.Store(p.ApprovedDigest, c)
+	return c, nil
 }
 
 // Approved returns the catalog: the usable pins of configured upstreams.

@@ -119,3 +119,41 @@ func (p Pattern) Match(id string) bool {
 // holds), never accept one that does not, which is the safe direction for a
 // check that refuses widening.
 func (p Pattern) Covers(q Pattern) bool { return p.Match(q.text) }
+
+// Overlaps reports whether some id matches both p and q. It is exact: with
+// '*' the only wildcard, two patterns share an id exactly when their texts
+// can be aligned so that every literal byte of one meets an equal literal
+// byte or a star of the other (a dynamic programme over the two texts,
+// O(len(p)·len(q)), both bounded by MaxLen). The policy package uses it to
+// find rules that no allow pattern can ever let run.
+func (p Pattern) Overlaps(q Pattern) bool {
+	a, b := p.text, q.text
+	w := len(b) + 1
+	// memo: 0 unknown, 1 yes, 2 no
+	memo := make([]uint8, (len(a)+1)*w)
+	var meet func(i, j int) bool
+	meet = func(i, j int) bool {
+		if m := memo[i*w+j]; m != 0 {
+			return m == 1
+		}
+		var ok bool
+		switch {
+		case i == len(a) && j == len(b):
+			ok = true
+		case i < len(a) && a[i] == '*':
+			// p's star matches nothing more, or takes b's next byte (or
+			// all of b's star's output).
+			ok = meet(i+1, j) || (j < len(b) && meet(i, j+1))
+		case j < len(b) && b[j] == '*':
+			ok = meet(i, j+1) || (i < len(a) && meet(i+1, j))
+		case i < len(a) && j < len(b):
+			ok = a[i] == b[j] && meet(i+1, j+1)
+		}
+		memo[i*w+j] = 2
+		if ok {
+			memo[i*w+j] = 1
+		}
+		return ok
+	}
+	return meet(0, 0)
+}

@@ -159,3 +159,68 @@ func FuzzCovers(f *testing.F) {
 		}
 	})
 }
+
+// TestOverlaps: Overlaps agrees with the existence of an id that both
+// patterns match, checked against a brute force over short ids.
+func TestOverlaps(t *testing.T) {
+	tests := []struct {
+		p, q string
+		want bool
+	}{
+		{"comm.fetch", "comm.fetch", true},
+		{"comm.fetch", "comm.*", true},
+		{"comm.*", "pool.*", false},
+		{"pool.*", "*", true},
+		{"pipeline.run:*", "pipeline.run:danger_*", true},
+		{"pipeline.run:report_*", "pipeline.run:danger_*", false},
+		{"*x", "y*", true},
+		{"a*b", "a*c", false},
+		{"*.fetch", "comm.*", true},
+		{"mcp.up.*", "mcp.*.echo", true},
+		{"mcp.up.*", "mcp.down.*", false},
+		{"comm.fetch", "comm.fetchx", false},
+	}
+	for _, tt := range tests {
+		p, q := MustParse(tt.p), MustParse(tt.q)
+		if got := p.Overlaps(q); got != tt.want {
+			t.Errorf("%q.Overlaps(%q) = %v, want %v", tt.p, tt.q, got, tt.want)
+		}
+		if got := q.Overlaps(p); got != tt.want {
+			t.Errorf("%q.Overlaps(%q) = %v, want %v (not symmetric)", tt.q, tt.p, got, tt.want)
+		}
+	}
+	// Brute force: every pattern of up to 3 bytes over a, b, '.' and '*'
+	// against every id of up to 6 bytes over a, b and '.' — long enough
+	// for any witness two such patterns can have (a star need only spell
+	// the other's literal bytes).
+	var pats, ids []string
+	var gen func(s, alpha string, n int, out *[]string)
+	gen = func(s, alpha string, n int, out *[]string) {
+		*out = append(*out, s)
+		if len(s) < n {
+			for _, c := range alpha {
+				gen(s+string(c), alpha, n, out)
+			}
+		}
+	}
+	gen("", "ab.*", 3, &pats)
+	gen("", "ab.", 6, &ids)
+	for _, a := range pats {
+		for _, b := range pats {
+			if a == "" || b == "" || strings.Contains(a, "**") || strings.Contains(b, "**") {
+				continue
+			}
+			pa, pb := MustParse(a), MustParse(b)
+			want := false
+			for _, id := range ids {
+				if pa.Match(id) && pb.Match(id) {
+					want = true
+					break
+				}
+			}
+			if got := pa.Overlaps(pb); got != want {
+				t.Fatalf("%q.Overlaps(%q) = %v, brute force says %v", a, b, got, want)
+			}
+		}
+	}
+}

@@ -56,13 +56,19 @@ const (
 	// declaration's, or the role's approver is the operator).
 	ApprovalInvalid Code = "APPROVAL_INVALID"
 
-	// Session refusals at the transport edge (HTTP status 400/404/429).
+	// Session and context refusals at the transport edge (HTTP status 400/403/404).
 	SessionRequired Code = "SESSION_REQUIRED" // a session-oriented request without Mcp-Session-Id
 	SessionUnknown  Code = "SESSION_UNKNOWN"  // an id the server never issued
 	SessionExpired  Code = "SESSION_EXPIRED"  // closed, deleted or idle too long
 	SessionForeign  Code = "SESSION_FOREIGN"  // issued to another principal
-	SessionLimit    Code = "SESSION_LIMIT"    // the principal holds too many open sessions
-	ContextInvalid  Code = "CONTEXT_INVALID"  // a context handle that is forged or not the caller's
+	ContextInvalid  Code = "CONTEXT_INVALID"  // a context handle that is forged, another principal's or another role's
+	// ContextOutsideBinding: HTTP 403, the credential is bound to a context
+	// (a token's or role_mapping rule's context) and the request named one
+	// outside it.
+	ContextOutsideBinding Code = "CONTEXT_OUTSIDE_BINDING"
+	// ContextRequired: HTTP 403, the credential must run in a child
+	// context (require_context) and the request named none.
+	ContextRequired Code = "CONTEXT_REQUIRED"
 
 	// Refusals at the transport edge, before any tool runs (package edge,
 	// package wire). Audited per remote address and cause, aggregated.

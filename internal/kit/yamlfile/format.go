@@ -13,8 +13,9 @@ import (
 var ErrFormatChanged = errors.New("formatting would change the document's meaning")
 
 // Format returns data in canonical form: two-space indentation, sequences
-// indented under their key, keys in their original order, one style per
-// scalar. Comments are kept where the YAML library can attach them to a
+// indented under their key, short lists of scalars in flow style on their
+// key's line, a blank line between top-level sections, keys in their
+// original order, one style per scalar (see style.go). Comments are kept where the YAML library can attach them to a
 // node (a comment on its own line above a key, or at the end of a key's
 // line); a comment it cannot attach, such as one between sequence items'
 // fields or after the last node, is dropped — `airlock policy fmt` says
@@ -39,6 +40,7 @@ func Format(name string, data []byte) ([]byte, error) {
 	}); err != nil {
 		return nil, &Error{File: name, Err: fmt.Errorf("encoding: %w", err)}
 	}
+	out = canonicalStyle(out)
 	if err := sameValue(name, data, out); err != nil {
 		return nil, err
 	}

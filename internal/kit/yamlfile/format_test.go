@@ -2,6 +2,7 @@ package yamlfile
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -10,10 +11,20 @@ func TestFormat(t *testing.T) {
 		name, in, want string
 		err            error
 	}{
-		{"indents and keeps key order", "b: 1\na:\n- x\n- y\n", "b: 1\na:\n  - x\n  - \"y\"\n", nil},
+		{"indents and keeps key order", "b: 1\na:\n- x\n- y\n", "b: 1\n\na: [x, \"y\"]\n", nil},
 		{"keeps a comment above a key and at a line's end", "# head\nk: v # tail\n", "# head\nk: v # tail\n", nil},
-		{"flow style becomes block", "allow: [pool.*, comm.search]\n", "allow:\n  - pool.*\n  - comm.search\n", nil},
-		{"quotes what YAML 1.1 reads as a boolean or number", "x: \"yes\"\ny: \"1\"\n", "x: \"yes\"\n\"y\": \"1\"\n", nil},
+		{"a short scalar list is flow, on its key's line", "allow:\n  - pool.*\n  - comm.search\n", "allow: [pool.*, comm.search]\n", nil},
+		{"flow stays flow", "allow: [pool.*, comm.search]\n", "allow: [pool.*, comm.search]\n", nil},
+		{"a long list stays block", "argv: [" + strings.Repeat("abcdefghij, ", 9) + "x]\n", "argv:\n" + strings.Repeat("  - abcdefghij\n", 9) + "  - x\n", nil},
+		{"a list of mappings stays block", "rules: [{id: a, effect: allow}]\n", "rules:\n  - id: a\n    effect: allow\n", nil},
+		{"nested under a sequence item", "p:\n  - name: x\n    argv: [a, b]\n", "p:\n  - name: x\n    argv: [a, b]\n", nil},
+		{"a scalar a flow list would misread keeps its list block", "l: [\"a,b\", \"c: d\"]\n", "l:\n  - a,b\n  - \"c: d\"\n", nil},
+		{"a literal block is text", "s: |\n  k:\n  - a\n\n  end\nt: 1\n", "s: |\n  k:\n  - a\n  \n  end\n\nt: 1\n", nil},
+		{"a blank line before each section, above its comments", "a: 1\n# about b\nb:\n  c: 2\n\n\n  d: 3\n", "a: 1\n\n# about b\nb:\n  c: 2\n  d: 3\n", nil},
+		{"a document that is a sequence starts at column 0", "# c\n- {id: a, b: [x]}\n- y\n", "# c\n- id: a\n  b: [x]\n- \"y\"\n", nil},
+		{"end-of-line comments of consecutive lines aligned", "a:\n  b: 1 # one\n  ccc: [x, z]    # two\n  d: 2\n  e: 3   # three\n", "a:\n  b: 1        # one\n  ccc: [x, z] # two\n  d: 2\n  e: 3 # three\n", nil},
+		{"a comment heading a list ends its flow line", "allow:\n  # why\n  - a\n", "allow: [a] # why\n", nil},
+		{"quotes what YAML 1.1 reads as a boolean or number", "x: \"yes\"\ny: \"1\"\n", "x: \"yes\"\n\n\"y\": \"1\"\n", nil},
 		{"empty document", "  \n", "", ErrEmpty},
 		{"malformed", "a: [\n", "", nil},
 		{"duplicate key", "a: 1\na: 2\n", "", nil},

@@ -61,7 +61,11 @@ func Decode(name string, data []byte, v any) error {
 	if err == nil {
 		return nil
 	}
-	return FromError(name, err)
+	out := FromError(name, err)
+	if s := didYouMean(data, v, err); s != "" {
+		out.Err = fmt.Errorf("%w (did you mean %q?)", out.Err, s)
+	}
+	return out
 }
 
 // Guard runs a goccy decode and turns a panic into an error: goccy/go-yaml

@@ -370,6 +370,8 @@ func (c *Console) publicError(err error) (int, string) {
 		return http.StatusBadRequest, "An override or an edited description needs a reason: it is recorded in the audit trail."
 	case errors.Is(err, pinning.ErrEditedDescription):
 		return http.StatusBadRequest, "The edited description is empty, longer than 2,000 bytes, or holds characters a reader cannot see: nothing was approved."
+	case errors.Is(err, pinning.ErrDigestSyntax):
+		return http.StatusBadRequest, "That is not a digest the review showed: nothing was approved."
 	case errors.Is(err, operator.ErrUnknownTool):
 		return http.StatusNotFound, "No such upstream tool: refresh to list the upstreams again."
 	case errors.Is(err, ErrBadFilter):

@@ -1,10 +1,16 @@
 package console
 
 import (
+	"fmt"
+	"log/slog"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/airlock-dev/airlock/internal/operator/operator"
+	"github.com/airlock-dev/airlock/internal/policy/pinning"
 )
 
 // TestVisible: every character a reviewer could not see on the
@@ -81,4 +87,25 @@ func containsInOrder(s, sub string) bool {
 		i++
 	}
 	return true
+}
+
+// TestApprovalRefusalsShown: the approval's refusals reach the admin as
+// what they are — a digest that is not one the review showed (a tampered
+// form) is a 400 saying so, not an internal error (issue 24 item 6).
+func TestApprovalRefusalsShown(t *testing.T) {
+	c := &Console{log: slog.New(slog.DiscardHandler)}
+	for _, tt := range []struct {
+		err    error
+		status int
+		says   string
+	}{
+		{fmt.Errorf("up/echo: %w", pinning.ErrDigestSyntax), http.StatusBadRequest, "not a digest the review showed"},
+		{fmt.Errorf("up/echo: %w", pinning.ErrStale), http.StatusConflict, "changed since this page showed it"},
+		{fmt.Errorf("up/echo: %w", operator.ErrUnknownTool), http.StatusNotFound, "No such upstream tool"},
+	} {
+		status, msg := c.publicError(tt.err)
+		if status != tt.status || !strings.Contains(msg, tt.says) {
+			t.Errorf("%v: %d %q, want %d saying %q", tt.err, status, msg, tt.status, tt.says)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package operator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,6 +37,9 @@ type API struct {
 	// chain, when set, is what the witness is checked against instead of
 	// db (the store with its rotated segments, rotate.go).
 	chain witness.Chain
+	// openedAt is the chain's head seq when a writable handle was opened
+	// (-1 for a read-only one): Close anchors what was appended since.
+	openedAt int64
 }
 
 // Open opens the store in stateDir for a command run beside (or without) a
@@ -56,7 +60,14 @@ func Open(stateDir string, readOnly bool) (*API, error) {
 		// The error names the file, or the DSN without its password.
 		return nil, fmt.Errorf("opening audit store: %w", err)
 	}
-	return &API{db: db, dir: stateDir, now: time.Now, transport: "cli"}, nil
+	o := &API{db: db, dir: stateDir, now: time.Now, transport: "cli", openedAt: -1}
+	if !readOnly {
+		if o.openedAt, _, err = db.Head(context.Background()); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("reading the audit chain's head: %w", err)
+		}
+	}
+	return o, nil
 }
 
 // stateFiles are what a server leaves in its state directory (the store
@@ -95,12 +106,34 @@ func Attach(l *state.Lent, transport string) *API {
 	return &API{db: db, dir: dir, now: now, transport: transport, shared: true, up: up}
 }
 
-// Close releases the store (not an engine's: see Attach).
+// Close anchors in the witness the records this handle's commands
+// appended, then releases the store (not an engine's: see Attach).
 func (o *API) Close() error {
 	if o.shared {
 		return nil
 	}
-	return o.db.Close()
+	return errors.Join(o.anchorAppended(), o.db.Close())
+}
+
+// anchorAppended writes a witness checkpoint when a writable handle's
+// commands appended records. Without it, an operator command run before
+// the first serve (upstreams review and approve may be) left a chain with
+// records and no checkpoint, and that serve logged a WARN that the chain
+// "had no witness checkpoint" — the words a cut or deleted witness would
+// earn (issue 24 item 6, TestFirstServeAfterApprovalIsQuiet). The witness
+// file's lock orders this append with a running server's.
+func (o *API) anchorAppended() error {
+	if o.openedAt < 0 {
+		return nil
+	}
+	seq, _, err := o.db.Head(context.Background())
+	if err != nil || seq == o.openedAt {
+		return err
+	}
+	if err := checkpointWith(context.Background(), o.dir, o.db); err != nil {
+		return fmt.Errorf("anchoring the operator's records in the witness: %w", err)
+	}
+	return nil
 }
 
 // Tail returns the last n records, oldest first.

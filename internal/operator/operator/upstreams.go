@@ -62,9 +62,10 @@ func (o *API) UpstreamPins(ctx context.Context, upstream string) ([]*pinning.Pin
 
 // ApproveUpstreamTool approves the definition of upstream/tool that the
 // operator reviewed: digest must be the digest of the definition the
-// upstream lists now (the review shows it), else pinning.ErrStale — an
-// approval never covers a definition the operator did not see. Audited
-// either way.
+// upstream lists now (the review shows it), or a prefix of it of at least
+// pinning.MinDigestPrefix digits, else pinning.ErrStale — an approval
+// never covers a definition the operator did not see. Audited either way,
+// a success with the whole digest approved.
 func (o *API) ApproveUpstreamTool(ctx context.Context, upstream, tool, digest, by string) (*pinning.Pin, error) {
 	return o.ApproveUpstreamToolBecause(ctx, upstream, tool, digest, by, "")
 }

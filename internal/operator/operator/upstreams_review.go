@@ -42,6 +42,10 @@ func (o *API) ApproveUpstreamToolAs(ctx context.Context, upstream, tool, digest,
 	rec := out
 	if rec == nil {
 		rec = &pinning.Pin{Upstream: upstream, Tool: tool, SeenDigest: digest}
+	} else {
+		// The record names the exact digest approved, not the prefix
+		// typed (issue 24 item 6).
+		digest = out.ApprovedDigest
 	}
 	if a.Override || a.Edited != nil {
 		o.upstreamsOf().AuditOverride(ctx, o.operator(by), rec, digest, overrideOf(why, a, shown), err)

@@ -36,6 +36,9 @@ type AuditVerification struct {
 	// how many segment files were checked (audit verify --segments).
 	Rotated  int64
 	Segments int
+	// Witness is the witness file the chain was checked against, so a
+	// report names what it checked (issue 24 item 4).
+	Witness string
 }
 
 // Verify checks the whole hash chain and then the chain against the
@@ -56,7 +59,7 @@ func (o *API) VerifyAgainst(ctx context.Context, witnessFile string) (AuditVerif
 // finishVerify checks the witness after a chain check, and on success
 // leaves the verification marker an incremental check starts from.
 func (o *API) finishVerify(ctx context.Context, res store.VerifyResult, from int64, witnessFile string) (AuditVerification, error) {
-	v := AuditVerification{Records: res.Records, OK: res.OK, FirstBad: res.FirstBad, Problem: res.Problem, From: from}
+	v := AuditVerification{Records: res.Records, OK: res.OK, FirstBad: res.FirstBad, Problem: res.Problem, From: from, Witness: witnessFile}
 	v = o.checkAnchor(v, res.Anchor)
 	if !v.OK {
 		return v, nil
@@ -70,7 +73,7 @@ func (o *API) finishVerify(ctx context.Context, res store.VerifyResult, from int
 
 func (o *API) checkWitness(ctx context.Context, v AuditVerification, witnessFile string) (AuditVerification, error) {
 	cps, err := o.readWitness(witnessFile)
-	v.Checkpoints = len(cps)
+	v.Witness, v.Checkpoints = witnessFile, len(cps)
 	if len(cps) > 0 {
 		v.Anchored = cps[len(cps)-1].Seq
 	}
@@ -86,6 +89,12 @@ func (o *API) checkWitness(ctx context.Context, v AuditVerification, witnessFile
 	switch {
 	case errors.As(err, &f):
 		v.OK, v.FirstBad, v.Problem = false, f.Seq, f.Detail
+	case errors.As(err, &le) && le.Line == 1 && errors.Is(err, witness.ErrBadMAC):
+		// Not one checkpoint verifies: most often the witness of another
+		// state directory (--witness given the wrong file, or a key from
+		// elsewhere), which "signature does not match" alone hides.
+		v.OK, v.Problem = false, fmt.Sprintf("witness: %v: its first checkpoint is not signed with this state directory's key (%s), so %s is another state directory's witness, or forged",
+			err, state.WitnessKeyPath(o.dir), witnessFile)
 	case errors.As(err, &le), errors.Is(err, witness.ErrBadKey):
 		v.OK, v.Problem = false, "witness: "+err.Error()
 	case err != nil:

@@ -22,6 +22,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strconv"
 	"time"
 )
 
@@ -72,10 +73,46 @@ func (c *Context) Clone() *Context {
 	return &out
 }
 
-// DefaultID is the id of principal's default context. It is derived from the
-// principal so that two processes creating it at once agree on one row.
-func DefaultID(principal string) string {
-	sum := sha256.Sum256([]byte("airlock default context\x00" + principal))
+// DefaultID is the id of the default context principal has in role. It is
+// derived from both so that two processes creating it at once agree on one
+// row, and so that one principal holding two roles (an OAuth subject that
+// two role_mapping rules map differently) has two default contexts: a phase
+// an operator set, or usage spent, under one role never carries over to the
+// other (issue 26 item 11; server TestOneSubjectTwoRoles).
+func DefaultID(principal, role string) string {
+	// Another prefix than LegacyDefaultID's, and the principal's length
+	// before it: no (principal, role) pair shares an id with another pair
+	// or with a legacy id, whatever bytes the names hold.
+	return derivedID("airlock default context by role\x00" + strconv.Itoa(len(principal)) + ":" + principal + "\x00" + role)
+}
+
+// LoadDefault returns principal's default context of role as st holds it,
+// and its id: the one [DefaultID] names, or, if that is not stored, a
+// [LegacyDefaultID] context of the same role. ErrNotFound (with DefaultID's
+// id, to create it under) when neither is.
+func LoadDefault(ctx context.Context, st interface {
+	GetContext(context.Context, string) (*Context, error)
+}, principal, role string) (*Context, string, error) {
+	id := DefaultID(principal, role)
+	cx, err := st.GetContext(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		if old, lerr := st.GetContext(ctx, LegacyDefaultID(principal)); lerr == nil && old.Role == role {
+			return old, old.ID, nil
+		}
+	}
+	return cx, id, err
+}
+
+// LegacyDefaultID is the id a principal's default context had before
+// default contexts were keyed by role as well. The runner keeps serving
+// such a context to the role it belongs to, so an upgrade loses no phase,
+// usage or declaration; any other role gets its own [DefaultID].
+func LegacyDefaultID(principal string) string {
+	return derivedID("airlock default context\x00" + principal)
+}
+
+func derivedID(seed string) string {
+	sum := sha256.Sum256([]byte(seed))
 	return "ctx_" + hex.EncodeToString(sum[:12])
 }
 
@@ -104,13 +141,26 @@ func (s *Session) Open(now time.Time, idle time.Duration) bool {
 	return idle <= 0 || now.Sub(s.LastSeen) < idle
 }
 
+// touchEvery bounds how often a session's last-seen time is written: the
+// idle timeout is minutes, so a few seconds of slack costs nothing and
+// spares a write on most calls.
+const touchEvery = 5 * time.Second
+
+// TouchInterval is how stale a session's LastSeen may get before a request
+// on it writes it again: touchEvery, or a quarter of idle when the idle
+// timeout is so short that a session in steady use would time out between
+// writes. It is also how finely the session cap tells recent use apart.
+func TouchInterval(idle time.Duration) time.Duration {
+	if idle > 0 && idle/4 < touchEvery {
+		return idle / 4
+	}
+	return touchEvery
+}
+
 // Errors a Store returns; test with errors.Is.
 var (
 	ErrNotFound = errors.New("not found")
 	ErrExists   = errors.New("already exists")
-	// ErrSessionCap: the principal already has the most open sessions the
-	// configuration allows.
-	ErrSessionCap = errors.New("too many open sessions for this principal")
 	// ErrReplayed: a single-use value (an approval challenge) was used before.
 	ErrReplayed = errors.New("already used")
 	// ErrWidens: a child context would grant more than its parent.
@@ -144,10 +194,16 @@ type Store interface {
 	ListContexts(ctx context.Context, principal string) ([]*Context, error)
 
 	// OpenSession stores a new session. When maxOpen > 0 and the principal
-	// already has maxOpen sessions open (not closed and seen within idle of
-	// s.CreatedAt), it stores nothing and returns ErrSessionCap. The count
-	// and the insert are one atomic step.
-	OpenSession(ctx context.Context, s *Session, maxOpen int, idle time.Duration) error
+	// already holds maxOpen or more live sessions over s.Transport (not
+	// closed, and seen within idle of s.CreatedAt when idle > 0), it first
+	// closes the least recently used of them (LastSeen, then CreatedAt, then
+	// ID), as many as make room for s, at s.CreatedAt with reason
+	// [EvictReason], and returns them as closed. The count, the closes and
+	// the insert are one atomic step: a principal never holds more than
+	// maxOpen, and a client that never closes its sessions is never locked
+	// out (issue 26 item 3). An id already stored is ErrExists, and then
+	// nothing is closed.
+	OpenSession(ctx context.Context, s *Session, maxOpen int, idle time.Duration) (evicted []*Session, err error)
 	// GetSession returns the session (open or not), or ErrNotFound.
 	GetSession(ctx context.Context, id string) (*Session, error)
 	// TouchSession sets LastSeen of an open session; a closed or missing
@@ -176,6 +232,10 @@ type Store interface {
 	// may be forgotten (the challenge is refused as expired after it anyway).
 	UseChallenge(ctx context.Context, nonce string, expires time.Time) error
 }
+
+// EvictReason is the close reason of a session OpenSession closed to make
+// room under the cap.
+const EvictReason = "evicted: least recently used at max_sessions_per_principal"
 
 // ValidPhase reports whether p is planning or execution.
 func ValidPhase(p string) bool { return p == PhasePlanning || p == PhaseExecution }

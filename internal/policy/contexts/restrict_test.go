@@ -2,6 +2,7 @@ package contexts
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -118,24 +119,36 @@ func TestCheckRestricts(t *testing.T) {
 	}
 }
 
+// TestDefaultID: default context ids are deterministic, ctx_ and 24 hex
+// digits, distinct for every principal and role (issue 26 item 11: one
+// principal's two roles never share one) and from every legacy id.
 func TestDefaultID(t *testing.T) {
-	a := DefaultID("alice")
-	if a != DefaultID("alice") {
-		t.Fatal("DefaultID is not deterministic")
+	principal, role := "alice", "agent"
+	if a, b := DefaultID(principal, role), DefaultID("alice", "agent"); a != b {
+		t.Fatalf("DefaultID is not deterministic: %s, %s", a, b)
+	}
+	if a, b := LegacyDefaultID(principal), LegacyDefaultID("alice"); a != b {
+		t.Fatalf("LegacyDefaultID is not deterministic: %s, %s", a, b)
 	}
 	seen := map[string]string{}
-	for _, p := range []string{"alice", "bob", "Alice", "alice ", "", "alice\x00", "a", "b"} {
-		id := DefaultID(p)
+	check := func(name, id string) {
+		t.Helper()
 		if !strings.HasPrefix(id, "ctx_") || len(id) != len("ctx_")+24 {
-			t.Errorf("DefaultID(%q) = %q, want ctx_ and 24 hex digits", p, id)
+			t.Errorf("%s = %q, want ctx_ and 24 hex digits", name, id)
 		}
 		if strings.Trim(id[len("ctx_"):], "0123456789abcdef") != "" {
-			t.Errorf("DefaultID(%q) = %q is not hex after the prefix", p, id)
+			t.Errorf("%s = %q is not hex after the prefix", name, id)
 		}
 		if q, dup := seen[id]; dup {
-			t.Errorf("DefaultID(%q) = DefaultID(%q) = %s", p, q, id)
+			t.Errorf("%s = %s = %s", name, q, id)
 		}
-		seen[id] = p
+		seen[id] = name
+	}
+	for _, p := range []string{"alice", "bob", "Alice", "alice ", "", "alice\x00", "alice\x00agent", "a", "b"} {
+		for _, r := range []string{"agent", "admin", "", "\x00agent", "agent\x00"} {
+			check(fmt.Sprintf("DefaultID(%q, %q)", p, r), DefaultID(p, r))
+		}
+		check(fmt.Sprintf("LegacyDefaultID(%q)", p), LegacyDefaultID(p))
 	}
 }
 

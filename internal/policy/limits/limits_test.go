@@ -26,12 +26,15 @@ type step struct {
 	want    error
 }
 
+// scenario is a named script of steps under one Spec.
+type scenario struct {
+	name  string
+	spec  Spec
+	steps []step
+}
+
 func TestAdmit(t *testing.T) {
-	tests := []struct {
-		name  string
-		spec  Spec
-		steps []step
-	}{
+	tests := []scenario{
 		{"no limits", Spec{}, []step{{0, "comm.fetch", nil}, {0, "comm.fetch", nil}, {0, "pool.read", nil}}},
 		{"max_actions", Spec{MaxActions: 2}, []step{
 			{0, "pool.read", nil}, {0, "comm.fetch", nil}, {0, "pool.read", ErrMaxActions}, {time.Hour, "pool.read", ErrMaxActions},

@@ -47,11 +47,7 @@ func exceeded(err error) *ExceededError {
 }
 
 func TestAdmitStateMatchesAdmit(t *testing.T) {
-	tests := []struct {
-		name  string
-		spec  Spec
-		steps []step
-	}{
+	tests := []scenario{
 		{"no limits", Spec{}, []step{{0, "comm.fetch", nil}, {time.Hour, "pool.read", nil}}},
 		{"max_actions", Spec{MaxActions: 3}, []step{
 			{0, "a", nil}, {0, "b", nil}, {time.Second, "c", nil}, {0, "a", ErrMaxActions}, {time.Hour, "a", ErrMaxActions},

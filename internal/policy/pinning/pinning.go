@@ -166,11 +166,60 @@ func Vanish(p *Pin) (*Pin, bool) {
 // now: the operator approves what they reviewed, nothing else.
 var ErrStale = errors.New("the definition changed since it was reviewed")
 
-// Approve approves the definition the pin holds as Seen, which must still
-// have the digest the operator reviewed.
+// ErrDigestSyntax refuses a digest that is not (a long enough prefix of) a
+// hex SHA-256 as the review prints it.
+var ErrDigestSyntax = errors.New("not a digest the review printed")
+
+// MinDigestPrefix is the shortest digest prefix an approval takes, in hex
+// digits (64 bits). A prefix is compared with the definition listed at
+// approval time, which an upstream controls: with 8 digits it could grind
+// a poisoned definition to the reviewed prefix in 2^32 tries (seconds)
+// between the review and the approval; 2^64 is out of its reach.
+const MinDigestPrefix = 16
+
+// ParseDigest reads a digest as an operator copies it from the review or
+// the README: an optional "sha256:", then at least MinDigestPrefix
+// hex digits (case-insensitive), optionally cut with "…" or "...". It
+// returns the lowercase hex, or ErrDigestSyntax saying exactly what is
+// wrong with it.
+func ParseDigest(s string) (string, error) {
+	h := strings.TrimPrefix(strings.TrimSpace(s), "sha256:")
+	cut := strings.TrimSuffix(strings.TrimSuffix(h, "…"), "...")
+	h = strings.ToLower(cut)
+	switch {
+	case h == "":
+		return "", fmt.Errorf("empty digest: %w", ErrDigestSyntax)
+	case strings.Trim(h, "0123456789abcdef") != "":
+		return "", fmt.Errorf("digest %q: only hex digits after sha256: (copy it from airlock upstreams review): %w", s, ErrDigestSyntax)
+	case len(h) > 2*sha256.Size:
+		return "", fmt.Errorf("digest %q has %d hex digits, a SHA-256 has %d: %w", s, len(h), 2*sha256.Size, ErrDigestSyntax)
+	case len(h) < MinDigestPrefix:
+		return "", fmt.Errorf("digest %q is too short to approve by: give at least %d of the hex digits airlock upstreams review prints, or all %d (a shorter prefix could match a definition made to collide with it): %w",
+			s, MinDigestPrefix, 2*sha256.Size, ErrDigestSyntax)
+	}
+	return h, nil
+}
+
+// Approve approves the definition the pin holds as Seen, whose digest must
+// still start with reviewedDigest (the whole digest the review printed, or
+// a prefix of at least MinDigestPrefix digits: see ParseDigest). The error
+// says exactly what is wrong: a malformed or short digest
+// (ErrDigestSyntax), a tool no longer listed, or a definition listed now
+// that is not the reviewed one (ErrStale).
 func Approve(p *Pin, reviewedDigest, by string, now time.Time) (*Pin, error) {
-	if p.Seen == nil || p.SeenDigest != reviewedDigest {
-		return nil, fmt.Errorf("%s/%s: %w", p.Upstream, p.Tool, ErrStale)
+	want, err := ParseDigest(reviewedDigest)
+	if err != nil {
+		return nil, fmt.Errorf("%s/%s: %w", p.Upstream, p.Tool, err)
+	}
+	switch {
+	case p.Seen == nil:
+		return nil, fmt.Errorf("%s/%s is no longer listed by the upstream: nothing to approve: %w", p.Upstream, p.Tool, ErrStale)
+	case !strings.HasPrefix(p.SeenDigest, want):
+		if len(want) < 2*sha256.Size {
+			want += "…"
+		}
+		return nil, fmt.Errorf("%s/%s: the definition the upstream lists now is not sha256:%s — it changed since the review, or the digest is mistyped; review it again and approve the digest the review prints: %w",
+			p.Upstream, p.Tool, want, ErrStale)
 	}
 	out := *p
 	def := *p.Seen

@@ -65,7 +65,7 @@ func TestRugPull(t *testing.T) {
 	if err != nil || !changed || p.State != Pending || p.Usable() {
 		t.Fatalf("first sight: %+v %v %v", p, changed, err)
 	}
-	if _, err := Approve(p, "not-the-digest", "op", now); !errors.Is(err, ErrStale) {
+	if _, err := Approve(p, strings.Repeat("ab", 32), "op", now); !errors.Is(err, ErrStale) {
 		t.Fatalf("approval of another digest: %v", err)
 	}
 	p, err = Approve(p, p.SeenDigest, "op", now)
@@ -199,4 +199,57 @@ func FuzzDigest(f *testing.F) {
 		}
 		_ = Scan(d)
 	})
+}
+
+// TestApproveByPrefix: an approval takes the whole digest or a prefix of
+// at least MinDigestPrefix hex digits as the review prints it (sha256:,
+// upper case, a trailing ellipsis as the README abbreviates it); a shorter
+// or malformed one is ErrDigestSyntax and says what is wrong, a prefix of
+// another definition is ErrStale (issue 24 item 6).
+func TestApproveByPrefix(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	p, _, err := Observe("everything", nil, echo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.SeenDigest
+	other := "0" + d[1:]
+	if other == d {
+		other = "1" + d[1:]
+	}
+	tests := []struct {
+		name, digest string
+		err          error
+		msg          string
+	}{
+		{"whole", d, nil, ""},
+		{"sha256: and upper case", "sha256:" + strings.ToUpper(d), nil, ""},
+		{"16-digit prefix", d[:16], nil, ""},
+		{"prefix with an ellipsis, as the README shows it", "sha256:" + d[:20] + "…", nil, ""},
+		{"prefix with three dots", d[:20] + "...", nil, ""},
+		{"8 digits", d[:8] + "…", ErrDigestSyntax, "too short to approve by: give at least 16"},
+		{"not hex", "sha256:" + d[:15] + "g", ErrDigestSyntax, "only hex digits"},
+		{"too long", d + "00", ErrDigestSyntax, "a SHA-256 has 64"},
+		{"empty", "sha256:", ErrDigestSyntax, "empty digest"},
+		{"another definition's digest", other, ErrStale, "is not sha256:" + other + " — it changed since the review, or the digest is mistyped"},
+		{"another definition's prefix", other[:16], ErrStale, "is not sha256:" + other[:16] + "…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ap, err := Approve(p, tt.digest, "op", now)
+			if tt.err == nil {
+				if err != nil || !ap.Usable() || ap.ApprovedDigest != d {
+					t.Fatalf("Approve(%q) = %+v, %v; want the whole digest %s approved", tt.digest, ap, err, d)
+				}
+				return
+			}
+			if !errors.Is(err, tt.err) || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("Approve(%q) = %v; want %v saying %q", tt.digest, err, tt.err, tt.msg)
+			}
+		})
+	}
+	gone, _ := Vanish(&Pin{Upstream: "everything", Tool: "echo", State: Approved, ApprovedDigest: d, SeenDigest: d, Seen: &echo})
+	if _, err := Approve(gone, d, "op", now); !errors.Is(err, ErrStale) || !strings.Contains(err.Error(), "no longer listed") {
+		t.Fatalf("approving a removed tool: %v", err)
+	}
 }

@@ -154,10 +154,13 @@ func ReviewShown(p *Pin, edited *string, all []*Pin) poisoning.Report {
 // an edited description only with a reason. The decision is kept with
 // the pin (Pin.Decision) for the approved digest.
 func ApproveReviewed(p *Pin, reviewedDigest, by, reason string, now time.Time, a Approval, shown poisoning.Report) (*Pin, error) {
-	if p.Seen == nil || p.SeenDigest != reviewedDigest {
-		// First: what the operator reviewed is not what is listed, so
-		// nothing they decided about it applies.
-		return nil, fmt.Errorf("%s/%s: %w", p.Upstream, p.Tool, ErrStale)
+	// First the digest (Approve's checks: a malformed or short one, a
+	// definition no longer listed or not the one reviewed): if what the
+	// operator reviewed is not what is listed, nothing they decided about
+	// it applies.
+	out, err := Approve(p, reviewedDigest, by, now)
+	if err != nil {
+		return nil, err
 	}
 	if a.Edited != nil {
 		if err := checkEdited(*a.Edited); err != nil {
@@ -169,10 +172,6 @@ func ApproveReviewed(p *Pin, reviewedDigest, by, reason string, now time.Time, a
 		return nil, fmt.Errorf("%s/%s: %w (score %.2f: %s)", p.Upstream, p.Tool, ErrOverrideRequired, shown.Score, signalList(shown))
 	case (a.Override || a.Edited != nil) && strings.TrimSpace(reason) == "":
 		return nil, fmt.Errorf("%s/%s: %w", p.Upstream, p.Tool, ErrReasonRequired)
-	}
-	out, err := Approve(p, reviewedDigest, by, now)
-	if err != nil {
-		return nil, err
 	}
 	out.Decision = nil
 	if a.Override || a.Edited != nil {

@@ -70,7 +70,7 @@ func TestApproveReviewed(t *testing.T) {
 		}
 	}
 	// A stale digest is refused before anything else is decided.
-	if _, err := ApproveReviewed(p, "0000", "op", "x", now, Approval{Override: true}, shown); !errors.Is(err, ErrStale) {
+	if _, err := ApproveReviewed(p, strings.Repeat("0", 64), "op", "x", now, Approval{Override: true}, shown); !errors.Is(err, ErrStale) {
 		t.Fatalf("stale: %v", err)
 	}
 	// A clean definition: approved as before, no decision.

@@ -147,9 +147,18 @@ type RuleRef struct {
 	Policy string `json:"policy"`
 	Kind   string `json:"kind"` // StepDenyPattern, StepAllowPattern or StepRule
 	ID     string `json:"id"`
+	// Unreachable, in a coverage report, says why the rule can never
+	// fire (Set.UnreachableRules): no case can cover it.
+	Unreachable string `json:"unreachable,omitempty"`
 }
 
-func (r RuleRef) String() string { return r.Policy + "/" + r.ID + " (" + r.Kind + ")" }
+func (r RuleRef) String() string {
+	s := r.Policy + "/" + r.ID + " (" + r.Kind + ")"
+	if r.Unreachable != "" {
+		s += ": can never fire: " + r.Unreachable
+	}
+	return s
+}
 
 // CaseFailure is one case whose decision was not the expected one.
 type CaseFailure struct {
@@ -169,23 +178,34 @@ func (r *CaseReport) OK() bool { return len(r.Failures) == 0 }
 func (r *CaseReport) String() string {
 	var b strings.Builder
 	for _, f := range r.Failures {
-		want := string(f.Want)
-		if f.WantRule != "" {
-			want += " by " + f.WantRule
-		}
 		fmt.Fprintf(&b, "%s:%d: FAIL %q (policy %s): want %s, got %s by %s: %s\n",
-			r.File, f.Line, f.Name, f.Policy, want, f.Got.Effect, f.Got.RuleID, f.Got.Reason)
+			r.File, f.Line, f.Name, f.Policy, wantText(f.Want, f.WantRule), f.Got.Effect, f.Got.RuleID, f.Got.Reason)
 	}
+	r.writeSummary(&b)
+	return b.String()
+}
+
+// wantText is a case's expectation as the reports print it: the effect,
+// and the rule when the case names one.
+func wantText(effect Effect, rule string) string {
+	if rule != "" {
+		return string(effect) + " by " + rule
+	}
+	return string(effect)
+}
+
+// writeSummary ends String and Verbose: PASS or FAIL, the count, and how
+// many cases --run skipped.
+func (r *CaseReport) writeSummary(b *strings.Builder) {
 	status := "PASS"
 	if !r.OK() {
 		status = "FAIL"
 	}
-	fmt.Fprintf(&b, "%s: %d/%d cases passed", status, r.Passed, r.Total-r.Skipped)
+	fmt.Fprintf(b, "%s: %d/%d cases passed", status, r.Passed, r.Total-r.Skipped)
 	if r.Skipped > 0 {
-		fmt.Fprintf(&b, " (%d skipped by --run)", r.Skipped)
+		fmt.Fprintf(b, " (%d skipped by --run)", r.Skipped)
 	}
 	b.WriteString("\n")
-	return b.String()
 }
 
 // Verbose renders every case that ran, with its decision, rule and
@@ -197,21 +217,13 @@ func (r *CaseReport) Verbose() string {
 		if !c.Pass {
 			status = "FAIL"
 		}
-		want := string(c.Want)
-		if c.WantRule != "" {
-			want += " by " + c.WantRule
-		}
 		fmt.Fprintf(&b, "%s %s:%d %q (policy %s): %s by %s: %s", status, r.File, c.Line, c.Name, c.Policy, c.Got.Effect, c.Got.RuleID, c.Got.Reason)
 		if !c.Pass {
-			fmt.Fprintf(&b, " (want %s)", want)
+			fmt.Fprintf(&b, " (want %s)", wantText(c.Want, c.WantRule))
 		}
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "%s: %d/%d cases passed", map[bool]string{true: "PASS", false: "FAIL"}[r.OK()], r.Passed, r.Total-r.Skipped)
-	if r.Skipped > 0 {
-		fmt.Fprintf(&b, " (%d skipped by --run)", r.Skipped)
-	}
-	b.WriteString("\n")
+	r.writeSummary(&b)
 	return b.String()
 }
 
@@ -337,8 +349,15 @@ func (l *layer) has(id string) bool {
 }
 
 // uncovered lists every pattern and rule of every policy in s (each in
-// the policy that declares it) that no case hit, and counts them all.
+// the policy that declares it) that no case hit, and counts them all. A
+// rule that can never fire is listed as such whatever the cases hit: a
+// case expecting the deny it gets instead must not make it look covered
+// (issue 24 item 7).
 func uncovered(s *Set, hits map[string]map[string]bool) (out []RuleRef, total int) {
+	never := map[RuleRef]string{}
+	for _, u := range s.UnreachableRules() {
+		never[u.RuleRef] = u.Why
+	}
 	for _, name := range s.Names() {
 		p, _ := s.Get(name)
 		if p == nil || len(p.layers) == 0 {
@@ -357,7 +376,10 @@ func uncovered(s *Set, hits map[string]map[string]bool) (out []RuleRef, total in
 		}
 		for _, r := range refs {
 			total++
-			if !hits[name][r.ID] {
+			if why, ok := never[r]; ok {
+				r.Unreachable = why
+				out = append(out, r)
+			} else if !hits[name][r.ID] {
 				out = append(out, r)
 			}
 		}

@@ -42,7 +42,10 @@ type layer struct {
 	deny    []entry
 	rules   []*rule
 	neutral bool // no allows of its own: defers to its ancestors for allow
-	dflt    string
+	// additional: mcp_additional_arguments (additional.go); empty defers
+	// to the ancestors, and for the root means none.
+	additional []capability.Pattern
+	dflt       string
 }
 
 // entry is a compiled allow or deny pattern with its decision text built
@@ -102,6 +105,9 @@ func compile(name string, spec Spec, parent *Policy) (*Policy, error) {
 		return nil, err
 	}
 	if l.deny, err = compileEntries(name, "deny", spec.Deny); err != nil {
+		return nil, err
+	}
+	if err := compileAdditional(l, spec.MCPAdditionalArguments, parent); err != nil {
 		return nil, err
 	}
 	p := &Policy{name: name, desc: spec.Description, ruleIDs: map[string]bool{}}
@@ -216,17 +222,10 @@ func compileEntries(policy, list string, texts []string) ([]entry, error) {
 	return out, nil
 }
 
+// validRuleID is a policy name's alphabet, less the ids the decision
+// itself reports a match by ("default", "network").
 func validRuleID(id string) bool {
-	if id == "" || len(id) > 64 || id == "default" || id == "network" {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
+	return id != "default" && id != "network" && validName(id)
 }
 
 // compileRule compiles rules[i]; on error it also returns the field at fault.

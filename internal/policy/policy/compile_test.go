@@ -99,13 +99,28 @@ func wantLine(t *testing.T, err error, line int, want error) {
 	}
 }
 
+// lineCase is a policy document loadString must refuse with an error at
+// p.yaml:line wrapping is (nil: any).
+type lineCase struct {
+	name string
+	src  string
+	line int
+	is   error
+}
+
+// wantLoadErrors runs lineCases through loadString and wantLine.
+func wantLoadErrors(t *testing.T, tests []lineCase) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := loadString(t, tc.src)
+			wantLine(t, err, tc.line, tc.is)
+		})
+	}
+}
+
 func TestLoadErrorsHaveLines(t *testing.T) {
-	tests := []struct {
-		name string
-		src  string
-		line int
-		is   error
-	}{
+	wantLoadErrors(t, []lineCase{
 		{"unknown key in a policy", `
 policies:
   base:
@@ -177,13 +192,7 @@ policies:
 policies:
   "has space": {}
 `, 3, ErrInvalidName},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := loadString(t, tc.src)
-			wantLine(t, err, tc.line, tc.is)
-		})
-	}
+	})
 }
 
 func TestCompileSetReportsEveryPolicy(t *testing.T) {

@@ -3,10 +3,11 @@
 // The model is seed 003's security context, deny-first: a policy names the
 // capabilities that may run, the ones that never run, conditions over the
 // call written in expr (github.com/expr-lang/expr), the hosts comm.*
-// capabilities may reach, the paths pipelines may touch, and the limits a
-// session runs under. A policy that cannot be compiled is refused at load
-// time with its file and line, never read leniently; a condition that fails
-// at run time denies.
+// capabilities may reach, the paths pipelines may touch, the limits a
+// session runs under, and the mcp.* tools whose needs may carry argument
+// keys their pinned schema does not name (additional.go). A policy that
+// cannot be compiled is refused at load time with its file and line, never
+// read leniently; a condition that fails at run time denies.
 //
 // # Capabilities and patterns
 //

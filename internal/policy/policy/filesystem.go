@@ -17,22 +17,16 @@ func compileFilesystem(s FilesystemSpec, parent *filesystem) (*filesystem, error
 	if parent != nil {
 		*fs = *parent
 	}
+	// Until a list is replaced, fs holds the parent's (none at the top),
+	// which bounds the child's.
 	var err error
 	if len(s.Read) > 0 {
-		var pr []string
-		if parent != nil {
-			pr = parent.read
-		}
-		if fs.read, err = compilePaths("read", s.Read, parent != nil, pr); err != nil {
+		if fs.read, err = compilePaths("read", s.Read, parent != nil, fs.read); err != nil {
 			return nil, err
 		}
 	}
 	if len(s.Write) > 0 {
-		var pw []string
-		if parent != nil {
-			pw = parent.write
-		}
-		if fs.write, err = compilePaths("write", s.Write, parent != nil, pw); err != nil {
+		if fs.write, err = compilePaths("write", s.Write, parent != nil, fs.write); err != nil {
 			return nil, err
 		}
 	}

@@ -73,22 +73,11 @@ func TestInheritanceRefusalLine(t *testing.T) {
 }
 
 func TestInheritanceStructure(t *testing.T) {
-	tests := []struct {
-		name string
-		src  string
-		line int
-		is   error
-	}{
+	wantLoadErrors(t, []lineCase{
 		{"unknown parent", "policies:\n  a:\n    extends: nope\n", 3, ErrUnknownParent},
 		{"self cycle", "policies:\n  a:\n    extends: a\n", 3, ErrCycle},
 		{"cycle", "policies:\n  a:\n    extends: b\n  b:\n    extends: c\n  c:\n    extends: a\n", 3, ErrCycle},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := loadString(t, tc.src)
-			wantLine(t, err, tc.line, tc.is)
-		})
-	}
+	})
 }
 
 func TestInheritanceAccepted(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/airlock-dev/airlock/internal/kit/capability"
+	"github.com/airlock-dev/airlock/internal/kit/nearest"
 	"github.com/airlock-dev/airlock/internal/kit/yamlfile"
 	"github.com/airlock-dev/airlock/internal/policy/limits"
 )
@@ -127,48 +128,20 @@ func suggest(text string, pipelines []string) string {
 	return Closest(t, cands)
 }
 
-// Closest returns the candidate nearest to text by edit distance when it is
-// close enough to be a typo (at most a third of text's length plus one),
-// else "". It backs the "did you mean" of check-time errors.
-func Closest(text string, cands []string) string {
-	best, bestD := "", len(text)/3+2
-	for _, c := range cands {
-		if d := editDistance(text, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
+// Closest returns the candidate nearest to text when it is close enough to
+// be a typo, else "" (package nearest). It backs the "did you mean" of
+// check-time errors.
+func Closest(text string, cands []string) string { return nearest.Name(text, cands) }
 
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
-// CheckFile is LoadFile plus CheckCapabilities, for `airlock policy check`:
-// everything that loads, and no pattern that matches nothing.
+// CheckFile is LoadFile plus CheckCapabilities and CheckReachable, for
+// `airlock policy check`: everything that loads, no pattern that matches
+// nothing, no rule that can never fire.
 func CheckFile(path string) (*Set, error) {
 	set, data, specs, err := loadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckCapabilities(path, data, specs, nil); err != nil {
+	if err := errors.Join(CheckCapabilities(path, data, specs, nil), CheckReachable(path, data, set)); err != nil {
 		return nil, err
 	}
 	return set, nil

@@ -37,6 +37,8 @@ type Spec struct {
 	Network     NetworkSpec    `json:"network,omitempty" jsonschema:"description=Hosts and schemes comm.* capabilities may reach."`
 	Filesystem  FilesystemSpec `json:"filesystem,omitempty" jsonschema:"description=Paths pipelines may read and write."`
 	Limits      LimitsSpec     `json:"limits,omitempty" jsonschema:"description=Per-session and per-call resource limits."`
+	// MCPAdditionalArguments: see additional.go.
+	MCPAdditionalArguments []string `json:"mcp_additional_arguments,omitempty" jsonschema:"description=mcp.* capability patterns whose needs may carry argument keys the tool's pinned input schema does not name\\, where that schema explicitly allows other keys (additionalProperties not false or patternProperties). Default none: such a key is refused (UPSTREAM_ARGUMENTS_INVALID). A child may only narrow its parent's list."`
 }
 
 // RuleSpec is one conditional rule.

@@ -25,6 +25,21 @@ func loadSuites(t *testing.T) map[string]*Suite {
 	return out
 }
 
+// suiteRuns is a run of every one of suites under its own policy file, of
+// the file's policies named by policies (nil: the run's default).
+func suiteRuns(t *testing.T, suites map[string]*Suite, policies []string) []SuiteRun {
+	t.Helper()
+	var runs []SuiteRun
+	for _, n := range suiteNames {
+		pf, err := LoadPolicyFile(filepath.Join(suiteDir, n+".policy.yaml"), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, SuiteRun{Suite: suites[n], Policy: pf, Policies: policies})
+	}
+	return runs
+}
+
 // TestRenderersReproduceExport: re-rendering each stored value gives the
 // exported text byte for byte, canaries left in place — so the renderers
 // escape as Python's json.dumps and str() do.

@@ -3,7 +3,6 @@ package agentdojo
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -41,15 +40,7 @@ func TestAgentDojoFull(t *testing.T) {
 	if raceDetector {
 		t.Skip("full provenance replay: too slow under -race; make test-go runs it without")
 	}
-	suites := loadSuites(t)
-	var runs []SuiteRun
-	for _, n := range suiteNames {
-		pf, err := LoadPolicyFile(filepath.Join(suiteDir, n+".policy.yaml"), n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, SuiteRun{Suite: suites[n], Policy: pf}) // the default: provenance
-	}
+	runs := suiteRuns(t, loadSuites(t), nil) // the default: provenance
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	start := time.Now()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -95,14 +94,7 @@ func TestReplay(t *testing.T) {
 	}
 	policies := []string{"allow-all", "effects-need-approval"} // the provenance policies: TestAgentDojoFull
 	suites := loadSuites(t)
-	var runs []SuiteRun
-	for _, n := range suiteNames {
-		pf, err := LoadPolicyFile(filepath.Join(suiteDir, n+".policy.yaml"), n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, SuiteRun{Suite: suites[n], Policy: pf, Policies: policies})
-	}
+	runs := suiteRuns(t, suites, policies)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	start := time.Now()

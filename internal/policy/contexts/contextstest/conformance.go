@@ -102,11 +102,18 @@ func confCtxJSON(c *contexts.Context) string {
 	return string(b)
 }
 
-func confSameCtx(t *testing.T, what string, got, want *contexts.Context) {
+// confSame compares got and want by a comparable rendering (confCtxJSON,
+// confSessJSON), so a failure shows both in full.
+func confSame[T any](t *testing.T, what string, render func(T) string, got, want T) {
 	t.Helper()
-	if g, w := confCtxJSON(got), confCtxJSON(want); g != w {
+	if g, w := render(got), render(want); g != w {
 		t.Errorf("%s:\n got %s\nwant %s", what, g, w)
 	}
+}
+
+func confSameCtx(t *testing.T, what string, got, want *contexts.Context) {
+	t.Helper()
+	confSame(t, what, confCtxJSON, got, want)
 }
 
 func confGetCtx(t *testing.T, st contexts.Store, id string) *contexts.Context {
@@ -134,7 +141,7 @@ func confContextRoundTrip(t *testing.T, a, b contexts.Store) {
 	}
 
 	// A default context with nothing optional set survives as such.
-	bare := &contexts.Context{ID: contexts.DefaultID("alice"), Principal: "alice", Phase: contexts.PhaseExecution, CreatedAt: confEpoch}
+	bare := &contexts.Context{ID: contexts.DefaultID("alice", "analyst"), Principal: "alice", Phase: contexts.PhaseExecution, CreatedAt: confEpoch}
 	confCreateCtx(t, b, bare)
 	got := confGetCtx(t, a, bare.ID)
 	confSameCtx(t, "GetContext of a bare context", got, bare)
@@ -216,7 +223,7 @@ func confEnsureContext(t *testing.T, a, b contexts.Store) {
 func confEnsureContextRace(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	const perHandle = 8
-	id := contexts.DefaultID("alice")
+	id := contexts.DefaultID("alice", "analyst")
 	got := make([]*contexts.Context, 2*perHandle)
 	errs := make([]error, 2*perHandle)
 	inputs := make([]string, 2*perHandle)

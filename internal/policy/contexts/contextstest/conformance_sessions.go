@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,14 +38,12 @@ func confSessJSON(s *contexts.Session) string {
 
 func confSameSess(t *testing.T, what string, got, want *contexts.Session) {
 	t.Helper()
-	if g, w := confSessJSON(got), confSessJSON(want); g != w {
-		t.Errorf("%s:\n got %s\nwant %s", what, g, w)
-	}
+	confSame(t, what, confSessJSON, got, want)
 }
 
 func confOpen(t *testing.T, st contexts.Store, s *contexts.Session) {
 	t.Helper()
-	if err := st.OpenSession(context.Background(), s, 0, 0); err != nil {
+	if _, err := st.OpenSession(context.Background(), s, 0, 0); err != nil {
 		t.Fatalf("OpenSession(%s): %v", s.ID, err)
 	}
 }
@@ -83,7 +82,7 @@ func confSessionRoundTrip(t *testing.T, a, b contexts.Store) {
 		confSameSess(t, "GetSession through the "+name, confGetSess(t, st, "s1"), want)
 		confSameSess(t, "GetSession of a session without elicitation through the "+name, confGetSess(t, st, "s2"), plain)
 	}
-	if err := b.OpenSession(ctx, confSession("s1", "c2", "mallory", confEpoch), 0, 0); !errors.Is(err, contexts.ErrExists) {
+	if _, err := b.OpenSession(ctx, confSession("s1", "c2", "mallory", confEpoch), 0, 0); !errors.Is(err, contexts.ErrExists) {
 		t.Errorf("OpenSession of a stored id: %v, want ErrExists", err)
 	}
 	confSameSess(t, "after a refused OpenSession", confGetSess(t, a, "s1"), want)
@@ -134,52 +133,84 @@ func confTouchAndClose(t *testing.T, a, b contexts.Store) {
 	confSameSess(t, "after closing again and touching", confGetSess(t, a, "s1"), s)
 }
 
+// confEvicted renders what OpenSession evicted: ids in order, each
+// checked closed at closedAt with EvictReason, and closed so in the store.
+func confEvicted(t *testing.T, st contexts.Store, evicted []*contexts.Session, closedAt time.Time) string {
+	t.Helper()
+	ids := ""
+	for _, e := range evicted {
+		ids += e.ID
+		for what, got := range map[string]*contexts.Session{"returned": e, "stored": confGetSess(t, st, e.ID)} {
+			if !got.ClosedAt.Equal(closedAt) || got.CloseReason != contexts.EvictReason {
+				t.Errorf("evicted session %s as %s: closed at %v for %q; want %v for %q", e.ID, what, got.ClosedAt, got.CloseReason, closedAt, contexts.EvictReason)
+			}
+		}
+	}
+	return ids
+}
+
+// confSessionCap: at the cap, a new session evicts the principal's least
+// recently used one over the same transport, through either handle;
+// another principal, another transport and an uncapped open are not
+// counted; a lowered cap evicts as many as it takes.
 func confSessionCap(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	at := confEpoch
-	open := func(st contexts.Store, id, principal string, maxOpen int) error {
+	open := func(st contexts.Store, id, principal, transport string, maxOpen int) string {
+		t.Helper()
 		at = at.Add(time.Second)
-		return st.OpenSession(ctx, confSession(id, "c1", principal, at), maxOpen, 0)
+		s := confSession(id, "c1", principal, at)
+		s.Transport = transport
+		evicted, err := st.OpenSession(ctx, s, maxOpen, 0)
+		if err != nil {
+			t.Fatalf("OpenSession(%s) under a cap of %d: %v", id, maxOpen, err)
+		}
+		return confEvicted(t, st, evicted, at)
 	}
+	const web = "streamable-http"
 	for _, id := range []string{"1", "2"} {
-		if err := open(a, id, "alice", 2); err != nil {
-			t.Fatalf("session %s under a cap of 2: %v", id, err)
+		if ev := open(a, id, "alice", web, 2); ev != "" {
+			t.Fatalf("session %s under a cap of 2 evicted %q", id, ev)
 		}
 	}
-	for name, st := range map[string]contexts.Store{"same handle": a, "other handle": b} {
-		if err := open(st, "3", "alice", 2); !errors.Is(err, contexts.ErrSessionCap) {
-			t.Errorf("third session under a cap of 2 through the %s: %v, want ErrSessionCap", name, err)
-		}
+	// 1 is used after 2 was opened: 2 is now the least recently used.
+	if err := b.TouchSession(ctx, "1", at.Add(time.Millisecond)); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := a.GetSession(ctx, "3"); !errors.Is(err, contexts.ErrNotFound) {
-		t.Errorf("a session refused by the cap was stored: %v", err)
+	if ev := open(b, "3", "alice", web, 2); ev != "2" {
+		t.Errorf("a third session under a cap of 2 evicted %q, want the least recently used %q", ev, "2")
 	}
-	if err := open(b, "4", "bob", 2); err != nil {
-		t.Errorf("another principal's session: %v; the cap is per principal", err)
+	if ev := open(a, "4", "bob", web, 2); ev != "" {
+		t.Errorf("another principal's session evicted %q; the cap is per principal", ev)
 	}
-	if err := open(b, "5", "alice", 0); err != nil {
-		t.Errorf("a session with no cap: %v", err)
+	if ev := open(b, "5", "alice", "sse", 2); ev != "" {
+		t.Errorf("alice's SSE session evicted %q; the cap counts one transport's sessions", ev)
 	}
-	// alice now has 1, 2 and 5 open; closing two frees one slot under 3.
-	for _, id := range []string{"1", "2"} {
-		if _, err := a.CloseSession(ctx, id, "done", at); err != nil {
-			t.Fatal(err)
-		}
+	if ev := open(a, "6", "alice", web, 0); ev != "" {
+		t.Errorf("a session with no cap evicted %q", ev)
 	}
-	if err := open(b, "6", "alice", 3); err != nil {
-		t.Errorf("a session after closing others: %v; closed sessions must not count", err)
+	// alice holds 1, 3 and 6 over web: a cap of 2 makes room by closing
+	// the two least recently used.
+	if ev := open(b, "7", "alice", web, 2); ev != "13" {
+		t.Errorf("under a lowered cap: evicted %q, want %q", ev, "13")
 	}
-	if err := open(a, "7", "alice", 2); !errors.Is(err, contexts.ErrSessionCap) {
-		t.Errorf("a session over the cap after closing: %v, want ErrSessionCap", err)
+	if got := confSessionIDs(t, a, "c1", true); got != "4567" {
+		t.Errorf("open sessions %q, want %q", got, "4567")
 	}
-	if got := confSessionIDs(t, a, "c1", true); got != "456" {
-		t.Errorf("open sessions %q, want %q", got, "456")
+	// A stored id is ErrExists and evicts nothing.
+	dup := confSession("7", "c1", "alice", at.Add(time.Second))
+	dup.Transport = web
+	if _, err := a.OpenSession(ctx, dup, 1, 0); !errors.Is(err, contexts.ErrExists) {
+		t.Errorf("OpenSession of a stored id at the cap: %v, want ErrExists", err)
+	}
+	if got := confSessionIDs(t, b, "c1", true); got != "4567" {
+		t.Errorf("after a refused OpenSession: open sessions %q, want %q", got, "4567")
 	}
 }
 
 // confSessionCapIdle: with an idle timeout, a session not seen within it
-// of the new session's CreatedAt does not count; the boundary is
-// Session.Open's.
+// of the new session's CreatedAt neither counts nor is evicted; the
+// boundary is Session.Open's.
 func confSessionCapIdle(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	const idle = 10 * time.Minute
@@ -200,37 +231,69 @@ func confSessionCapIdle(t *testing.T, a, b contexts.Store) {
 		}
 		confOpen(t, a, s)
 	}
-	// Only "live" counts: one more fits under 2, then the cap holds.
-	if err := b.OpenSession(ctx, confSession("n1", "c1", "alice", now), 2, idle); err != nil {
-		t.Errorf("a session beside one live and two idle ones under a cap of 2: %v", err)
+	// Only "live" counts: one more fits under 2 without an eviction, the
+	// next evicts "live", the least recently used of the live ones.
+	evicted, err := b.OpenSession(ctx, confSession("n1", "c1", "alice", now), 2, idle)
+	if err != nil || len(evicted) != 0 {
+		t.Errorf("a session beside one live and two idle ones under a cap of 2: evicted %d, %v; want none", len(evicted), err)
 	}
-	if err := a.OpenSession(ctx, confSession("n2", "c1", "alice", now), 2, idle); !errors.Is(err, contexts.ErrSessionCap) {
-		t.Errorf("third live session under a cap of 2: %v, want ErrSessionCap", err)
+	evicted, err = a.OpenSession(ctx, confSession("n2", "c1", "alice", now), 2, idle)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Without an idle timeout every session not closed counts.
-	if err := b.OpenSession(ctx, confSession("n3", "c1", "alice", now), 4, 0); !errors.Is(err, contexts.ErrSessionCap) {
-		t.Errorf("a fifth session under a cap of 4 and no idle timeout: %v, want ErrSessionCap", err)
+	if ev := confEvicted(t, a, evicted, now); ev != "live" {
+		t.Errorf("third live session under a cap of 2 evicted %q, want %q", ev, "live")
 	}
-	if err := b.OpenSession(ctx, confSession("n4", "c1", "alice", now), 5, 0); err != nil {
-		t.Errorf("a fifth session under a cap of 5 and no idle timeout: %v", err)
+	for _, id := range []string{"stale", "edge"} {
+		if got := confGetSess(t, b, id); !got.ClosedAt.IsZero() {
+			t.Errorf("idle session %s was closed by the cap: %s", id, confSessJSON(got))
+		}
+	}
+	// Without an idle timeout every session not closed counts: stale,
+	// edge, n1 and n2 under a cap of 4 make room for a fifth by evicting
+	// the least recently seen.
+	evicted, err = b.OpenSession(ctx, confSession("n3", "c1", "alice", now), 4, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev := confEvicted(t, b, evicted, now); ev != "stale" {
+		t.Errorf("a fifth session under a cap of 4 and no idle timeout evicted %q, want %q", ev, "stale")
 	}
 }
 
-// confSessionCapConcurrent: the count and the insert are one atomic step,
-// across handles: of many callers racing under a cap of 3, exactly 3 win.
+// confSessionCapConcurrent: the count, the evictions and the insert are
+// one atomic step, across handles: of many callers racing under a cap of
+// 3 every one opens its session, each eviction is reported once, and 3
+// stay open.
 func confSessionCapConcurrent(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	const perHandle, maxOpen = 8, 3
-	won := raceHandles(t, a, b, 2*perHandle, contexts.ErrSessionCap, func(i int, st contexts.Store) error {
+	var mu sync.Mutex
+	evicted := map[string]int{}
+	won := raceHandles(t, a, b, 2*perHandle, contexts.ErrExists, func(i int, st contexts.Store) error {
 		s := confSession(fmt.Sprintf("s%02d", i), "c1", "alice", confEpoch.Add(time.Duration(i)*time.Millisecond))
-		return st.OpenSession(ctx, s, maxOpen, time.Hour)
+		ev, err := st.OpenSession(ctx, s, maxOpen, time.Hour)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range ev {
+			evicted[e.ID]++
+		}
+		return err
 	})
-	if won != maxOpen {
+	if won != 2*perHandle {
 		t.Errorf("%d of %d racing sessions opened under a cap of %d", won, 2*perHandle, maxOpen)
 	}
 	list, err := b.ListSessions(ctx, "", true)
 	if err != nil || len(list) != maxOpen {
 		t.Errorf("after the race: %d open sessions, %v; want %d", len(list), err, maxOpen)
+	}
+	for id, n := range evicted {
+		if n != 1 {
+			t.Errorf("session %s reported evicted %d times", id, n)
+		}
+	}
+	if len(evicted) != 2*perHandle-maxOpen {
+		t.Errorf("%d sessions reported evicted, want %d", len(evicted), 2*perHandle-maxOpen)
 	}
 }
 
@@ -392,6 +455,8 @@ func confUsageConcurrent(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	const perHandle = 50
 	keys := []string{"calls", "pair"}
+	racing.Add(1)
+	defer racing.Add(-1)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for i := range 2 * perHandle {
@@ -446,11 +511,18 @@ func confUseChallenge(t *testing.T, a, b contexts.Store) {
 	}
 }
 
+// racing counts the races running, so a test's deliberately broken store
+// knows more callers are coming and waits for them rather than for a
+// guessed duration (TestConformanceCatchesBrokenStores).
+var racing atomic.Int32
+
 // raceHandles runs call n times at once, alternately through a and b, and
 // returns how many calls succeeded; a call failing with anything but lost
 // (the error of a caller that lost the race) fails the test.
 func raceHandles(t *testing.T, a, b contexts.Store, n int, lost error, call func(i int, st contexts.Store) error) (won int) {
 	t.Helper()
+	racing.Add(1)
+	defer racing.Add(-1)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -491,7 +563,10 @@ func confContextCanceled(t *testing.T, a, _ contexts.Store) {
 			return err
 		},
 		"ListContexts": func() error { _, err := a.ListContexts(ctx, ""); return err },
-		"OpenSession":  func() error { return a.OpenSession(ctx, confSession("s2", "c1", "alice", confEpoch), 5, 0) },
+		"OpenSession": func() error {
+			_, err := a.OpenSession(ctx, confSession("s2", "c1", "alice", confEpoch), 5, 0)
+			return err
+		},
 		"GetSession":   func() error { _, err := a.GetSession(ctx, "s1"); return err },
 		"TouchSession": func() error { return a.TouchSession(ctx, "s1", confEpoch.Add(time.Hour)) },
 		"CloseSession": func() error { _, err := a.CloseSession(ctx, "s1", "x", confEpoch.Add(time.Hour)); return err },

@@ -78,16 +78,27 @@ func (m *memStore) CreateContext(ctx context.Context, c *contexts.Context) error
 	return nil
 }
 
-func (m *memStore) GetContext(ctx context.Context, id string) (*contexts.Context, error) {
+// memGet returns a copy of table[id], so that the caller shares no memory
+// with the store.
+func memGet[T any](ctx context.Context, m *memStore, table map[string]*T, id string, clone func(*T) *T) (*T, error) {
 	if err := m.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer m.mu.Unlock()
-	c, ok := m.contexts[id]
+	v, ok := table[id]
 	if !ok {
 		return nil, contexts.ErrNotFound
 	}
-	return c.Clone(), nil
+	return clone(v), nil
+}
+
+func cloneSession(s *contexts.Session) *contexts.Session {
+	c := *s
+	return &c
+}
+
+func (m *memStore) GetContext(ctx context.Context, id string) (*contexts.Context, error) {
+	return memGet(ctx, m, m.contexts, id, (*contexts.Context).Clone)
 }
 
 func (m *memStore) UpdateContext(ctx context.Context, id string, mutate func(*contexts.Context) error) (*contexts.Context, error) {
@@ -129,39 +140,38 @@ func (m *memStore) ListContexts(ctx context.Context, principal string) ([]*conte
 	return out, nil
 }
 
-func (m *memStore) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) error {
-	if err := m.lock(ctx); err != nil {
-		return err
-	}
-	defer m.mu.Unlock()
-	if _, ok := m.sessions[s.ID]; ok {
-		return contexts.ErrExists
-	}
-	n := 0
-	for _, o := range m.sessions {
-		if o.Principal == s.Principal && o.Open(s.CreatedAt, idle) {
-			n++
-		}
-	}
-	if maxOpen > 0 && n >= maxOpen {
-		return contexts.ErrSessionCap
-	}
-	c := *s
-	m.sessions[s.ID] = &c
-	return nil
-}
-
-func (m *memStore) GetSession(ctx context.Context, id string) (*contexts.Session, error) {
+func (m *memStore) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) ([]*contexts.Session, error) {
 	if err := m.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer m.mu.Unlock()
-	s, ok := m.sessions[id]
-	if !ok {
-		return nil, contexts.ErrNotFound
+	if _, ok := m.sessions[s.ID]; ok {
+		return nil, contexts.ErrExists
 	}
-	c := *s
-	return &c, nil
+	var live, evicted []*contexts.Session
+	for _, o := range m.sessions {
+		if o.Principal == s.Principal && o.Transport == s.Transport && o.Open(s.CreatedAt, idle) {
+			live = append(live, o)
+		}
+	}
+	if maxOpen > 0 && len(live) >= maxOpen {
+		slices.SortFunc(live, leastRecentlyUsed)
+		for _, o := range live[:len(live)-maxOpen+1] {
+			o.ClosedAt, o.CloseReason = s.CreatedAt, contexts.EvictReason
+			evicted = append(evicted, cloneSession(o))
+		}
+	}
+	m.sessions[s.ID] = cloneSession(s)
+	return evicted, nil
+}
+
+// leastRecentlyUsed orders sessions as the cap evicts them.
+func leastRecentlyUsed(a, b *contexts.Session) int {
+	return cmp.Or(a.LastSeen.Compare(b.LastSeen), a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+}
+
+func (m *memStore) GetSession(ctx context.Context, id string) (*contexts.Session, error) {
+	return memGet(ctx, m, m.sessions, id, cloneSession)
 }
 
 func (m *memStore) TouchSession(ctx context.Context, id string, now time.Time) error {
@@ -214,8 +224,7 @@ func (m *memStore) ListSessions(ctx context.Context, contextID string, openOnly 
 	var out []*contexts.Session
 	for _, s := range m.sessions {
 		if (contextID == "" || s.ContextID == contextID) && (!openOnly || s.ClosedAt.IsZero()) {
-			c := *s
-			out = append(out, &c)
+			out = append(out, cloneSession(s))
 		}
 	}
 	slices.SortFunc(out, func(a, b *contexts.Session) int {
@@ -270,10 +279,20 @@ type (
 	ensureOverwrites struct{ *memStore }
 	mutateErrStores  struct{ *memStore }
 	sharesMemory     struct{ *memStore }
-	capCheckThenAct  struct{ *memStore }
-	capIgnoresIdle   struct{ *memStore }
-	usageLostUpdate  struct{ *memStore }
-	closesNothing    struct{ *memStore }
+	capCheckThenAct  struct {
+		*memStore
+		counted *arrivals
+	}
+	capIgnoresIdle struct{ *memStore }
+	evictsNewest   struct{ *memStore }
+	// capAcrossTransports counts an SSE session against the cap of
+	// streamable HTTP ones.
+	capAcrossTransports struct{ *memStore }
+	usageLostUpdate     struct {
+		*memStore
+		read *arrivals
+	}
+	closesNothing struct{ *memStore }
 )
 
 func (m ensureOverwrites) EnsureContext(ctx context.Context, c *contexts.Context) (*contexts.Context, error) {
@@ -304,24 +323,86 @@ func (m sharesMemory) GetContext(ctx context.Context, id string) (*contexts.Cont
 	return nil, contexts.ErrNotFound
 }
 
-// OpenSession counts, lets go, and inserts: the race the cap must not have.
-func (m capCheckThenAct) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) error {
-	open, _ := m.ListSessions(ctx, "", true)
-	n := 0
-	for _, o := range open {
-		if o.Principal == s.Principal && o.Open(s.CreatedAt, idle) {
-			n++
-		}
-	}
-	time.Sleep(time.Millisecond)
-	if maxOpen > 0 && n >= maxOpen {
-		return contexts.ErrSessionCap
-	}
-	return m.memStore.OpenSession(ctx, s, 0, 0)
+// arrivals lets the mutants below hold a racing caller until enough
+// others have reached the same point, so the race they are built to lose
+// happens by construction, not when the scheduler happens to interleave
+// them (a 1 ms sleep used to stand in).
+type arrivals struct {
+	mu      sync.Mutex
+	n       int
+	reached chan struct{} // closed at the want-th arrival
 }
 
-func (m capIgnoresIdle) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, _ time.Duration) error {
+// wait records one arrival and, while a race is on, waits until want
+// callers have arrived (a minute is a hang guard: the race has them).
+// Each mutant always asks for the same want.
+func (a *arrivals) wait(want int) {
+	a.mu.Lock()
+	if a.reached == nil {
+		a.reached = make(chan struct{})
+	}
+	if a.n++; a.n == want {
+		close(a.reached)
+	}
+	ch := a.reached
+	a.mu.Unlock()
+	if racing.Load() > 0 {
+		select {
+		case <-ch:
+		case <-time.After(time.Minute):
+		}
+	}
+}
+
+// openInSteps is OpenSession with the count, the evictions and the insert
+// as separate steps, counting the open sessions counts accepts and
+// evicting in order: the mutants' way of getting the cap wrong.
+func (m *memStore) openInSteps(ctx context.Context, s *contexts.Session, maxOpen int, counts func(*contexts.Session) bool, order func(a, b *contexts.Session) int, counted *arrivals) ([]*contexts.Session, error) {
+	open, _ := m.ListSessions(ctx, "", true)
+	live := slices.DeleteFunc(open, func(o *contexts.Session) bool { return !counts(o) })
+	if counted != nil {
+		counted.wait(maxOpen + 1) // every racing caller has counted before any inserts
+	}
+	var evicted []*contexts.Session
+	if maxOpen > 0 && len(live) >= maxOpen {
+		slices.SortFunc(live, order)
+		for _, o := range live[:len(live)-maxOpen+1] {
+			if was, _ := m.CloseSession(ctx, o.ID, contexts.EvictReason, s.CreatedAt); was {
+				closed, _ := m.GetSession(ctx, o.ID)
+				evicted = append(evicted, closed)
+			}
+		}
+	}
+	if _, err := m.OpenSession(ctx, s, 0, 0); err != nil {
+		return nil, err
+	}
+	return evicted, nil
+}
+
+// OpenSession counts, lets go, evicts and inserts: the race the cap must
+// not have.
+func (m capCheckThenAct) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) ([]*contexts.Session, error) {
+	return m.openInSteps(ctx, s, maxOpen, func(o *contexts.Session) bool {
+		return o.Principal == s.Principal && o.Transport == s.Transport && o.Open(s.CreatedAt, idle)
+	}, leastRecentlyUsed, m.counted)
+}
+
+func (m capIgnoresIdle) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, _ time.Duration) ([]*contexts.Session, error) {
 	return m.memStore.OpenSession(ctx, s, maxOpen, 0)
+}
+
+// OpenSession evicts the most recently used sessions instead of the least.
+func (m evictsNewest) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) ([]*contexts.Session, error) {
+	return m.openInSteps(ctx, s, maxOpen, func(o *contexts.Session) bool {
+		return o.Principal == s.Principal && o.Transport == s.Transport && o.Open(s.CreatedAt, idle)
+	}, func(a, b *contexts.Session) int { return leastRecentlyUsed(b, a) }, nil)
+}
+
+// OpenSession counts the principal's sessions over every transport.
+func (m capAcrossTransports) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int, idle time.Duration) ([]*contexts.Session, error) {
+	return m.openInSteps(ctx, s, maxOpen, func(o *contexts.Session) bool {
+		return o.Principal == s.Principal && o.Open(s.CreatedAt, idle)
+	}, leastRecentlyUsed, nil)
 }
 
 // UpdateUsage reads, runs fn unlocked, and writes: lost updates.
@@ -332,7 +413,7 @@ func (m usageLostUpdate) UpdateUsage(ctx context.Context, keys []string, fn func
 			cur[k] = v
 		}
 	}
-	time.Sleep(time.Millisecond)
+	m.read.wait(2)
 	next, err := fn(cur)
 	if err != nil {
 		return err
@@ -355,9 +436,11 @@ var mutants = map[string]struct {
 	"ensure overwrites":      {func() contexts.Store { return ensureOverwrites{newMemStore()} }, "EnsureContext"},
 	"mutate error stores":    {func() contexts.Store { return mutateErrStores{newMemStore()} }, "UpdateContext"},
 	"shares memory":          {func() contexts.Store { return sharesMemory{newMemStore()} }, "ContextNoSharedMemory"},
-	"cap check then act":     {func() contexts.Store { return capCheckThenAct{newMemStore()} }, "SessionCapConcurrent"},
+	"cap check then act":     {func() contexts.Store { return capCheckThenAct{newMemStore(), &arrivals{}} }, "SessionCapConcurrent"},
 	"cap ignores idle":       {func() contexts.Store { return capIgnoresIdle{newMemStore()} }, "SessionCapIdle"},
-	"usage lost update":      {func() contexts.Store { return usageLostUpdate{newMemStore()} }, "UsageConcurrent"},
+	"cap evicts the newest":  {func() contexts.Store { return evictsNewest{newMemStore()} }, "SessionCap"},
+	"cap across transports":  {func() contexts.Store { return capAcrossTransports{newMemStore()} }, "SessionCap"},
+	"usage lost update":      {func() contexts.Store { return usageLostUpdate{newMemStore(), &arrivals{}} }, "UsageConcurrent"},
 	"closes no idle session": {func() contexts.Store { return closesNothing{newMemStore()} }, "CloseIdleSessions"},
 }
 
