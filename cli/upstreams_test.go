@@ -109,8 +109,17 @@ func TestUpstreamsOverride(t *testing.T) {
 		}
 		digest[r.Tool] = r.Approve[5]
 	}
-	if _, err := run(t, "upstreams", "approve", "up", "notes", digest["notes"], "--reason", "looks fine"); !errors.Is(err, pinning.ErrOverrideRequired) {
-		t.Fatalf("a flagged definition approved without --override: %v", err)
+	// The review's one command for all waiting tools leaves the flagged
+	// ones out; a set naming one is approved but for it.
+	if out, err := run(t, "upstreams", "review", "--offline"); err != nil || strings.Contains(out, "approve all") {
+		t.Fatalf("an 'approve all' line sweeping flagged tools: %v\n%s", err, out)
+	}
+	if out, err := run(t, "upstreams", "approve", "up", "echo", digest["echo"], "notes", digest["notes"], "--reason", "looks fine"); !errors.Is(err, pinning.ErrOverrideRequired) ||
+		!strings.Contains(out, "approved up/echo") || !strings.Contains(out, "NOT approved up/notes") {
+		t.Fatalf("a set with a flagged definition: %v\n%s", err, out)
+	}
+	if _, err := run(t, "upstreams", "approve", "up", "echo", digest["echo"], "notes", digest["notes"], "--description", "x", "--reason", "r"); !errors.Is(err, ErrUsage) {
+		t.Fatalf("one edited description for two tools: %v", err)
 	}
 	if _, err := run(t, "upstreams", "approve", "up", "notes", digest["notes"], "--override"); !errors.Is(err, pinning.ErrReasonRequired) {
 		t.Fatalf("an override without a reason: %v", err)
