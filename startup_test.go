@@ -89,7 +89,8 @@ func TestStartupAsAPersonSeesIt(t *testing.T) {
 		must(t, os.MkdirAll(dir, 0o755))
 		must(t, os.Symlink(filepath.Dir(bin), filepath.Join(dir, "bin")))
 		out, errOut := runIn(t, dir, env, "./bin/airlock", "init")
-		if !strings.Contains(out, "next:\n  ./bin/airlock config check airlock.yaml\n  ./bin/airlock serve --config airlock.yaml\n") {
+		if !strings.Contains(out, "next:\n  ./bin/airlock config check airlock.yaml\n  ./bin/airlock serve --config airlock.yaml --state ") ||
+			!strings.Contains(out, "\n  ./bin/airlock client-config claude --config airlock.yaml --state ") {
 			t.Fatalf("next lines:\n%s", out)
 		}
 		if !strings.Contains(errOut, "no directory was given, so the configuration has no pool") {
