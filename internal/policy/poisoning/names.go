@@ -411,8 +411,10 @@ var (
 	versionRE = regexp.MustCompile(`^(?:v?\d+|\d+x)$`)
 )
 
-// editDistance is the optimal-string-alignment distance, capped at limit
-// (the pair is compared only up to the cap).
+// editDistance is the optimal-string-alignment distance (a swap of two
+// neighbours is one edit: "emial"), capped at limit. Not kit/nearest's
+// Levenshtein: this package is a leaf (standard library and x/text only)
+// and a typosquat's transposition must count as one.
 func editDistance(a, b string, limit int) int {
 	if d := len(a) - len(b); d > limit || -d > limit {
 		return limit + 1
