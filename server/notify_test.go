@@ -221,7 +221,11 @@ func TestCommandHookSeesPendingAndExpired(t *testing.T) {
 // failure is logged and counted, the agent's call never waits for it, and
 // the next event is still delivered.
 func TestCommandHookTimeoutThenNextEvent(t *testing.T) {
-	hook := `b=$(cat); case "$b" in *approval.pending*) exec sleep 612;; esac; printf '%s' "$b"`
+	// The hanging process's argument is this run's own, so a make test
+	// running beside this one (its copy of this test) is not mistaken
+	// for ours below.
+	hang := fmt.Sprintf("612.%06d", os.Getpid()%1000000)
+	hook := `b=$(cat); case "$b" in *approval.pending*) exec sleep ` + hang + `;; esac; printf '%s' "$b"`
 	hf := newHookFixture(t, "    - {id: hang, timeout_ms: 1000, argv: [/bin/sh, -c, '"+strings.ReplaceAll(hook, "'", "''")+"']}\n")
 	id := hf.declareGated(t)
 	hf.expire(t) // queued behind the hanging delivery
@@ -247,7 +251,7 @@ func TestCommandHookTimeoutThenNextEvent(t *testing.T) {
 	// Nothing of the hanging hook outlives its kill.
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
-		if b, err := os.ReadFile(p); err == nil && string(b) == "sleep\x00612\x00" {
+		if b, err := os.ReadFile(p); err == nil && string(b) == "sleep\x00"+hang+"\x00" {
 			t.Fatalf("the hanging hook still runs (%s)", p)
 		}
 	}

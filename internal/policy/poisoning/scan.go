@@ -46,9 +46,6 @@ type Finding struct {
 	at, end int
 }
 
-// Why is the finding's explanation: the signal's, then what was seen.
-func (f Finding) Why() string { return f.Detail + ": " + f.Signal.Explain() }
-
 // Report is the review of one definition.
 type Report struct {
 	// Score sums, per signal, the heaviest finding plus half of each
