@@ -60,7 +60,11 @@ func New(cfg *config.Config, stateDir string, opts *Options, log *slog.Logger) t
 	}
 	var err error
 	host.Marks = filepath.Join(stateDir, runsName)
-	if host.RunsDir, host.Cleanup, err = ReachableDir(stateDir, runsName); err != nil {
+	// The runs directory is not released on close, even a temporary one:
+	// it holds published output pools the store still names, which the
+	// next process serving the context must open (e2e inspector test:
+	// three processes, one pool).
+	if host.RunsDir, _, err = ReachableDir(stateDir, runsName); err != nil {
 		host.Unavailable = fmt.Errorf("creating the runs directory: %w", err)
 		return host
 	}
