@@ -114,7 +114,6 @@ func Recover(ctx context.Context, stateDir string, db audit.Appender, now func()
 // sandbox.New got as far as checking them.
 func Check(cfg *config.Config, stateDir string, opts *Options) (sandbox.Report, error) {
 	host := New(cfg, stateDir, opts, slog.New(slog.DiscardHandler))
-	defer host.Close()
 	if host.Sandbox != nil {
 		return host.Sandbox.Report(), nil
 	}

@@ -203,7 +203,7 @@ func (r *Runner) Close() error {
 		close(r.stop)
 		r.broker.close()
 		r.notifier.Close()
-		r.closeErr = errors.Join(r.pools.Close(), r.closeStore(), r.pipelines.Close())
+		r.closeErr = errors.Join(r.pools.Close(), r.closeStore())
 	})
 	return r.closeErr
 }

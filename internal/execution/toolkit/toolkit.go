@@ -148,21 +148,9 @@ type PipelineHost struct {
 	// tool then refuses (fail closed).
 	Unavailable error
 	RunsDir     string
-	// Cleanup removes RunsDir when it was made outside the state
-	// directory (pipelinehost.ReachableDir); nil when there is nothing
-	// to remove. The runner calls Close when it closes.
-	Cleanup func() error
 	// Marks is where a run keeps its mark while it lasts (package runmark),
 	// so one cut short by the process dying is recorded at the next start.
 	Marks string
-}
-
-// Close removes a runs directory made for this process only.
-func (h PipelineHost) Close() error {
-	if h.Cleanup == nil {
-		return nil
-	}
-	return h.Cleanup()
 }
 
 // PipelineCredentials is what run_pipeline gets of the credentials: the
