@@ -85,7 +85,7 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	}
 	failed := false
 	if !*offline {
-		cfg, release, err := loadConfig(*cfgPath, dir)
+		cfg, release, err := loadConfig(*cfgPath)
 		if err != nil {
 			return err
 		}
