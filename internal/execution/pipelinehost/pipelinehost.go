@@ -67,7 +67,8 @@ func New(cfg *config.Config, stateDir string, opts *Options, log *slog.Logger) t
 	// the store names, which the next process serving the context opens
 	// (e2e inspector test: three processes, one pool). Only the server
 	// reads or writes it, so it stays in the state directory however
-	// private that is, and 0700 (TestRunsDirInPrivateState).
+	// private that is, and 0700 (server TestPipelinePoolUnderPrivateHome,
+	// cli TestDemoLeavesNoTempDir).
 	host.RunsDir = filepath.Join(stateDir, runsName)
 	host.Marks = host.RunsDir
 	if err := os.MkdirAll(host.RunsDir, 0o700); err != nil {
