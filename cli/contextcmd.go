@@ -65,7 +65,7 @@ func runContext(ctx context.Context, args []string, io Streams) error {
 		if err != nil {
 			return err
 		}
-		cfg, release, err := loadConfig(*cfgPath, dir)
+		cfg, release, err := loadConfig(*cfgPath)
 		if err != nil {
 			return err
 		}

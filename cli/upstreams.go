@@ -64,7 +64,7 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o711); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating state dir: %w", err)
 	}
 	op, err := operator.Open(dir, false)
@@ -85,7 +85,7 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	}
 	failed := false
 	if !*offline {
-		cfg, release, err := loadConfig(*cfgPath, dir)
+		cfg, release, err := loadConfig(*cfgPath)
 		if err != nil {
 			return err
 		}
