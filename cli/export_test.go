@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/testkit/childtest"
 	"github.com/airlock-dev/airlock/internal/testkit/syncbuf"
 )
 
@@ -60,8 +61,7 @@ func helperCLI(spec string) int {
 // helper starts this test binary as `airlock ARGS...` (or the appender).
 func helper(t *testing.T, stdout io.Writer, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), cliEnv+"="+strings.Join(args, "\x1f"))
+	cmd := childtest.Command("^$", cliEnv+"="+strings.Join(args, "\x1f"))
 	cmd.Stdout, cmd.Stderr = stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

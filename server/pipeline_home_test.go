@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/airlock-dev/airlock/internal/testkit/testpool"
 )
 
 // TestPipelinePoolUnderPrivateHome (issue 24 item 11): a pool below a 0700
@@ -26,9 +28,9 @@ func TestPipelinePoolUnderPrivateHome(t *testing.T) {
 	const data = "name,amount\nalpha,3\nbeta,4\n"
 	home := filepath.Join(t.TempDir(), "home") // t.TempDir's own chain is 0700 too
 	pool := filepath.Join(home, "pool")
-	writePool(t, pool, map[string]string{"data.csv": data})
-	writeFile(t, pool, ".env", "HOME_KEY=sk-live-beside-the-pool\n") // not in the manifest
-	writeFile(t, home, "diary.txt", "PRIVATE-DIARY\n")
+	testpool.Write(t, pool, map[string]string{"data.csv": data})
+	testpool.WriteFile(t, pool, ".env", "HOME_KEY=sk-live-beside-the-pool\n") // not in the manifest
+	testpool.WriteFile(t, home, "diary.txt", "PRIVATE-DIARY\n")
 	must(t, os.Chmod(home, 0o700))
 	cfg := fmt.Sprintf(testConfig, "runner")
 	for old, add := range map[string]string{

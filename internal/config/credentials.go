@@ -95,13 +95,10 @@ func (c *Config) resolveCredentialPaths() {
 func (c *Config) checkCredentials() error {
 	seen := map[string]bool{}
 	for i, cr := range c.Credentials {
-		at := func(field string, err error) error {
-			return c.at(fmt.Sprintf("$.credentials[%d]%s", i, field), err)
+		at := c.itemAt("$.credentials", i)
+		if err := checkName(seen, nameRE, "id", cr.ID); err != nil {
+			return at(".id", err)
 		}
-		if !nameRE.MatchString(cr.ID) || seen[cr.ID] {
-			return at(".id", fmt.Errorf("id %q must match %s and be unique: %w", cr.ID, nameRE, ErrInvalid))
-		}
-		seen[cr.ID] = true
 		if (cr.Secret.Env == "") == (cr.Secret.File == "") {
 			return at(".secret", fmt.Errorf("exactly one of env and file: %w", ErrInvalid))
 		}

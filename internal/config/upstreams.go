@@ -98,9 +98,7 @@ func (c *Config) resolveUpstreamPaths() {
 func (c *Config) checkUpstreams() error {
 	seen := map[string]bool{}
 	for i, u := range c.Upstreams {
-		at := func(field string, err error) error {
-			return c.at(fmt.Sprintf("$.upstreams[%d]%s", i, field), err)
-		}
+		at := c.itemAt("$.upstreams", i)
 		if !UpstreamIDRE.MatchString(u.ID) {
 			return at(".id", fmt.Errorf("upstream id %q (want %s): %w", u.ID, UpstreamIDRE, ErrInvalid))
 		}
