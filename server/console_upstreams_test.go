@@ -281,10 +281,10 @@ func TestConsoleUpstreamsHostileDescription(t *testing.T) {
 		}
 	}
 	// The logout form, the refresh form, one approve form per pending
-	// tool: nothing else.
+	// tool and the upstream's "approve all reviewed" form: nothing else.
 	pending := strings.Count(p.body, `data-state="pending"`)
-	if n := strings.Count(p.body, "<form"); n != 2+pending {
-		t.Errorf("%d forms on the page, want %d", n, 2+pending)
+	if n := strings.Count(p.body, "<form"); n != 3+pending || strings.Count(p.body, `action="/console/upstreams/approve-all"`) != 1 {
+		t.Errorf("%d forms on the page, want %d", n, 3+pending)
 	}
 	if csp := p.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || p.header.Get("X-Frame-Options") != "DENY" {
 		t.Errorf("headers: %v", p.header)

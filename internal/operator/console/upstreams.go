@@ -29,6 +29,10 @@ type upstreamGroup struct {
 	Where       string // the URL, or the command's program
 	Configured  bool   // false: pins of an upstream no longer configured
 	Tools       []upstreamTool
+	// Waiting are the definitions the "approve all reviewed" form
+	// carries (upstreams_set.go); Unflagged of them would be approved.
+	Waiting   []upstreamTool
+	Unflagged int
 }
 
 // upstreamTool is one pin as the review shows it: every text an upstream
@@ -112,7 +116,9 @@ func (c *Console) upstreams(r *http.Request) (upstreamsData, error) {
 	}
 	var d upstreamsData
 	for _, id := range order {
-		d.Groups = append(d.Groups, *byID[id])
+		g := byID[id]
+		g.Waiting, g.Unflagged = reviewedSet(g.Tools)
+		d.Groups = append(d.Groups, *g)
 	}
 	return d, nil
 }
