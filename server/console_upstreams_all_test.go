@@ -35,13 +35,7 @@ func TestConsoleUpstreamsApproveAll(t *testing.T) {
 	w, u := consoleUpstreamWeb(t)
 	b := newBrowser(w.ts.URL, nil)
 	csrf := b.admin(t)
-	refresh := func() string {
-		p := b.do(t, http.MethodPost, "/console/upstreams/refresh", url.Values{"csrf": {csrf}}, nil)
-		if p.status != http.StatusOK {
-			t.Fatalf("refresh: %d %s", p.status, p.body)
-		}
-		return p.body
-	}
+	refresh := func() string { return b.refreshUpstreams(t, csrf) }
 	post := func(form url.Values, csrf string, why string) consolePage {
 		f := url.Values{}
 		for k, v := range form {
@@ -112,4 +106,14 @@ func TestConsoleUpstreamsApproveAll(t *testing.T) {
 	if upstreamPin(t, w, "add").State != pinning.Pending {
 		t.Error("the flagged definition was swept into the set")
 	}
+}
+
+// refreshUpstreams presses the Upstreams page's refresh and returns the page.
+func (b *browser) refreshUpstreams(t *testing.T, csrf string) string {
+	t.Helper()
+	p := b.do(t, http.MethodPost, "/console/upstreams/refresh", url.Values{"csrf": {csrf}}, nil)
+	if p.status != http.StatusOK {
+		t.Fatalf("refresh: %d %s", p.status, p.body)
+	}
+	return p.body
 }

@@ -281,13 +281,7 @@ func (c *Console) approveUpstream(w http.ResponseWriter, r *http.Request, s *ses
 		_, err = c.op.ApproveUpstreamToolAs(r.Context(), upstream, tool, digest, s.principal, why, approvalOf(f))
 	}
 	if err != nil {
-		status, msg := c.publicError(err)
-		p := newPage(s, "upstreams", "Upstream tools", r)
-		if data, derr := c.upstreams(r); derr == nil {
-			p.Data = data
-		}
-		p.Error = msg
-		c.render(w, status, "upstreams", p)
+		c.refusedApproval(w, r, s, err)
 		return
 	}
 	http.Redirect(w, r, Path+"/upstreams?done=upstream", http.StatusSeeOther)

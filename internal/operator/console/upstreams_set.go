@@ -37,13 +37,7 @@ func (c *Console) approveUpstreamSet(w http.ResponseWriter, r *http.Request, s *
 		_, err = c.op.ApproveUpstreamSet(r.Context(), upstream, shown, s.principal, why)
 	}
 	if err != nil {
-		status, msg := c.publicError(err)
-		p := newPage(s, "upstreams", "Upstream tools", r)
-		if data, derr := c.upstreams(r); derr == nil {
-			p.Data = data
-		}
-		p.Error = msg
-		c.render(w, status, "upstreams", p)
+		c.refusedApproval(w, r, s, err)
 		return
 	}
 	http.Redirect(w, r, Path+"/upstreams?done=set", http.StatusSeeOther)
@@ -76,4 +70,16 @@ func reviewedSet(tools []upstreamTool) (shown []upstreamTool, unflagged int) {
 		}
 	}
 	return shown, unflagged
+}
+
+// refusedApproval answers a refused approval (one tool's or a set's): the
+// Upstreams page as stored now, with what was wrong.
+func (c *Console) refusedApproval(w http.ResponseWriter, r *http.Request, s *session, err error) {
+	status, msg := c.publicError(err)
+	p := newPage(s, "upstreams", "Upstream tools", r)
+	if data, derr := c.upstreams(r); derr == nil {
+		p.Data = data
+	}
+	p.Error = msg
+	c.render(w, status, "upstreams", p)
 }
