@@ -16,7 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/execution/upstream"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/pinning"
 	"github.com/airlock-dev/airlock/internal/policy/poisoning"
@@ -309,7 +309,7 @@ func TestUpstreamApprovedCallFencedAndAttributed(t *testing.T) {
 		t.Fatalf("not fenced: %s", out)
 	}
 	_, _, env := verifyAttribution(t, f, res)
-	if want := runner.MCPSource("up", "echo", digest); env.Attribution.Source != want || env.Attribution.Kind != "comm.mcp" {
+	if want := upstream.Source("up", "echo", digest); env.Attribution.Source != want || env.Attribution.Kind != "comm.mcp" {
 		t.Fatalf("attribution %+v, want source %s", env.Attribution, want)
 	}
 	for _, a := range u.authHeaders() {

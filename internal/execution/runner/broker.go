@@ -172,7 +172,7 @@ func (b *sessionBroker) Execute(ctx context.Context, need declarations.Need) (*t
 	case declarations.OpMCP:
 		// The policy rides in ctx to a stdio upstream's egress proxy
 		// (package upstream): its network section judges every host.
-		return b.s.r.callUpstream(upstream.WithCaller(ctx, b.s.principal, b.policy), b.s.principal, b.policy, need)
+		return b.s.r.callUpstream(upstream.WithCaller(ctx, b.s.principal, b.policy), b.s.principal, b.s.role, b.policy, need)
 	default:
 		return nil, violation.New(violation.InvalidArguments, "unknown operation %q", need.Operation)
 	}

@@ -30,12 +30,13 @@ func (p *upstreamPins) Check(ctx context.Context, upstream, tool string, args js
 	return r.upstreams.Check(ctx, r.Config(), p.c.policy, p.c.rec, upstream, tool, args)
 }
 
-// callUpstream performs an approved comm.mcp need: connect, list the tools
-// again (a rug pull between the approval and now is caught here, recorded,
-// and blocks the call), check that the listed definition is still the one
-// the need was checked against, call, and return the answer as untrusted
-// content attributed to the upstream, the tool and the pinned digest.
-func (r *Runner) callUpstream(ctx context.Context, principal string, pol *policy.Policy, need declarations.Need) (*toolkit.External, error) {
+// callUpstream performs an approved comm.mcp need: connect with the role's
+// brokered credentials (credentials.Set.ForUpstream; scrubbed from all it
+// reads back), list the tools again (a rug pull since the approval is caught
+// here, recorded, and blocks the call), check that the listed definition is
+// the one the need was checked against, call, and return the answer as
+// untrusted content attributed to the upstream, the tool and the pinned digest.
+func (r *Runner) callUpstream(ctx context.Context, principal, role string, pol *policy.Policy, need declarations.Need) (*toolkit.External, error) {
 	cfg := r.Config()
 	p := need.Parameters
 	up, ok := cfg.Upstream(p.Upstream)
@@ -51,7 +52,11 @@ func (r *Runner) callUpstream(ctx context.Context, principal string, pol *policy
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, upstream.Timeout(up), comm.ErrMCPTimeout)
 	defer cancel()
-	s, err := r.upstreams.Dial(ctx, cfg, up, pol)
+	creds, err := r.creds.ForUpstream(ctx, role, up)
+	if err != nil {
+		return nil, upstream.CredentialViolation(up.ID, err)
+	}
+	s, err := r.upstreams.Dial(ctx, cfg, up, pol, &upstream.Extra{Headers: creds.Headers, Env: creds.Env, Scrub: creds.Scrubber.String})
 	if err != nil {
 		return nil, err
 	}
@@ -78,13 +83,6 @@ func (r *Runner) callUpstream(ctx context.Context, principal string, pol *policy
 	if res.IsError {
 		details["code"] = string(violation.UpstreamError)
 	}
-	return &toolkit.External{Text: res.Text, Source: MCPSource(p.Upstream, p.Tool, digest), ContentType: "text/plain",
-		RetrievedAt: r.now().UTC(), Details: details}, nil
-}
-
-// MCPSource is the attributed source of an upstream tool's answer: the
-// upstream, the tool and the pinned definition's digest, covered by the
-// attribution's signature.
-func MCPSource(upstream, tool, digest string) string {
-	return "mcp://" + upstream + "/" + tool + "?pin=sha256:" + digest
+	return &toolkit.External{Text: res.Text, Source: upstream.Source(p.Upstream, p.Tool, digest), ContentType: "text/plain",
+		RetrievedAt: r.now().UTC(), Details: details, Scrub: creds.Scrubber.String}, nil
 }

@@ -29,6 +29,10 @@ type upstreamGroup struct {
 	Where       string // the URL, or the command's program
 	Configured  bool   // false: pins of an upstream no longer configured
 	Tools       []upstreamTool
+	// Waiting are the definitions the "approve all reviewed" form
+	// carries (upstreams_set.go); Unflagged of them would be approved.
+	Waiting   []upstreamTool
+	Unflagged int
 }
 
 // upstreamTool is one pin as the review shows it: every text an upstream
@@ -112,7 +116,9 @@ func (c *Console) upstreams(r *http.Request) (upstreamsData, error) {
 	}
 	var d upstreamsData
 	for _, id := range order {
-		d.Groups = append(d.Groups, *byID[id])
+		g := byID[id]
+		g.Waiting, g.Unflagged = reviewedSet(g.Tools)
+		d.Groups = append(d.Groups, *g)
 	}
 	return d, nil
 }
@@ -275,13 +281,7 @@ func (c *Console) approveUpstream(w http.ResponseWriter, r *http.Request, s *ses
 		_, err = c.op.ApproveUpstreamToolAs(r.Context(), upstream, tool, digest, s.principal, why, approvalOf(f))
 	}
 	if err != nil {
-		status, msg := c.publicError(err)
-		p := newPage(s, "upstreams", "Upstream tools", r)
-		if data, derr := c.upstreams(r); derr == nil {
-			p.Data = data
-		}
-		p.Error = msg
-		c.render(w, status, "upstreams", p)
+		c.refusedApproval(w, r, s, err)
 		return
 	}
 	http.Redirect(w, r, Path+"/upstreams?done=upstream", http.StatusSeeOther)
