@@ -20,7 +20,7 @@ import (
 // shows. Definitions the review flags are left out, as the review's
 // "approve all" command leaves them: each needs --override on its own.
 func approveAll(ctx context.Context, op *operator.API, cfgPath, dir, upstream, reason string, io Streams) error {
-	cfg, release, err := loadConfig(cfgPath, dir)
+	cfg, release, err := loadConfig(cfgPath)
 	if err != nil {
 		return err
 	}
