@@ -16,17 +16,32 @@ import (
 	"testing"
 )
 
-// running counts the calls of Go under way.
-var running atomic.Int32
+// running counts the calls of Go under way; callers is the n of the
+// newest (the suites run one race at a time).
+var (
+	running atomic.Int32
+	callers atomic.Int32
+)
 
 // Running reports whether a Go is under way in this process: a mutant store
 // in a suite's tests waits for the next racing caller only then
 // (TestConformanceCatchesBrokenStores).
 func Running() bool { return running.Load() > 0 }
 
+// Callers is how many callers the Go under way races (0 when none is): a
+// mutant that must let every caller check before any acts waits for all
+// of them, so the race it stages happens every time, not by scheduling.
+func Callers() int {
+	if !Running() {
+		return 0
+	}
+	return int(callers.Load())
+}
+
 // Go runs call(i) for every i in [0, n) at once — released together once
 // all are started — and returns when every call has.
 func Go(n int, call func(i int)) {
+	callers.Store(int32(n))
 	running.Add(1)
 	defer running.Add(-1)
 	var wg sync.WaitGroup

@@ -335,6 +335,9 @@ type arrivals struct {
 // callers have arrived (a minute is a hang guard: the race has them).
 // Each mutant always asks for the same want.
 func (a *arrivals) wait(want int) {
+	if !racetest.Running() {
+		return // a call outside a race is no arrival: it would close the gate early
+	}
 	a.mu.Lock()
 	if a.reached == nil {
 		a.reached = make(chan struct{})
@@ -344,11 +347,9 @@ func (a *arrivals) wait(want int) {
 	}
 	ch := a.reached
 	a.mu.Unlock()
-	if racetest.Running() {
-		select {
-		case <-ch:
-		case <-time.After(time.Minute):
-		}
+	select {
+	case <-ch:
+	case <-time.After(time.Minute):
 	}
 }
 
@@ -359,7 +360,10 @@ func (m *memStore) openInSteps(ctx context.Context, s *contexts.Session, maxOpen
 	open, _ := m.ListSessions(ctx, "", true)
 	live := slices.DeleteFunc(open, func(o *contexts.Session) bool { return !counts(o) })
 	if counted != nil {
-		counted.wait(maxOpen + 1) // every racing caller has counted before any inserts
+		// Every racing caller has counted before any inserts: were it only
+		// the first maxOpen+1, later callers could evict the excess again
+		// and the race would be caught only when scheduling allowed.
+		counted.wait(racetest.Callers())
 	}
 	var evicted []*contexts.Session
 	if maxOpen > 0 && len(live) >= maxOpen {
