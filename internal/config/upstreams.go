@@ -47,6 +47,12 @@ type Upstream struct {
 	// sources.CheckReader); nil is public. Carried into the provenance
 	// labels of its answers.
 	Readers []string `json:"readers,omitempty" jsonschema:"minItems=1,maxItems=64,minLength=1,maxLength=256,description=Who may see what the upstream returns (principals\\, e-mail addresses or handles; free strings). Labels of its answers carry them so a policy can refuse to send the content to anyone else (provenance.NAME.readers\\, readable_by). Absent means public."`
+	// Warm sessions (issue 23; upstream_sessions.go).
+	Sessions                string `json:"sessions,omitempty" jsonschema:"enum=context,enum=principal,enum=shared,description=Who shares one warm session (a stdio server's process\\, an HTTP server's MCP session): context (default: one per runtime context)\\, principal (one per principal and role)\\, or shared (one for every caller of a policy; only with stateless: true)."`
+	Stateless               bool   `json:"stateless,omitempty" jsonschema:"description=The operator declares that the server keeps no state between calls that one caller could see of another's; required for sessions: shared."`
+	IdleTimeoutSeconds      int64  `json:"idle_timeout_seconds,omitempty" jsonschema:"minimum=0,description=Seconds a warm session may stay unused before it is stopped (default 300)."`
+	PinCheckIntervalSeconds int64  `json:"pin_check_interval_seconds,omitempty" jsonschema:"minimum=0,description=Seconds after which a warm session's tool list is listed again before the next call even without notifications/tools/list_changed (default 60)."`
+	PinCheckEveryCall       bool   `json:"pin_check_every_call,omitempty" jsonschema:"description=List the tools again before every call\\, as a cold session does (the strongest check of the pins; costs one round trip per call)."`
 	// Limits of one call.
 	TimeoutMS      int64 `json:"timeout_ms,omitempty" jsonschema:"minimum=0,description=Whole-call timeout: start\\, handshake\\, listing and the tool call (default 30000)."`
 	MaxResultBytes int64 `json:"max_result_bytes,omitempty" jsonschema:"minimum=0,description=Largest tool result accepted; a larger one is UPSTREAM_RESULT_TOO_LARGE (default 1048576)."`
