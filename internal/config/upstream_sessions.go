@@ -23,6 +23,27 @@ const (
 	SessionsShared    = "shared"
 )
 
+// When a warm session's tools are listed again (Upstream.PinCheck).
+const (
+	PinCheckEveryCall = "every_call"
+	PinCheckAnnounced = "announced"
+)
+
+// PinCheckMode is when u's warm sessions list their tools again: set, or
+// announced for a stdio upstream (its notifications come on the pipe its
+// answers come on, in order) and every_call for an HTTP one (a
+// notification outside a request's stream has no order with the next
+// call).
+func (u Upstream) PinCheckMode() string {
+	switch {
+	case u.PinCheck != "":
+		return u.PinCheck
+	case u.Stdio():
+		return PinCheckAnnounced
+	}
+	return PinCheckEveryCall
+}
+
 // Defaults of the warm sessions.
 const (
 	DefaultUpstreamIdle     = 5 * time.Minute
@@ -73,6 +94,9 @@ func (c *Config) checkUpstreamSessions() error {
 			}
 		default:
 			return at(".sessions", fmt.Errorf("upstream %q: sessions %q (want context, principal or shared): %w", u.ID, u.Sessions, ErrInvalid))
+		}
+		if m := u.PinCheckMode(); m != PinCheckEveryCall && m != PinCheckAnnounced {
+			return at(".pin_check", fmt.Errorf("upstream %q: pin_check %q (want every_call or announced): %w", u.ID, u.PinCheck, ErrInvalid))
 		}
 		if u.IdleTimeoutSeconds < 0 || u.PinCheckIntervalSeconds < 0 {
 			return at("", fmt.Errorf("upstream %q: negative idle_timeout_seconds or pin_check_interval_seconds: %w", u.ID, ErrInvalid))

@@ -39,7 +39,10 @@ import (
 //   - the upstream did not declare tools.listChanged (it promises no
 //     notification, so it is listed before every call, as a cold session);
 //   - the last listing is older than pin_check_interval_seconds; or
-//   - the upstream is configured pin_check_every_call.
+//   - the upstream's pin_check is every_call (the default for an HTTP
+//     upstream: a notification it sends outside a request's stream has no
+//     order with the next call, so only listing first keeps the rule
+//     above; TestUpstreamRugPull).
 //
 // Otherwise the call is checked against what this session last listed:
 // the approved digest must be the one it listed for the tool. The store's
@@ -201,7 +204,7 @@ func (u *Connector) startLive(ctx context.Context, cfg *config.Config, up config
 // session does not list with the approved digest.
 func (u *Connector) checkListed(ctx context.Context, l *live, up config.Upstream, by, tool, digest string) error {
 	now := u.now()
-	if l.listed == nil || up.PinCheckEveryCall || !l.s.ListChanged() || l.dirty.Load() || now.Sub(l.listedAt) >= up.PinCheckInterval() {
+	if l.listed == nil || up.PinCheckMode() == config.PinCheckEveryCall || !l.s.ListChanged() || l.dirty.Load() || now.Sub(l.listedAt) >= up.PinCheckInterval() {
 		// Cleared before listing: a notification during it marks the
 		// session again.
 		l.dirty.Store(false)
