@@ -196,6 +196,14 @@ func TestWarmCrashRestartedAndAudited(t *testing.T) {
 	if after := tagged(t, tag); len(before) != 1 || len(after) != 1 || after[0] == before[0] {
 		t.Fatalf("processes before the crash %v, after the restart %v", before, after)
 	}
+	// The operator's side sees it through the store (upstreams status).
+	st, err := f.operator(t).UpstreamStatus(context.Background(), f.cfg)
+	must(t, err)
+	for _, s := range st {
+		if s.Upstream == "mem" && (s.Warm != 1 || s.Restarts != 1 || !strings.Contains(s.LastError, "exit 3") || s.Transport != "stdio") {
+			t.Fatalf("status of mem: %+v", s)
+		}
+	}
 }
 
 // TestWarmRugPullCaughtBeforeUse: a warm session whose upstream changes a

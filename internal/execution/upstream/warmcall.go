@@ -241,6 +241,7 @@ func (u *Connector) StopWarm() int { return u.pool.StopAll() }
 func (u *Connector) Close() {
 	if u != nil {
 		u.pool.Close()
+		u.stats.close()
 	}
 }
 

@@ -29,6 +29,7 @@ type upstreamGroup struct {
 	Where       string // the URL, or the command's program
 	Configured  bool   // false: pins of an upstream no longer configured
 	Tools       []upstreamTool
+	Health      *upstreamHealth // warm sessions (upstream_health.go); nil: none reported
 }
 
 // upstreamTool is one pin as the review shows it: every text an upstream
@@ -110,6 +111,7 @@ func (c *Console) upstreams(r *http.Request) (upstreamsData, error) {
 		}
 		g.Tools = append(g.Tools, reviewRow(pin))
 	}
+	c.addHealth(r.Context(), byID)
 	var d upstreamsData
 	for _, id := range order {
 		d.Groups = append(d.Groups, *byID[id])

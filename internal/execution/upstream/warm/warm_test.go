@@ -59,8 +59,12 @@ type recorder struct {
 func newRecorder() *recorder {
 	r := &recorder{now: time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)}
 	r.pool = warm.New(&warm.Options{
-		Now:    func() time.Time { r.mu.Lock(); defer r.mu.Unlock(); return r.now },
-		OnExit: func(k warm.Key, x *warm.Exit) { r.mu.Lock(); r.exits = append(r.exits, k.Scope+" "+x.Status); r.mu.Unlock() },
+		Now: func() time.Time { r.mu.Lock(); defer r.mu.Unlock(); return r.now },
+		OnExit: func(k warm.Key, x *warm.Exit) {
+			r.mu.Lock()
+			r.exits = append(r.exits, k.Scope+" "+x.Status)
+			r.mu.Unlock()
+		},
 		OnStop: func(warm.Key) { r.mu.Lock(); r.stops++; r.mu.Unlock() },
 	})
 	return r
