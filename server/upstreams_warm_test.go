@@ -30,15 +30,29 @@ import (
 // tools.listChanged), each tagged with a random argument that names its
 // processes in /proc; every tool of both is approved. A second principal
 // (role mcp-http-b) shares the mcp policy.
-func warmFixture(t *testing.T) (f *fixture, tag string) {
+func warmFixture(t testing.TB) (f *fixture, tag string) {
+	t.Helper()
+	w := newWarmSetup(t)
+	return w.f, w.tag
+}
+
+// warmSetup is warmFixture's fixture, the tag, the fixture binary and the
+// HTTP test upstream (up) beside it.
+type warmSetup struct {
+	f        *fixture
+	tag, bin string
+	http     *testUpstream
+}
+
+func newWarmSetup(t testing.TB) *warmSetup {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("the sandbox needs root")
 	}
 	bin := buildWarm(t)
-	tag = randomTag(t)
+	tag := randomTag(t)
 	t.Setenv("WARM_SECRET", "warm-secret-value-0123456789")
-	cfg, _ := upstreamConfig(t, "mcper", fmt.Sprintf(`  - id: mem
+	cfg, u := upstreamConfig(t, "mcper", fmt.Sprintf(`  - id: mem
     command: [%[1]s, -tag=%[2]s]
     read_only: [%[3]s]
     env: {WARM_SECRET: {env: WARM_SECRET}}
@@ -56,7 +70,7 @@ func warmFixture(t *testing.T) (f *fixture, tag string) {
     initial_phase: execution
     tokens: [{env: AIRLOCK_TEST_TOKEN_MCP_B}]
 `, 1)
-	f = newFixtureConfig(t, cfg)
+	f := newFixtureConfig(t, cfg)
 	op, err := operator.Open(f.state, false)
 	must(t, err)
 	defer op.Close()
@@ -72,11 +86,11 @@ func warmFixture(t *testing.T) (f *fixture, tag string) {
 			must(t, err)
 		}
 	}
-	return f, tag
+	return &warmSetup{f: f, tag: tag, bin: bin, http: u}
 }
 
 // buildWarm builds testdata/mcpwarm where the sandbox user can read it.
-func buildWarm(t *testing.T) string {
+func buildWarm(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "airlock-mcpwarm-")
 	must(t, err)
@@ -87,7 +101,7 @@ func buildWarm(t *testing.T) string {
 	return bin
 }
 
-func randomTag(t *testing.T) string {
+func randomTag(t testing.TB) string {
 	b := make([]byte, 8)
 	_, err := rand.Read(b)
 	must(t, err)
