@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
@@ -24,20 +25,11 @@ func runUpstreamsStatus(ctx context.Context, args []string, io Streams) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("airlock upstreams status [--config FILE] [--json] [--state DIR]: %w", ErrUsage)
 	}
-	dir, err := stateDir(*state)
+	op, cfg, closeAll, err := openConfigured(*state, *cfgPath, true)
 	if err != nil {
 		return err
 	}
-	cfg, release, err := loadConfig(*cfgPath, dir)
-	if err != nil {
-		return err
-	}
-	defer release()
-	op, err := operator.Open(dir, true)
-	if err != nil {
-		return err
-	}
-	defer op.Close()
+	defer closeAll()
 	st, err := op.UpstreamStatus(ctx, cfg)
 	if err != nil {
 		return err
@@ -62,4 +54,23 @@ func runUpstreamsStatus(ctx context.Context, args []string, io Streams) error {
 			s.Calls, s.Errors, s.Latency, last)
 	}
 	return w.Flush()
+}
+
+// openConfigured opens the operator's API on an existing state directory
+// with the configuration at cfgPath (the embedded demo if empty); closeAll
+// closes both.
+func openConfigured(stateFlag, cfgPath string, readOnly bool) (op *operator.API, cfg *config.Config, closeAll func(), err error) {
+	dir, err := existingState(stateFlag)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cfg, release, err := loadConfig(cfgPath, dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if op, err = operator.Open(dir, readOnly); err != nil {
+		release()
+		return nil, nil, nil, err
+	}
+	return op, cfg, func() { op.Close(); release() }, nil
 }

@@ -90,14 +90,18 @@ func newWarmSetup(t testing.TB) *warmSetup {
 }
 
 // buildWarm builds testdata/mcpwarm where the sandbox user can read it.
-func buildWarm(t testing.TB) string {
+func buildWarm(t testing.TB) string { return buildTestdata(t, "mcpwarm") }
+
+// buildTestdata builds ./testdata/name into a directory the sandbox user
+// can read, removed when the test ends.
+func buildTestdata(t testing.TB, name string) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "airlock-mcpwarm-")
+	dir, err := os.MkdirTemp("", "airlock-"+name+"-")
 	must(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	must(t, os.Chmod(dir, 0o755))
-	bin := filepath.Join(dir, "mcpwarm")
-	gobuild.Build(t, bin, "./testdata/mcpwarm")
+	bin := filepath.Join(dir, name)
+	gobuild.Build(t, bin, "./testdata/"+name)
 	return bin
 }
 

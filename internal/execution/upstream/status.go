@@ -148,22 +148,12 @@ func (s *stats) run() {
 			return
 		case <-s.kick:
 		}
-		s.mu.Lock()
-		var ids []string
-		for id := range s.dirty {
-			ids = append(ids, id)
-		}
-		s.mu.Unlock()
-		for _, id := range ids {
-			s.write(id)
-		}
+		s.writeDirty()
 	}
 }
 
-// close stops the writer, after writing what it had not.
-func (s *stats) close() {
-	s.closed.Do(func() { close(s.done) })
-	s.wg.Wait()
+// writeDirty writes the rows of the upstreams called since their last.
+func (s *stats) writeDirty() {
 	s.mu.Lock()
 	var ids []string
 	for id := range s.dirty {
@@ -173,6 +163,13 @@ func (s *stats) close() {
 	for _, id := range ids {
 		s.write(id)
 	}
+}
+
+// close stops the writer, after writing what it had not.
+func (s *stats) close() {
+	s.closed.Do(func() { close(s.done) })
+	s.wg.Wait()
+	s.writeDirty()
 }
 
 // failed records upstream's latest failure; call counts it as a failed
