@@ -64,7 +64,7 @@ func openConfigured(stateFlag, cfgPath string, readOnly bool) (op *operator.API,
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cfg, release, err := loadConfig(cfgPath, dir)
+	cfg, release, err := loadConfig(cfgPath)
 	if err != nil {
 		return nil, nil, nil, err
 	}

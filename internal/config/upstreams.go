@@ -39,6 +39,9 @@ type Upstream struct {
 	URL string `json:"url,omitempty" jsonschema:"description=A streamable HTTP MCP server (http or https URL). Reached with comm.fetch's protections: connect-time address checks (comm.fetch.allow_private)\\, no proxy."`
 	// Headers are sent to an HTTP server with every request.
 	Headers map[string]TokenSource `json:"headers,omitempty" jsonschema:"description=HTTP headers for an HTTP server (e.g. Authorization)\\, each read from an env variable or a file. The agent's own token is never sent."`
+	// TokenExchange gets the connection's Authorization on the caller's
+	// behalf (credentials_upstream.go).
+	TokenExchange *TokenExchange `json:"token_exchange,omitempty" jsonschema:"description=OAuth 2.0 Token Exchange (RFC 8693): each call's Authorization is a token the provider issues for this upstream's audience in exchange for the calling agent's validated access token (on-behalf-of); the agent's own token is never sent. Needs transports.http.oauth."`
 	// Hosts a stdio server may reach through the egress proxy (see
 	// EgressHosts and package egress).
 	Hosts []string `json:"hosts,omitempty" jsonschema:"description=Hosts a stdio server may reach (host or host:port; exact names\\, no wildcards; a port-less entry means 443 for https and 80 for http). Only through Airlock's egress proxy (HTTPS_PROXY/HTTP_PROXY in its environment)\\, and only when the calling policy's network section also allows the host. Without hosts a stdio server has no network at all."`
@@ -104,9 +107,7 @@ func (c *Config) resolveUpstreamPaths() {
 func (c *Config) checkUpstreams() error {
 	seen := map[string]bool{}
 	for i, u := range c.Upstreams {
-		at := func(field string, err error) error {
-			return c.at(fmt.Sprintf("$.upstreams[%d]%s", i, field), err)
-		}
+		at := c.itemAt("$.upstreams", i)
 		if !UpstreamIDRE.MatchString(u.ID) {
 			return at(".id", fmt.Errorf("upstream id %q (want %s): %w", u.ID, UpstreamIDRE, ErrInvalid))
 		}

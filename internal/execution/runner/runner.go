@@ -124,9 +124,9 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		return nil, err
 	}
 	r.gen.Store(&generation{cfg: cfg, policies: policies, catalogs: &catalog.Cache{}})
-	// 0711: the sandbox user must traverse to the run workspaces and the
-	// demo pools beneath; nobody else may list it, and the store is 0600.
-	if err := os.MkdirAll(stateDir, 0o711); err != nil {
+	// 0700: only the server enters it; the sandbox binds what a run reads
+	// as root (pipelinehost). The store is 0600.
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating state dir: %w", err)
 	}
 	// One instance id names this process in its witness checkpoints and

@@ -32,8 +32,9 @@ func (p *upstreamPins) Check(ctx context.Context, upstream, tool string, args js
 // callUpstream performs an approved comm.mcp need on the warm session of
 // the caller's key (upstream.Connector.Call: listed again when a rug pull
 // may have happened since, checked against the digest the need was checked
-// against) and returns the answer as untrusted content attributed to the
-// upstream, the tool and the pinned digest.
+// against), with the role's brokered credentials (credentials.Set.
+// ForUpstream; scrubbed from all it reads back), and returns the answer as
+// untrusted content attributed to the upstream, the tool and the digest.
 func (r *Runner) callUpstream(ctx context.Context, s *Session, pol *policy.Policy, need declarations.Need) (*toolkit.External, error) {
 	cfg, p := r.Config(), need.Parameters
 	up, ok := cfg.Upstream(p.Upstream)
@@ -49,7 +50,12 @@ func (r *Runner) callUpstream(ctx context.Context, s *Session, pol *policy.Polic
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, upstream.Timeout(up), comm.ErrMCPTimeout)
 	defer cancel()
-	res, err := r.upstreams.Call(ctx, cfg, up, upstream.Caller{Principal: s.principal, Role: s.role, Context: s.contextID, Policy: pol}, p.Tool, p.Arguments, digest)
+	creds, err := r.creds.ForUpstream(ctx, s.role, up)
+	if err != nil {
+		return nil, upstream.CredentialViolation(up.ID, err)
+	}
+	res, err := r.upstreams.Call(ctx, cfg, up, upstream.Caller{Principal: s.principal, Role: s.role, Context: s.contextID, Policy: pol,
+		Extra: &upstream.Extra{Headers: creds.Headers, Env: creds.Env, Scrub: creds.Scrubber.String}}, p.Tool, p.Arguments, digest)
 	if err != nil {
 		return nil, err
 	}
@@ -60,13 +66,6 @@ func (r *Runner) callUpstream(ctx context.Context, s *Session, pol *policy.Polic
 	if res.IsError {
 		details["code"] = string(violation.UpstreamError)
 	}
-	return &toolkit.External{Text: res.Text, Source: MCPSource(p.Upstream, p.Tool, digest), ContentType: "text/plain",
-		RetrievedAt: r.now().UTC(), Details: details}, nil
-}
-
-// MCPSource is the attributed source of an upstream tool's answer: the
-// upstream, the tool and the pinned definition's digest, covered by the
-// attribution's signature.
-func MCPSource(upstream, tool, digest string) string {
-	return "mcp://" + upstream + "/" + tool + "?pin=sha256:" + digest
+	return &toolkit.External{Text: res.Text, Source: upstream.Source(p.Upstream, p.Tool, digest), ContentType: "text/plain",
+		RetrievedAt: r.now().UTC(), Details: details, Scrub: creds.Scrubber.String}, nil
 }

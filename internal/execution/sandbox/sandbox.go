@@ -22,7 +22,17 @@ var (
 	// trampoline refused, or the program could not be executed); the
 	// error is a *SetupError.
 	ErrSetup = errors.New("sandbox setup failed")
+	// ErrPoolUnreadable means a manifest file of a pool is bound but not
+	// readable by the sandbox uid: root binds it wherever it lies, but a
+	// bind keeps the file's owner and mode (a 0600 file in a home
+	// directory). The error is a *SetupError at StagePoolAccess, whose Msg
+	// names the pool and the file by their sandbox names, never the host
+	// path.
+	ErrPoolUnreadable = errors.New("pool file not readable by the sandbox user")
 )
+
+// StagePoolAccess is the SetupError stage of ErrPoolUnreadable.
+const StagePoolAccess = "pool_access"
 
 // SetupError is a failure inside the trampoline, before or at execve.
 type SetupError struct {
@@ -35,8 +45,11 @@ func (e *SetupError) Error() string {
 	return fmt.Sprintf("sandbox setup failed at %s: %s", e.Stage, e.Msg)
 }
 
-// Is makes errors.Is(err, ErrSetup) true for every *SetupError.
-func (e *SetupError) Is(target error) bool { return target == ErrSetup }
+// Is makes errors.Is(err, ErrSetup) true for every *SetupError, and
+// errors.Is(err, ErrPoolUnreadable) for one at StagePoolAccess.
+func (e *SetupError) Is(target error) bool {
+	return target == ErrSetup || (target == ErrPoolUnreadable && e.Stage == StagePoolAccess)
+}
 
 // UnavailableError is New's refusal: why no sandbox can be built here,
 // with the report of every mechanism New checked (its self-test included

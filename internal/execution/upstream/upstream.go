@@ -111,6 +111,7 @@ const stdioGrace = 5 * time.Second
 type Session struct {
 	*comm.MCPSession
 	closeProc func()
+	extra     *Extra // brokered credentials (brokered.go); nil: none
 	// done is closed when a stdio upstream's process has ended and exit
 	// says how (nil for an HTTP upstream): warm.Conn's Done and Exit.
 	done <-chan struct{}
@@ -133,12 +134,15 @@ func (s *Session) Close() {
 // rules, when set, judges every address an HTTP upstream's connection
 // reaches (the calling policy's network section, as for comm.fetch); the
 // operator's review (`airlock upstreams review`) has no caller and passes nil.
-func (u *Connector) Dial(ctx context.Context, cfg *config.Config, up config.Upstream, rules comm.IPRules) (*Session, error) {
-	return u.dial(ctx, cfg, up, rules, dialOpts{})
+//
+// extra, when set, is what this call's connection carries on the caller's
+// behalf (brokered.go): scrubbed from everything the session reads back.
+func (u *Connector) Dial(ctx context.Context, cfg *config.Config, up config.Upstream, rules comm.IPRules, extra *Extra) (*Session, error) {
+	return u.dial(ctx, cfg, up, rules, extra, dialOpts{})
 }
 
-// dial is Dial, for one call (o zero) or for a warm session (warm.go).
-func (u *Connector) dial(ctx context.Context, cfg *config.Config, up config.Upstream, rules comm.IPRules, o dialOpts) (*Session, error) {
+// dial is Dial, for one call (o zero) or for a warm session (warmcall.go).
+func (u *Connector) dial(ctx context.Context, cfg *config.Config, up config.Upstream, rules comm.IPRules, extra *Extra, o dialOpts) (*Session, error) {
 	maxBytes := up.MaxResultBytes*2 + 1<<20 // the listing and the answer, JSON-encoded
 	if !up.Stdio() {
 		private, err := cfg.Comm.Fetch.PrivatePrefixes()
@@ -153,15 +157,16 @@ func (u *Connector) dial(ctx context.Context, cfg *config.Config, up config.Upst
 			}
 			headers[name] = v
 		}
+		extra.addHeaders(headers)
 		conn := comm.MCPConn{URL: up.URL, Headers: headers, AllowPrivate: private, MaxBytes: maxBytes, OnNotify: o.notify}
 		if rules != nil {
 			conn.Rules = rules
 		}
 		s, err := comm.DialMCP(ctx, conn)
 		if err != nil {
-			return nil, comm.MCPViolation(up.ID, err)
+			return nil, extra.ScrubError(comm.MCPViolation(up.ID, err))
 		}
-		return &Session{MCPSession: s}, nil
+		return &Session{MCPSession: s, extra: extra}, nil
 	}
 	sb, err := u.sandbox()
 	if err != nil {
@@ -200,7 +205,7 @@ func (u *Connector) dial(ctx context.Context, cfg *config.Config, up config.Upst
 	}
 	// HOME and TMPDIR in its scratch directory, then its configured
 	// variables and its egress.
-	env = append(append([]string{"HOME=" + sandbox.TempDir, "TMPDIR=" + sandbox.TempDir}, env...), egressEnv...)
+	env = append(append(append([]string{"HOME=" + sandbox.TempDir, "TMPDIR=" + sandbox.TempDir}, env...), extra.env()...), egressEnv...)
 	mem := up.MemoryBytes
 	spec := sandbox.Spec{
 		Argv: up.Command, Env: env, ReadOnly: up.ReadOnly, Temp: true, Dir: sandbox.TempDir,
@@ -240,9 +245,9 @@ func (u *Connector) dial(ctx context.Context, cfg *config.Config, up config.Upst
 		if runErr != nil && !errors.Is(runErr, context.Canceled) {
 			err = errors.Join(err, runErr)
 		}
-		return nil, comm.MCPViolation(up.ID, err)
+		return nil, extra.ScrubError(comm.MCPViolation(up.ID, err))
 	}
-	return &Session{MCPSession: s, closeProc: closeProc, done: done, exit: exit}, nil
+	return &Session{MCPSession: s, closeProc: closeProc, extra: extra, done: done, exit: exit}, nil
 }
 
 // Observe lists up's tools and brings the pins up to date in one store
@@ -485,7 +490,7 @@ func (u *Connector) Approved(ctx context.Context, cfg *config.Config) []toolkit.
 func (u *Connector) Review(ctx context.Context, cfg *config.Config, up config.Upstream, by string) error {
 	ctx, cancel := context.WithTimeout(ctx, Timeout(up))
 	defer cancel()
-	s, err := u.Dial(ctx, cfg, up, nil)
+	s, err := u.Dial(ctx, cfg, up, nil, nil)
 	if err != nil {
 		return err
 	}

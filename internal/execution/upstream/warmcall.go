@@ -83,10 +83,12 @@ func (o dialOpts) wall(up config.Upstream) time.Duration {
 	return Timeout(up) + stdioGrace
 }
 
-// Caller is whose comm.mcp call it is.
+// Caller is whose comm.mcp call it is, and what its connection carries
+// on its behalf (brokered credentials: brokered.go).
 type Caller struct {
 	Principal, Role, Context string
 	Policy                   *policy.Policy
+	Extra                    *Extra
 }
 
 // live is one warm session: warm.Conn over a Session, with the pins'
@@ -112,7 +114,7 @@ func (l *live) Exit() *warm.Exit {
 
 // Key is the warm session a call of c on up uses.
 func Key(up config.Upstream, c Caller) warm.Key {
-	k := warm.Key{Upstream: up.ID, Config: configDigest(up), Principal: c.Principal, Policy: c.Policy.Name() + "@" + c.Policy.Version()}
+	k := warm.Key{Upstream: up.ID, Config: configDigest(up, c.Extra), Principal: c.Principal, Policy: c.Policy.Name() + "@" + c.Policy.Version()}
 	switch up.SessionScope() {
 	case config.SessionsShared:
 		k.Scope, k.Principal = config.SessionsShared+":"+c.Role, ""
@@ -124,12 +126,18 @@ func Key(up config.Upstream, c Caller) warm.Key {
 	return k
 }
 
-// configDigest fingerprints up as configured (the sources of its secrets,
-// not their values).
-func configDigest(up config.Upstream) string {
+// configDigest fingerprints up as configured (the sources of its own
+// secrets) and the brokered credentials its session starts with (their
+// values: a rotated one starts a new session; only the digest is kept).
+func configDigest(up config.Upstream, extra *Extra) string {
+	h := sha256.New()
 	b, _ := json.Marshal(up)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
+	h.Write(b)
+	if extra != nil {
+		b, _ = json.Marshal([]any{extra.Headers, extra.Env})
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // Call performs one approved call of tool on up for c, on c's warm
@@ -187,7 +195,7 @@ func (u *Connector) startLive(ctx context.Context, cfg *config.Config, up config
 		by = "shared:" + key.Scope
 	}
 	ctx = withCaller(ctx, by, c.Policy, l.inCall.Load)
-	s, err := u.dial(ctx, cfg, up, c.Policy, dialOpts{warm: true, notify: func(method string) {
+	s, err := u.dial(ctx, cfg, up, c.Policy, c.Extra, dialOpts{warm: true, notify: func(method string) {
 		if method == "notifications/tools/list_changed" {
 			l.dirty.Store(true)
 		}
