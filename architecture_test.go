@@ -74,6 +74,8 @@ func TestOnlyRunnerReachesToolsAndStore(t *testing.T) {
 			"it opens the store, and lends a running runner's own (state.Lent): whoever imports it holds the store"},
 		{upstreamPkg, []string{runnerPkg, operatorPkg, statePkg},
 			"it connects to upstream MCP servers: the runner's broker calls them, the operator's API only reviews their tools (state names its type in state.Lent)"},
+		{upstreamPkg + "/warm", []string{upstreamPkg},
+			"warm upstream sessions are reached only through the upstream connector, which keys them by context, principal and policy and checks the pins on them (issue 23)"},
 	}
 	for name, p := range goList(t) {
 		for _, g := range guarded {

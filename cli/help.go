@@ -187,6 +187,10 @@ approve  approve the definition of each TOOL with that digest: the one review
                         upstream's description, for this digest only
   --description-file F  approve: as --description, read from a file
   --state DIR           state directory (as for serve)
+
+       airlock upstreams status [--config FILE] [--json] [--state DIR]
+status   each upstream's warm sessions, restarts, calls, errors, last error and
+         latest call latency, as every serving instance last wrote them
 `,
 	"phase": `Usage: airlock phase CONTEXT planning|execution --reason TEXT [--state DIR]
 

@@ -30,6 +30,9 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	if len(args) == 0 {
 		return usage
 	}
+	if args[0] == "status" {
+		return runUpstreamsStatus(ctx, args[1:], io)
+	}
 	verb, rest := args[0], args[1:]
 	var pos []string
 	for len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {

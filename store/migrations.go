@@ -250,6 +250,7 @@ var schema = []migration{
 	},
 	provenanceMigration,        // 7, provenance.go
 	upstreamDecisionsMigration, // 8, upstreams.go
+	upstreamHealthMigration,    // 9, upstream_health.go
 }
 
 // The migrations in each engine's words.

@@ -45,6 +45,9 @@ type Config struct {
 	Notify      Notify                 `json:"notifications,omitempty" jsonschema:"description=Who is told when a declared need waits for an operator or expires undecided."`
 	Store       string                 `json:"store,omitempty" jsonschema:"description=Where the shared state lives: empty for the SQLite file in the state directory (the default)\\, or a postgres:// URL for several instances on one PostgreSQL database. No password here: use PGPASSWORD or a .pgpass file. AIRLOCK_STORE overrides it."`
 
+	// UpstreamSessions bounds the warm upstream sessions (issue 23).
+	UpstreamSessions UpstreamSessions `json:"upstream_sessions,omitempty" jsonschema:"description=Bounds on the warm sessions of upstream MCP servers (one process or MCP session per upstream and context by default)."`
+
 	// file is where the config came from (for errors); data its bytes (for
 	// turning YAML paths into lines); dir resolves relative paths.
 	file string
@@ -346,6 +349,7 @@ func (c *Config) check() error {
 		func() error { return c.checkPipelines(pools) },
 		c.checkComm,
 		c.checkUpstreams,
+		c.checkUpstreamSessions,
 		c.checkAudit,
 		c.checkStore,
 		c.checkPolicies,

@@ -50,6 +50,12 @@ type Upstream struct {
 	// sources.CheckReader); nil is public. Carried into the provenance
 	// labels of its answers.
 	Readers []string `json:"readers,omitempty" jsonschema:"minItems=1,maxItems=64,minLength=1,maxLength=256,description=Who may see what the upstream returns (principals\\, e-mail addresses or handles; free strings). Labels of its answers carry them so a policy can refuse to send the content to anyone else (provenance.NAME.readers\\, readable_by). Absent means public."`
+	// Warm sessions (issue 23; upstream_sessions.go).
+	Sessions                string `json:"sessions,omitempty" jsonschema:"enum=context,enum=principal,enum=shared,description=Who shares one warm session (a stdio server's process\\, an HTTP server's MCP session): context (default: one per runtime context)\\, principal (one per principal and role)\\, or shared (one for every caller of a policy; only with stateless: true)."`
+	Stateless               bool   `json:"stateless,omitempty" jsonschema:"description=The operator declares that the server keeps no state between calls that one caller could see of another's; required for sessions: shared."`
+	IdleTimeoutSeconds      int64  `json:"idle_timeout_seconds,omitempty" jsonschema:"minimum=0,description=Seconds a warm session may stay unused before it is stopped (default 300)."`
+	PinCheckIntervalSeconds int64  `json:"pin_check_interval_seconds,omitempty" jsonschema:"minimum=0,description=Seconds after which a warm session's tool list is listed again before the next call even without notifications/tools/list_changed (default 60)."`
+	PinCheck                string `json:"pin_check,omitempty" jsonschema:"enum=every_call,enum=announced,description=When a warm session's tools are listed again before a call: every_call (as a cold session: the strongest check\\, one more round trip per call; the default for url upstreams\\, whose notifications are not ordered with the calls) or announced (when the session starts\\, after the upstream sent notifications/tools/list_changed\\, after pin_check_interval_seconds\\, and every call if the upstream does not declare tools.listChanged; the default for command upstreams)."`
 	// Limits of one call.
 	TimeoutMS      int64 `json:"timeout_ms,omitempty" jsonschema:"minimum=0,description=Whole-call timeout: start\\, handshake\\, listing and the tool call (default 30000)."`
 	MaxResultBytes int64 `json:"max_result_bytes,omitempty" jsonschema:"minimum=0,description=Largest tool result accepted; a larger one is UPSTREAM_RESULT_TOO_LARGE (default 1048576)."`

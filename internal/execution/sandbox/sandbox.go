@@ -108,6 +108,12 @@ type Spec struct {
 	// with StdoutFile, Result.Stdout stays empty. The caller keeps and
 	// closes its own copies (after Run returns).
 	StdinFile, StdoutFile *os.File
+	// StderrFile, when set, is the process's stderr (a pipe's write end):
+	// a long-lived server's log is drained by its caller, which keeps
+	// what it needs (the last lines), instead of being captured here,
+	// where Limits.OutputBytes would cap, and a flood would kill, a server
+	// that logs a line per request. Result.Stderr then stays empty.
+	StderrFile *os.File
 	// Loopback, when set, is the run's one way out: the sandbox brings up
 	// the loopback interface of the run's (otherwise empty) network
 	// namespace, opens a TCP listener on 127.0.0.1:Loopback.Port inside

@@ -33,6 +33,9 @@ type upstreamGroup struct {
 	// carries (upstreams_set.go); Unflagged of them would be approved.
 	Waiting   []upstreamTool
 	Unflagged int
+	// Health is the upstream's warm sessions (upstream_health.go); nil:
+	// none reported.
+	Health *upstreamHealth
 }
 
 // upstreamTool is one pin as the review shows it: every text an upstream
@@ -114,6 +117,7 @@ func (c *Console) upstreams(r *http.Request) (upstreamsData, error) {
 		}
 		g.Tools = append(g.Tools, reviewRow(pin))
 	}
+	c.addHealth(r.Context(), byID)
 	var d upstreamsData
 	for _, id := range order {
 		g := byID[id]
