@@ -1,0 +1,60 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// BenchmarkStdioReadGoverned: governed read_pool_file over ServeStdio on
+// kernel pipes, one mcp-go client calling one call after another, the
+// server logging to a file as `airlock serve` logs to stderr — for CPU
+// profiles of the stdio path (filter, mcp-go, runner, the audit commit):
+// go test -run '^$' -bench StdioReadGoverned -cpuprofile cpu.out ./server
+// (internal/testkit/benchpeers measures the real binary against the
+// official filesystem server).
+func BenchmarkStdioReadGoverned(b *testing.B) {
+	f := newFixture(b, "local")
+	logf, err := os.Create(filepath.Join(b.TempDir(), "stderr"))
+	must(b, err)
+	b.Cleanup(func() { logf.Close() })
+	f = f.withRunner(b, runner.Options{Logger: slog.New(slog.NewTextHandler(logf, nil))}, &Options{Logger: slog.New(slog.NewTextHandler(logf, nil))})
+	c := stdioPipeClient(b, f)
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "read_pool_file"
+	req.Params.Arguments = map[string]any{"pool": "alpha", "path": "hello.txt"}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := c.CallTool(context.Background(), req)
+		if err != nil || res.IsError {
+			b.Fatalf("call: %v %+v", err, res)
+		}
+	}
+}
+
+// stdioPipeClient serves f over ServeStdio on two kernel pipes, as a
+// client's subprocess would be served, and returns an initialized mcp-go
+// client on the other ends.
+func stdioPipeClient(tb testing.TB, f *fixture) *client.Client {
+	tb.Helper()
+	inR, inW, err := os.Pipe()
+	must(tb, err)
+	outR, outW, err := os.Pipe()
+	must(tb, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = f.srv.ServeStdio(ctx, inR, outW); outW.Close(); close(done) }()
+	c := client.NewClient(transport.NewIO(outR, inW, nil))
+	tb.Cleanup(func() { c.Close(); inR.Close(); cancel(); <-done; outR.Close() })
+	must(tb, c.Start(context.Background()))
+	mcptest.Initialize(tb, context.Background(), c, "airlock-bench", mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	return c
+}
