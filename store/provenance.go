@@ -125,8 +125,8 @@ const (
 	// and process, provlive.go); sqlLiveFrom walks it from its oldest row.
 	sqlLiveTotal = `SELECT COALESCE(SUM(bytes), 0), COALESCE(MIN(seq), 0) FROM provenance_content WHERE context_id = $1 AND evicted = 0`
 	sqlLiveFrom  = `SELECT seq, bytes FROM provenance_content WHERE context_id = $1 AND seq >= $2 ORDER BY seq`
-	sqlEvictUpTo   = `UPDATE provenance_content SET text = $3, evicted = 1 WHERE context_id = $1 AND seq <= $2 AND evicted = 0`
-	sqlContent     = `SELECT seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at FROM provenance_content
+	sqlEvictUpTo = `UPDATE provenance_content SET text = $3, evicted = 1 WHERE context_id = $1 AND seq <= $2 AND evicted = 0`
+	sqlContent   = `SELECT seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at FROM provenance_content
 	WHERE context_id = $1 ORDER BY seq`
 
 	sqlInsertEndorsement = `INSERT INTO endorsements (context_id, id, value, endorsed_by, reason, created_at)
