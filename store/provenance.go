@@ -125,7 +125,9 @@ const (
 	// and process, provlive.go); sqlLiveFrom walks it from its oldest row.
 	sqlLiveTotal = `SELECT COALESCE(SUM(bytes), 0), COALESCE(MIN(seq), 0) FROM provenance_content WHERE context_id = $1 AND evicted = 0`
 	sqlLiveFrom  = `SELECT seq, bytes FROM provenance_content WHERE context_id = $1 AND seq >= $2 ORDER BY seq`
-	sqlEvictUpTo = `UPDATE provenance_content SET text = $3, evicted = 1 WHERE context_id = $1 AND seq <= $2 AND evicted = 0`
+	// Bounded below by the oldest live seq: the key's range then holds only
+	// the rows evicted now, not every row the context ever evicted.
+	sqlEvictUpTo = `UPDATE provenance_content SET text = $3, evicted = 1 WHERE context_id = $1 AND seq >= $4 AND seq <= $2 AND evicted = 0`
 	sqlContent   = `SELECT seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at FROM provenance_content
 	WHERE context_id = $1 ORDER BY seq`
 

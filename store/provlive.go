@@ -116,11 +116,12 @@ func (db *DB) recordContent(ctx context.Context, tx *sql.Tx, st *contentStmts, l
 	if live.bytes <= maxBytes {
 		return live, 0, nil
 	}
+	oldest := live.oldest
 	n, upTo, err := db.evictFrom(ctx, tx.StmtContext(ctx, st.from), l.ContextID, &live, maxBytes)
 	if err != nil {
 		return liveContent{}, 0, err
 	}
-	if _, err := tx.StmtContext(ctx, st.evict).ExecContext(ctx, l.ContextID, upTo, []byte{}); err != nil {
+	if _, err := tx.StmtContext(ctx, st.evict).ExecContext(ctx, l.ContextID, upTo, []byte{}, oldest); err != nil {
 		return liveContent{}, 0, err
 	}
 	return live, n, nil

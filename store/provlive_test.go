@@ -103,3 +103,27 @@ func TestRecordContentAcrossHandles(t *testing.T) {
 		})
 	}
 }
+
+// TestEvictionSeeksItsRows: the eviction's UPDATE walks the context's key
+// from the oldest live seq, not from the context's first row — otherwise
+// every label re-reads every row the context ever evicted (issue 27).
+func TestEvictionSeeksItsRows(t *testing.T) {
+	db := openInternal(t, filepath.Join(t.TempDir(), "airlock.db"))
+	rows, err := db.r.Query(`EXPLAIN QUERY PLAN `+sqlEvictUpTo, "c", 9, []byte{}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(detail + "\n")
+	}
+	if !strings.Contains(plan.String(), "seq>? AND seq<?") {
+		t.Fatalf("eviction plan does not bound seq on both sides:\n%s", plan.String())
+	}
+}
