@@ -2,10 +2,17 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/airlock-dev/airlock/internal/config"
 
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
@@ -57,4 +64,49 @@ func stdioPipeClient(tb testing.TB, f *fixture) *client.Client {
 	must(tb, c.Start(context.Background()))
 	mcptest.Initialize(tb, context.Background(), c, "airlock-bench", mcp.LATEST_LEGACY_PROTOCOL_VERSION)
 	return c
+}
+
+// BenchmarkStdioPagedRead: a 32 MiB random file of a trusted pool read
+// whole over ServeStdio by the mcp-go client in pages of max_read_bytes,
+// each page's blob decoded — for CPU profiles of a page's per-byte costs
+// (encoding, hashing, the transport). internal/testkit/benchpeers measures
+// 100 MiB end to end against `cat | sha256sum`.
+func BenchmarkStdioPagedRead(b *testing.B) {
+	const size = 32 << 20
+	page := config.DefaultMaxReadBytes
+	if v, err := strconv.Atoi(os.Getenv("AIRLOCK_BENCH_PAGE")); err == nil {
+		page = v
+	}
+	cfg := strings.Replace(fmt.Sprintf(testConfig, "local"), "max_read_bytes: 4096\n  max_output_bytes: 16384",
+		fmt.Sprintf("max_read_bytes: %d\n  max_output_bytes: %d", page, max(page, config.DefaultMaxOutputBytes)), 1)
+	f := newFixtureConfig(b, cfg)
+	data := make([]byte, size)
+	rand.Read(data)
+	writeFile(b, filepath.Join(f.dir, "pools", "alpha"), "big.bin", string(data))
+	appendManifest(b, filepath.Join(f.dir, "pools", "alpha"), "big.bin", string(data))
+	f = f.withRunner(b, runner.Options{}, nil)
+	c := stdioPipeClient(b, f)
+	b.SetBytes(size)
+	for b.Loop() {
+		var off int64
+		for {
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "read_pool_file"
+			req.Params.Arguments = map[string]any{"pool": "alpha", "path": "big.bin", "offset": off, "limit": page}
+			res, err := c.CallTool(context.Background(), req)
+			if err != nil || res.IsError {
+				b.Fatalf("page at %d: %v %+v", off, err, res)
+			}
+			blob := res.Content[1].(mcp.EmbeddedResource).Resource.(mcp.BlobResourceContents).Blob
+			n, err := base64.StdEncoding.DecodedLen(len(blob)), error(nil)
+			if _, err = base64.StdEncoding.DecodeString(blob); err != nil {
+				b.Fatal(err)
+			}
+			meta := res.StructuredContent.(map[string]any)
+			if meta["eof"] == true {
+				break
+			}
+			off += int64(n) - int64(strings.Count(blob[len(blob)-2:], "="))
+		}
+	}
 }
