@@ -52,8 +52,7 @@ func peersPagedRead(tb testing.TB, sc scale, metric func(float64, string)) {
 	if v, err := strconv.Atoi(os.Getenv("AIRLOCK_BENCH_PAGE")); err == nil { // another page, for exploring
 		page, server = v, fmt.Sprintf("server: {max_read_bytes: %d, max_output_bytes: %d}\n", v, max(v, 256<<10))
 	}
-	cfg := filepath.Join(dir, "airlock.yaml")
-	must(tb, os.WriteFile(cfg, []byte(server+`pools:
+	const base = `pools:
   - {id: big, description: One large file., path: pools/big, trust: trusted}
 policies:
   base: {allow: ["pool.*"]}
@@ -61,17 +60,10 @@ roles:
   local: {policy: base, pools: [big]}
 transports:
   stdio: {role: local}
-`), 0o644))
-	beforeCfg := filepath.Join(dir, "before.yaml") // the old default page
-	must(tb, os.WriteFile(beforeCfg, []byte(`pools:
-  - {id: big, description: One large file., path: pools/big, trust: trusted}
-policies:
-  base: {allow: ["pool.*"]}
-roles:
-  local: {policy: base, pools: [big]}
-transports:
-  stdio: {role: local}
-`), 0o644))
+`
+	cfg, beforeCfg := filepath.Join(dir, "airlock.yaml"), filepath.Join(dir, "before.yaml") // before: its default page
+	must(tb, os.WriteFile(cfg, []byte(server+base), 0o644))
+	must(tb, os.WriteFile(beforeCfg, []byte(base), 0o644))
 	// Each side returns its wall time and the CPU time of every process it
 	// ran (client and server; cat and sha256sum): on a loaded machine the
 	// CPU is the steadier figure.
