@@ -16,6 +16,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
+	"github.com/airlock-dev/airlock/internal/testkit/testpool"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -82,7 +83,7 @@ func BenchmarkStdioPagedRead(b *testing.B) {
 	f := newFixtureConfig(b, cfg)
 	data := make([]byte, size)
 	rand.Read(data)
-	writeFile(b, filepath.Join(f.dir, "pools", "alpha"), "big.bin", string(data))
+	testpool.WriteFile(b, filepath.Join(f.dir, "pools", "alpha"), "big.bin", string(data))
 	appendManifest(b, filepath.Join(f.dir, "pools", "alpha"), "big.bin", string(data))
 	f = f.withRunner(b, runner.Options{}, nil)
 	c := stdioPipeClient(b, f)
