@@ -108,6 +108,8 @@ type DB struct {
 	kill killCache // SQLite: data_version probe
 	// reads holds the per-call reads' statements, prepared once on r.
 	reads stmtCache
+	// prov holds the provenance last read per context (provcache.go).
+	prov provCache
 	// strs caches string ids to values for reads, ids values to ids for
 	// the writer (rowcodec.go).
 	strs strCache

@@ -26,3 +26,18 @@ func ReadPoolRefusesWrite(db *DB) error {
 	_, err := db.r.ExecContext(context.Background(), `DELETE FROM audit_records`)
 	return err
 }
+
+// ForgetProvenance empties db's provenance cache, so its next read of a
+// context is a full one.
+func ForgetProvenance(db *DB) {
+	db.prov.mu.Lock()
+	db.prov.m = nil
+	db.prov.mu.Unlock()
+}
+
+// ProvenanceCached is how many contexts db's provenance cache holds.
+func ProvenanceCached(db *DB) int {
+	db.prov.mu.Lock()
+	defer db.prov.mu.Unlock()
+	return len(db.prov.m)
+}

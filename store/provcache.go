@@ -1,0 +1,217 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"sync"
+)
+
+// provCache keeps, per context, the provenance a handle last read, so that
+// the next read (every traced need reads its context's, issue 23) fetches
+// only the rows added since instead of the context's whole history.
+//
+// Invariant: what ContextProvenance returns is exactly what a full read of
+// the same snapshot returns — every process serving the context sees every
+// other's labels (TestProvenanceCacheContract, on SQLite and PostgreSQL,
+// with the writes made through a second handle: the other process). A
+// value the agent saw elsewhere that the cache missed would pass as the
+// agent's own, so the cache is only ever a starting point checked against
+// the snapshot, never the answer on its own. What makes the check cheap
+// and sufficient is how the tables change (provenance.go):
+//
+//   - trusted inputs and endorsements are insert-only, so their row
+//     counts name their state; a changed count re-reads them whole
+//     (bounded by MaxTrustedInputs and MaxEndorsements);
+//   - content rows get seq = MAX(seq)+1 under the context's lock, so the
+//     rows not yet cached are exactly those above the cached MAX(seq);
+//     an eviction only ever sets evicted = 1 (never back), so the cached
+//     live rows are re-checked for it whenever MAX(seq) moved (an
+//     eviction commits with the insert that caused it);
+//   - a content row count that disagrees with the result (rows deleted,
+//     which no writer does today) falls back to the full read.
+type provCache struct {
+	mu   sync.Mutex
+	m    map[string]*provEntry
+	tick uint64
+}
+
+// maxProvCached bounds how many contexts one handle caches (each holds at
+// most the context's capped content text); the least recently used one
+// goes first.
+const maxProvCached = 64
+
+// provEntry is one context's provenance at one state; never modified
+// once cached (readers get copies).
+type provEntry struct {
+	inputs, endorsements, contents, maxSeq int64
+	p                                      *Provenance
+	used                                   uint64
+}
+
+const (
+	sqlProvSignal = `SELECT
+	(SELECT COUNT(*) FROM provenance_inputs WHERE context_id = $1),
+	(SELECT COUNT(*) FROM endorsements WHERE context_id = $1),
+	(SELECT COUNT(*) FROM provenance_content WHERE context_id = $1),
+	(SELECT COALESCE(MAX(seq), 0) FROM provenance_content WHERE context_id = $1)`
+	sqlContentAfter = `SELECT seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at FROM provenance_content
+	WHERE context_id = $1 AND seq > $2 ORDER BY seq`
+	sqlEvictedBetween = `SELECT seq FROM provenance_content WHERE context_id = $1 AND seq >= $2 AND seq <= $3 AND evicted = 1`
+)
+
+// emptyProv is the state nothing was read in: every count unknown.
+func emptyProv() *provEntry {
+	return &provEntry{inputs: -1, endorsements: -1, contents: -1, p: &Provenance{}}
+}
+
+func (c *provCache) get(id string) *provEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.m[id]
+	if e != nil {
+		c.tick++
+		e.used = c.tick
+	}
+	return e
+}
+
+// put caches e unless a newer state of the context is cached already.
+func (c *provCache) put(id string, e *provEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.m[id]; old != nil && old.maxSeq > e.maxSeq {
+		return
+	}
+	if c.m == nil {
+		c.m = map[string]*provEntry{}
+	}
+	if _, ok := c.m[id]; !ok && len(c.m) >= maxProvCached {
+		lru := ""
+		for k, v := range c.m {
+			if lru == "" || v.used < c.m[lru].used {
+				lru = k
+			}
+		}
+		delete(c.m, lru)
+	}
+	c.tick++
+	e.used = c.tick
+	c.m[id] = e
+}
+
+// readProvenance reads a context's provenance in tx, starting from what
+// the cache holds; it returns a copy the caller may change.
+func (db *DB) readProvenance(ctx context.Context, tx *sql.Tx, contextID string) (*Provenance, error) {
+	var now provEntry
+	if err := tx.QueryRowContext(ctx, sqlProvSignal, contextID).Scan(&now.inputs, &now.endorsements, &now.contents, &now.maxSeq); err != nil {
+		return nil, err
+	}
+	old := db.prov.get(contextID)
+	if old == nil || old.maxSeq > now.maxSeq {
+		// Nothing cached, or the cache is of a later snapshot than tx.
+		old = emptyProv()
+	}
+	p := &Provenance{Inputs: old.p.Inputs, Endorsements: old.p.Endorsements}
+	var err error
+	if old.inputs != now.inputs {
+		if p.Inputs, err = readInputs(ctx, tx, contextID); err != nil {
+			return nil, err
+		}
+	}
+	if old.endorsements != now.endorsements {
+		if p.Endorsements, err = readEndorsements(ctx, tx, contextID); err != nil {
+			return nil, err
+		}
+	}
+	if p.Content, err = readContentSince(ctx, tx, contextID, old, now.maxSeq); err != nil {
+		return nil, err
+	}
+	if int64(len(p.Content)) != now.contents {
+		if p.Content, err = readContentSince(ctx, tx, contextID, emptyProv(), now.maxSeq); err != nil {
+			return nil, err
+		}
+	}
+	for _, l := range p.Content {
+		if l.Evicted && l.Integrity != IntegrityTrusted {
+			p.EvictedUntrusted = true
+		}
+	}
+	now.p = p
+	db.prov.put(contextID, &now)
+	return p.clone(), nil
+}
+
+// readContentSince is the context's content at maxSeq: old's rows with
+// the evictions since applied, then the rows after old's.
+func readContentSince(ctx context.Context, tx *sql.Tx, contextID string, old *provEntry, maxSeq int64) ([]*ContentLabel, error) {
+	out := old.p.Content
+	if old.maxSeq == maxSeq {
+		return out, nil
+	}
+	live := slices.IndexFunc(out, func(l *ContentLabel) bool { return !l.Evicted })
+	if live >= 0 {
+		rows, err := tx.QueryContext(ctx, sqlEvictedBetween, contextID, out[live].Seq, old.maxSeq)
+		if err != nil {
+			return nil, err
+		}
+		evicted := map[int64]bool{}
+		for rows.Next() {
+			var seq int64
+			if err := rows.Scan(&seq); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			evicted[seq] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		if len(evicted) > 0 {
+			out = slices.Clone(out)
+			for i, l := range out[live:] {
+				if evicted[l.Seq] {
+					cp := *l
+					cp.Text, cp.Evicted = "", true
+					out[live+i] = &cp
+				}
+			}
+		}
+	}
+	out = slices.Clip(out)
+	rows, err := tx.QueryContext(ctx, sqlContentAfter, contextID, old.maxSeq)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		l, err := scanContent(rows, contextID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// clone copies p down to its rows, so a caller changing what it got never
+// changes what the cache holds.
+func (p *Provenance) clone() *Provenance {
+	out := &Provenance{EvictedUntrusted: p.EvictedUntrusted}
+	for _, in := range p.Inputs {
+		cp := *in
+		cp.Readers = slices.Clone(in.Readers)
+		out.Inputs = append(out.Inputs, &cp)
+	}
+	for _, l := range p.Content {
+		cp := *l
+		cp.Readers = slices.Clone(l.Readers)
+		out.Content = append(out.Content, &cp)
+	}
+	for _, e := range p.Endorsements {
+		cp := *e
+		out.Endorsements = append(out.Endorsements, &cp)
+	}
+	return out
+}
