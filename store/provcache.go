@@ -104,7 +104,11 @@ func (c *provCache) put(id string, e *provEntry) {
 // the cache holds; it returns a copy the caller may change.
 func (db *DB) readProvenance(ctx context.Context, tx *sql.Tx, contextID string) (*Provenance, error) {
 	var now provEntry
-	if err := tx.QueryRowContext(ctx, sqlProvSignal, contextID).Scan(&now.inputs, &now.endorsements, &now.contents, &now.maxSeq); err != nil {
+	signal, err := db.txStmt(ctx, tx, sqlProvSignal)
+	if err != nil {
+		return nil, err
+	}
+	if err := signal.QueryRowContext(ctx, contextID).Scan(&now.inputs, &now.endorsements, &now.contents, &now.maxSeq); err != nil {
 		return nil, err
 	}
 	old := db.prov.get(contextID)
@@ -113,7 +117,6 @@ func (db *DB) readProvenance(ctx context.Context, tx *sql.Tx, contextID string) 
 		old = emptyProv()
 	}
 	p := &Provenance{Inputs: old.p.Inputs, Endorsements: old.p.Endorsements}
-	var err error
 	if old.inputs != now.inputs {
 		if p.Inputs, err = readInputs(ctx, tx, contextID); err != nil {
 			return nil, err
@@ -124,11 +127,11 @@ func (db *DB) readProvenance(ctx context.Context, tx *sql.Tx, contextID string) 
 			return nil, err
 		}
 	}
-	if p.Content, err = readContentSince(ctx, tx, contextID, old, now.maxSeq); err != nil {
+	if p.Content, err = db.readContentSince(ctx, tx, contextID, old, now.maxSeq); err != nil {
 		return nil, err
 	}
 	if int64(len(p.Content)) != now.contents {
-		if p.Content, err = readContentSince(ctx, tx, contextID, emptyProv(), now.maxSeq); err != nil {
+		if p.Content, err = db.readContentSince(ctx, tx, contextID, emptyProv(), now.maxSeq); err != nil {
 			return nil, err
 		}
 	}
@@ -144,14 +147,18 @@ func (db *DB) readProvenance(ctx context.Context, tx *sql.Tx, contextID string) 
 
 // readContentSince is the context's content at maxSeq: old's rows with
 // the evictions since applied, then the rows after old's.
-func readContentSince(ctx context.Context, tx *sql.Tx, contextID string, old *provEntry, maxSeq int64) ([]*ContentLabel, error) {
+func (db *DB) readContentSince(ctx context.Context, tx *sql.Tx, contextID string, old *provEntry, maxSeq int64) ([]*ContentLabel, error) {
 	out := old.p.Content
 	if old.maxSeq == maxSeq {
 		return out, nil
 	}
 	live := slices.IndexFunc(out, func(l *ContentLabel) bool { return !l.Evicted })
 	if live >= 0 {
-		rows, err := tx.QueryContext(ctx, sqlEvictedBetween, contextID, out[live].Seq, old.maxSeq)
+		st, err := db.txStmt(ctx, tx, sqlEvictedBetween)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := st.QueryContext(ctx, contextID, out[live].Seq, old.maxSeq)
 		if err != nil {
 			return nil, err
 		}
@@ -180,7 +187,11 @@ func readContentSince(ctx context.Context, tx *sql.Tx, contextID string, old *pr
 		}
 	}
 	out = slices.Clip(out)
-	rows, err := tx.QueryContext(ctx, sqlContentAfter, contextID, old.maxSeq)
+	st, err := db.txStmt(ctx, tx, sqlContentAfter)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.QueryContext(ctx, contextID, old.maxSeq)
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +204,17 @@ func readContentSince(ctx context.Context, tx *sql.Tx, contextID string, old *pr
 		out = append(out, l)
 	}
 	return out, rows.Err()
+}
+
+// txStmt is query, prepared once on the read pool (stmtcache.go), in tx:
+// the three queries of a need's provenance read run on every traced need.
+// The statement is tx's and closes with it.
+func (db *DB) txStmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	st, err := db.reads.get(ctx, db.r, query)
+	if err != nil {
+		return nil, err
+	}
+	return tx.StmtContext(ctx, st), nil
 }
 
 // clone copies p down to its rows, so a caller changing what it got never
