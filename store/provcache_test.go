@@ -128,3 +128,44 @@ func TestProvenanceCacheBounded(t *testing.T) {
 		t.Fatalf("%d contexts cached, want at most 64", n)
 	}
 }
+
+// BenchmarkContextProvenance (issue 23, `make bench`): one traced need's
+// read of a context that has handed the agent 200 results, after one more
+// result was recorded (what every warm upstream call does): "full" reads
+// the whole history as every read did before provcache.go, "incremental"
+// what changed since the handle's last read.
+func BenchmarkContextProvenance(b *testing.B) {
+	ctx := context.Background()
+	for _, side := range []string{"full", "incremental"} {
+		b.Run(side, func(b *testing.B) {
+			db, _ := openTemp(b, nil)
+			if err := db.AddTrustedInput(ctx, &store.TrustedInput{ContextID: "cb", ID: "task", Kind: "task", Text: strings.Repeat("pay the bill ", 150), AddedBy: "operator:o"}); err != nil {
+				b.Fatal(err)
+			}
+			record := func(i int) {
+				if _, err := db.RecordContent(ctx, &store.ContentLabel{ContextID: "cb", Source: fmt.Sprint("att_", i), Kind: "comm.mcp",
+					Integrity: store.IntegrityUntrusted, Text: fmt.Sprintf("result %d: %s", i, strings.Repeat("text ", 40))}, 4<<20); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for i := range 200 {
+				record(i)
+			}
+			if _, err := db.ContextProvenance(ctx, "cb"); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				b.StopTimer()
+				record(1000 + i)
+				if side == "full" {
+					store.ForgetProvenance(db)
+				}
+				b.StartTimer()
+				if _, err := db.ContextProvenance(ctx, "cb"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
