@@ -169,3 +169,62 @@ func BenchmarkContextProvenance(b *testing.B) {
 		})
 	}
 }
+
+// TestProvenanceCacheConcurrent: readers sharing one handle's cache while
+// another handle records each see a whole prefix of the context's content
+// (seqs 1..n, every text), never fewer rows than they saw before.
+func TestProvenanceCacheConcurrent(t *testing.T) {
+	a, path := openTemp(t, nil)
+	b := openPath(t, path)
+	ctx := context.Background()
+	const rows, readers = 30, 4
+	errs, stop := make(chan error, readers+1), make(chan struct{})
+	go func() {
+		defer close(stop) // a failed writer ends the readers too
+		for i := range rows {
+			if _, err := b.RecordContent(ctx, &store.ContentLabel{ContextID: "cr", Source: fmt.Sprint("att_", i), Integrity: store.IntegrityUntrusted, Text: fmt.Sprint("text ", i)}, 1<<20); err != nil {
+				errs <- err
+				return
+			}
+		}
+		errs <- nil
+	}()
+	for range readers {
+		go func() {
+			seen := 0
+			for last := false; seen < rows; {
+				if last {
+					errs <- fmt.Errorf("the writer stopped at %d rows", seen)
+					return
+				}
+				select {
+				case <-stop:
+					last = true // one more read sees everything written
+				default:
+				}
+				p, err := a.ContextProvenance(ctx, "cr")
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(p.Content) < seen {
+					errs <- fmt.Errorf("read %d rows after %d", len(p.Content), seen)
+					return
+				}
+				for i, l := range p.Content {
+					if l.Seq != int64(i+1) || l.Text != fmt.Sprint("text ", i) {
+						errs <- fmt.Errorf("row %d: seq %d text %q", i, l.Seq, l.Text)
+						return
+					}
+				}
+				seen = len(p.Content)
+			}
+			errs <- nil
+		}()
+	}
+	for range readers + 1 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
