@@ -108,6 +108,10 @@ type DB struct {
 	kill killCache // SQLite: data_version probe
 	// reads holds the per-call reads' statements, prepared once on r.
 	reads stmtCache
+	// writes holds statements prepared once on w (content labels, provlive.go);
+	// live is what this process knows of its contexts' live labels.
+	writes stmtCache
+	live   liveCache
 	// prov holds the provenance last read per context (provcache.go).
 	prov provCache
 	// strs caches string ids to values for reads, ids values to ids for
@@ -121,6 +125,9 @@ type DB struct {
 	// the writer has gathered it and before it commits: a test waits for
 	// it instead of sleeping until the writer "must" be past gathering.
 	gatheredHook atomic.Pointer[func(int)]
+	// walkedHook, when set (tests only), counts the rows a content label's
+	// bookkeeping reads (provlive.go).
+	walkedHook atomic.Pointer[func(int)]
 }
 
 // Open opens the store at path for reading and writing, creating the file
@@ -437,7 +444,7 @@ func (db *DB) Close() error {
 
 func (db *DB) closeAll() error {
 	var errs []error
-	errs = append(errs, db.kill.close(), db.reads.close())
+	errs = append(errs, db.kill.close(), db.reads.close(), db.writes.close())
 	if db.insert != nil {
 		errs = append(errs, db.insert.Close())
 	}

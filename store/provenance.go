@@ -120,8 +120,14 @@ const (
 	sqlNextContentSeq = `SELECT COALESCE(MAX(seq), 0) + 1 FROM provenance_content WHERE context_id = $1`
 	sqlInsertContent  = `INSERT INTO provenance_content (context_id, seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0, $10)`
-	sqlLiveContent = `SELECT seq, bytes FROM provenance_content WHERE context_id = $1 AND evicted = 0 ORDER BY seq`
-	sqlEvictUpTo   = `UPDATE provenance_content SET text = $3, evicted = 1 WHERE context_id = $1 AND seq <= $2 AND evicted = 0`
+	// Live rows are always a suffix of a context's seqs: eviction takes every
+	// row up to a seq. sqlLiveTotal reads the suffix whole (once per context
+	// and process, provlive.go); sqlLiveFrom walks it from its oldest row.
+	sqlLiveTotal = `SELECT COALESCE(SUM(bytes), 0), COALESCE(MIN(seq), 0) FROM provenance_content WHERE context_id = $1 AND evicted = 0`
+	sqlLiveFrom  = `SELECT seq, bytes FROM provenance_content WHERE context_id = $1 AND seq >= $2 ORDER BY seq`
+	// Bounded below by the oldest live seq: the key's range then holds only
+	// the rows evicted now, not every row the context ever evicted.
+	sqlEvictUpTo = `UPDATE provenance_content SET text = $3, evicted = 1 WHERE context_id = $1 AND seq >= $4 AND seq <= $2 AND evicted = 0`
 
 	sqlInsertEndorsement = `INSERT INTO endorsements (context_id, id, value, endorsed_by, reason, created_at)
 	VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (context_id, id) DO NOTHING`
@@ -249,65 +255,28 @@ func (db *DB) RecordContent(ctx context.Context, l *ContentLabel, maxBytes int64
 	what := "recording content of context " + l.ContextID
 	// One lock per context: two instances recording at once get
 	// distinct seqs and one eviction each (SQLite's write lock does it).
-	err = db.inTx(ctx, what, txOpts{locks: []string{lockProvenance(l.ContextID)}}, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, sqlNextContentSeq, l.ContextID).Scan(&l.Seq); err != nil {
-			return writeError(ctx, what, err)
-		}
-		if _, err := tx.ExecContext(ctx, sqlInsertContent, l.ContextID, l.Seq, l.Source, l.Kind, l.Integrity, readers,
-			l.SHA256, l.Bytes, []byte(l.Text), formatTime(l.CreatedAt)); err != nil {
-			return writeError(ctx, what, err)
-		}
-		n, err := evictOldest(ctx, tx, l.ContextID, maxBytes)
+	// Deferred: the label is made durable by the call's own audit commit,
+	// which follows it before the answer leaves (provlive.go says why that
+	// is enough); a separate fsync per label doubled a read's fsyncs.
+	st, err := db.contentStmts(ctx)
+	if err != nil {
+		return 0, writeError(ctx, what, err)
+	}
+	var after liveContent
+	err = db.inTx(ctx, what, txOpts{deferred: true, locks: []string{lockProvenance(l.ContextID)}}, func(tx *sql.Tx) error {
+		var err error
+		after, evicted, err = db.recordContent(ctx, tx, st, l, readers, maxBytes)
 		if err != nil {
 			return writeError(ctx, what, err)
 		}
-		evicted = n
 		return nil
 	})
 	if err != nil {
+		db.live.forget(l.ContextID)
 		return 0, err
 	}
+	db.live.put(l.ContextID, after)
 	return evicted, nil
-}
-
-// evictOldest drops the text of the oldest live rows of a context until
-// the rest fit in maxBytes.
-func evictOldest(ctx context.Context, tx *sql.Tx, contextID string, maxBytes int64) (int, error) {
-	rows, err := tx.QueryContext(ctx, sqlLiveContent, contextID)
-	if err != nil {
-		return 0, err
-	}
-	type live struct{ seq, bytes int64 }
-	var all []live
-	var total int64
-	for rows.Next() {
-		var l live
-		if err := rows.Scan(&l.seq, &l.bytes); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		all, total = append(all, l), total+l.bytes
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
-	n, upTo := 0, int64(0)
-	for _, l := range all {
-		if total <= maxBytes {
-			break
-		}
-		total -= l.bytes
-		upTo = l.seq
-		n++
-	}
-	if n == 0 {
-		return 0, nil
-	}
-	if _, err := tx.ExecContext(ctx, sqlEvictUpTo, contextID, upTo, []byte{}); err != nil {
-		return 0, err
-	}
-	return n, nil
 }
 
 // AddEndorsement stores one endorsed value of a context; an id already
