@@ -41,3 +41,11 @@ func ProvenanceCached(db *DB) int {
 	defer db.prov.mu.Unlock()
 	return len(db.prov.m)
 }
+
+// LoseNewestContent deletes a context's newest content row, as a crash of
+// PostgreSQL can lose a label whose commit was deferred.
+func LoseNewestContent(db *DB, contextID string) error {
+	_, err := db.w.ExecContext(context.Background(), `DELETE FROM provenance_content WHERE context_id = $1
+	AND seq = (SELECT MAX(seq) FROM provenance_content WHERE context_id = $1)`, contextID)
+	return err
+}

@@ -28,6 +28,9 @@ import (
 //     an eviction only ever sets evicted = 1 (never back), so the cached
 //     live rows are re-checked for it whenever MAX(seq) moved (an
 //     eviction commits with the insert that caused it);
+//   - the cached newest row is checked to be still the row at its seq (a
+//     label lost in a PostgreSQL crash gives its seq to the next, see
+//     sameNewest);
 //   - a content row count that disagrees with the result (rows deleted,
 //     which no writer does today) falls back to the full read.
 type provCache struct {
@@ -57,6 +60,8 @@ const (
 	(SELECT COALESCE(MAX(seq), 0) FROM provenance_content WHERE context_id = $1)`
 	sqlContentAfter = `SELECT seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at FROM provenance_content
 	WHERE context_id = $1 AND seq > $2 ORDER BY seq`
+	sqlContentAt = `SELECT seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at FROM provenance_content
+	WHERE context_id = $1 AND seq = $2`
 	sqlEvictedBetween = `SELECT seq FROM provenance_content WHERE context_id = $1 AND seq >= $2 AND seq <= $3 AND evicted = 1`
 )
 
@@ -115,6 +120,10 @@ func (db *DB) readProvenance(ctx context.Context, tx *sql.Tx, contextID string) 
 	if old == nil || old.maxSeq > now.maxSeq {
 		// Nothing cached, or the cache is of a later snapshot than tx.
 		old = emptyProv()
+	} else if same, err := db.sameNewest(ctx, tx, contextID, old); err != nil {
+		return nil, err
+	} else if !same {
+		old = emptyProv()
 	}
 	p := &Provenance{Inputs: old.p.Inputs, Endorsements: old.p.Endorsements}
 	if old.inputs != now.inputs {
@@ -143,6 +152,39 @@ func (db *DB) readProvenance(ctx context.Context, tx *sql.Tx, contextID string) 
 	now.p = p
 	db.prov.put(contextID, &now)
 	return p.clone(), nil
+}
+
+// sameNewest reports whether the newest row old holds is still the row at
+// its seq. A label's commit is deferred (provlive.go): on PostgreSQL a
+// crash of the server can lose the newest labels of calls never answered,
+// and the next label takes a lost one's seq — so MAX(seq) alone could name
+// a different row than the cached one and hide the new row's text. Rows
+// are lost newest first (the log is replayed in order), so the cached
+// newest row surviving unchanged means every cached row did.
+func (db *DB) sameNewest(ctx context.Context, tx *sql.Tx, contextID string, old *provEntry) (bool, error) {
+	if len(old.p.Content) == 0 {
+		return true, nil
+	}
+	st, err := db.txStmt(ctx, tx, sqlContentAt)
+	if err != nil {
+		return false, err
+	}
+	c := old.p.Content[len(old.p.Content)-1]
+	rows, err := st.QueryContext(ctx, contextID, c.Seq)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return false, rows.Err()
+	}
+	r, err := scanContent(rows, contextID)
+	if err != nil {
+		return false, err
+	}
+	return r.Source == c.Source && r.Kind == c.Kind && r.Integrity == c.Integrity && r.SHA256 == c.SHA256 &&
+		r.Bytes == c.Bytes && r.CreatedAt.Equal(c.CreatedAt) && (r.Readers == nil) == (c.Readers == nil) &&
+		slices.Equal(r.Readers, c.Readers), nil
 }
 
 // readContentSince is the context's content at maxSeq: old's rows with

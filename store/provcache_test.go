@@ -47,6 +47,15 @@ func provenanceCacheContract(t *testing.T, a, b *store.DB) {
 			return b.AddTrustedInput(ctx, &store.TrustedInput{ContextID: "cc", ID: "note", Kind: "task", Text: "n", AddedBy: "operator:o", CreatedAt: ctxEpoch})
 		}},
 		{"eviction of every earlier row", content("att_4", strings.Repeat("d", 99), store.IntegrityUntrusted)},
+		// A PostgreSQL crash loses the newest label (its commit was
+		// deferred) and the next label takes its seq: same count, same
+		// MAX(seq), another row.
+		{"newest label lost and its seq reused", func() error {
+			if err := store.LoseNewestContent(b, "cc"); err != nil {
+				return err
+			}
+			return content("att_5", strings.Repeat("e", 99), store.IntegrityUntrusted)()
+		}},
 	}
 	for _, s := range steps {
 		if err := s.write(); err != nil {
@@ -75,7 +84,7 @@ func provenanceCacheContract(t *testing.T, a, b *store.DB) {
 		t.Fatalf("a caches %d contexts, want 1", n)
 	}
 	last, err := a.ContextProvenance(ctx, "cc")
-	if err != nil || len(last.Content) != 4 || !last.EvictedUntrusted || last.Content[3].Text != strings.Repeat("d", 99) || len(last.Inputs) != 2 {
+	if err != nil || len(last.Content) != 4 || !last.EvictedUntrusted || last.Content[3].Text != strings.Repeat("e", 99) || len(last.Inputs) != 2 {
 		t.Fatalf("final read: %s, %v", dump(last), err)
 	}
 }
