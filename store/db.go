@@ -112,6 +112,8 @@ type DB struct {
 	// live is what this process knows of its contexts' live labels.
 	writes stmtCache
 	live   liveCache
+	// prov holds the provenance last read per context (provcache.go).
+	prov provCache
 	// strs caches string ids to values for reads, ids values to ids for
 	// the writer (rowcodec.go).
 	strs strCache

@@ -26,3 +26,26 @@ func ReadPoolRefusesWrite(db *DB) error {
 	_, err := db.r.ExecContext(context.Background(), `DELETE FROM audit_records`)
 	return err
 }
+
+// ForgetProvenance empties db's provenance cache, so its next read of a
+// context is a full one.
+func ForgetProvenance(db *DB) {
+	db.prov.mu.Lock()
+	db.prov.m = nil
+	db.prov.mu.Unlock()
+}
+
+// ProvenanceCached is how many contexts db's provenance cache holds.
+func ProvenanceCached(db *DB) int {
+	db.prov.mu.Lock()
+	defer db.prov.mu.Unlock()
+	return len(db.prov.m)
+}
+
+// LoseNewestContent deletes a context's newest content row, as a crash of
+// PostgreSQL can lose a label whose commit was deferred.
+func LoseNewestContent(db *DB, contextID string) error {
+	_, err := db.w.ExecContext(context.Background(), `DELETE FROM provenance_content WHERE context_id = $1
+	AND seq = (SELECT MAX(seq) FROM provenance_content WHERE context_id = $1)`, contextID)
+	return err
+}

@@ -128,8 +128,6 @@ const (
 	// Bounded below by the oldest live seq: the key's range then holds only
 	// the rows evicted now, not every row the context ever evicted.
 	sqlEvictUpTo = `UPDATE provenance_content SET text = $3, evicted = 1 WHERE context_id = $1 AND seq >= $4 AND seq <= $2 AND evicted = 0`
-	sqlContent   = `SELECT seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at FROM provenance_content
-	WHERE context_id = $1 ORDER BY seq`
 
 	sqlInsertEndorsement = `INSERT INTO endorsements (context_id, id, value, endorsed_by, reason, created_at)
 	VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (context_id, id) DO NOTHING`
@@ -303,7 +301,8 @@ func (db *DB) AddEndorsement(ctx context.Context, e *Endorsement) error {
 
 // ContextProvenance reads a context's trusted inputs, labelled content and
 // endorsements in one read transaction (one snapshot), through the read
-// pool. A file not yet migrated to provenance (a read-only handle) has
+// pool, reading only what changed since this handle's last read of the
+// context (provcache.go). A file not yet migrated to provenance (a read-only handle) has
 // none.
 func (db *DB) ContextProvenance(ctx context.Context, contextID string) (_ *Provenance, err error) {
 	if err := db.readableCtx(ctx, "read provenance"); err != nil {
@@ -324,8 +323,15 @@ func (db *DB) ContextProvenance(ctx context.Context, contextID string) (_ *Prove
 		return nil, fmt.Errorf("store: read provenance: %w", err)
 	}
 	defer tx.Rollback()
-	bad := func(err error) error { return fmt.Errorf("store: read provenance of %s: %w", contextID, err) }
-	if err := scanRows(ctx, tx, sqlTrustedInputs, contextID, func(s scanner) error {
+	p, err := db.readProvenance(ctx, tx, contextID)
+	if err != nil {
+		return nil, fmt.Errorf("store: read provenance of %s: %w", contextID, err)
+	}
+	return p, nil
+}
+
+func readInputs(ctx context.Context, tx *sql.Tx, contextID string) (out []*TrustedInput, err error) {
+	err = scanRows(ctx, tx, sqlTrustedInputs, contextID, func(s scanner) error {
 		in := &TrustedInput{ContextID: contextID}
 		var readers, at string
 		var text []byte
@@ -333,35 +339,26 @@ func (db *DB) ContextProvenance(ctx context.Context, contextID string) (_ *Prove
 			return err
 		}
 		in.Text = string(text)
-		if err := decodeProvRow(readers, at, &in.Readers, &in.CreatedAt); err != nil {
-			return err
-		}
-		out.Inputs = append(out.Inputs, in)
-		return nil
-	}); err != nil {
-		return nil, bad(err)
+		out = append(out, in)
+		return decodeProvRow(readers, at, &in.Readers, &in.CreatedAt)
+	})
+	return out, err
+}
+
+func scanContent(s scanner, contextID string) (*ContentLabel, error) {
+	l := &ContentLabel{ContextID: contextID}
+	var readers, at string
+	var text []byte
+	var evicted int64
+	if err := s.Scan(&l.Seq, &l.Source, &l.Kind, &l.Integrity, &readers, &l.SHA256, &l.Bytes, &text, &evicted, &at); err != nil {
+		return nil, err
 	}
-	if err := scanRows(ctx, tx, sqlContent, contextID, func(s scanner) error {
-		l := &ContentLabel{ContextID: contextID}
-		var readers, at string
-		var text []byte
-		var evicted int64
-		if err := s.Scan(&l.Seq, &l.Source, &l.Kind, &l.Integrity, &readers, &l.SHA256, &l.Bytes, &text, &evicted, &at); err != nil {
-			return err
-		}
-		l.Text, l.Evicted = string(text), evicted != 0
-		if l.Evicted && l.Integrity != IntegrityTrusted {
-			out.EvictedUntrusted = true
-		}
-		if err := decodeProvRow(readers, at, &l.Readers, &l.CreatedAt); err != nil {
-			return err
-		}
-		out.Content = append(out.Content, l)
-		return nil
-	}); err != nil {
-		return nil, bad(err)
-	}
-	if err := scanRows(ctx, tx, sqlEndorsements, contextID, func(s scanner) error {
+	l.Text, l.Evicted = string(text), evicted != 0
+	return l, decodeProvRow(readers, at, &l.Readers, &l.CreatedAt)
+}
+
+func readEndorsements(ctx context.Context, tx *sql.Tx, contextID string) (out []*Endorsement, err error) {
+	err = scanRows(ctx, tx, sqlEndorsements, contextID, func(s scanner) error {
 		e := &Endorsement{ContextID: contextID}
 		var at string
 		if err := s.Scan(&e.ID, &e.Value, &e.By, &e.Reason, &at); err != nil {
@@ -369,12 +366,10 @@ func (db *DB) ContextProvenance(ctx context.Context, contextID string) (_ *Prove
 		}
 		var err error
 		e.CreatedAt, err = parseTime(at)
-		out.Endorsements = append(out.Endorsements, e)
+		out = append(out, e)
 		return err
-	}); err != nil {
-		return nil, bad(err)
-	}
-	return out, nil
+	})
+	return out, err
 }
 
 func decodeProvRow(readers, at string, rs *[]string, t *time.Time) error {
