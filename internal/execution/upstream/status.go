@@ -50,6 +50,8 @@ type Stat struct {
 	LastErrorAt time.Time
 	// LastLatency is the last tools/call's duration.
 	LastLatency time.Duration
+
+	exitAt time.Time // when the last exit was recorded
 }
 
 func (s *stats) get(id string) *Stat {
@@ -67,7 +69,7 @@ func (u *Connector) initWarm(opts *Options) {
 	u.pool = warm.New(&warm.Options{
 		Now: u.now,
 		OnExit: func(k warm.Key, x *warm.Exit) {
-			u.stats.failed(k.Upstream, "exited: "+x.Status, u.now(), false)
+			u.stats.failed(k.Upstream, "exited: "+x.Status, u.now(), time.Time{})
 			u.stats.write(k.Upstream)
 			u.append(context.Background(), audit.UpstreamExited(u.now().UTC(), audit.Exited{Principal: k.Principal,
 				Upstream: k.Upstream, Scope: k.Scope, Status: x.Status, Stderr: x.Stderr}))
@@ -93,8 +95,8 @@ func (u *Connector) initWarm(opts *Options) {
 	})
 }
 
-// observeCall records one tools/call on upstream.
-func (u *Connector) observeCall(upstream string, took time.Duration, err error) {
+// observeCall records one tools/call on upstream, begun at began.
+func (u *Connector) observeCall(upstream string, began time.Time, took time.Duration, err error) {
 	u.stats.metrics.UpstreamCall(upstream, took, err != nil)
 	u.stats.mu.Lock()
 	st := u.stats.get(upstream)
@@ -103,7 +105,7 @@ func (u *Connector) observeCall(upstream string, took time.Duration, err error) 
 	u.stats.dirty[upstream] = true
 	u.stats.mu.Unlock()
 	if err != nil {
-		u.stats.failed(upstream, err.Error(), u.now(), true)
+		u.stats.failed(upstream, err.Error(), u.now(), began)
 	}
 	u.stats.later()
 }
@@ -172,17 +174,28 @@ func (s *stats) close() {
 	s.writeDirty()
 }
 
-// failed records upstream's latest failure; call counts it as a failed
-// call's (an exit is counted as a restart when the next call starts one).
-func (s *stats) failed(upstream, what string, at time.Time, call bool) {
+// failed records upstream's latest failure: an exit (callBegan zero) or a
+// failed call begun at callBegan, counted as one (an exit is counted as a
+// restart when the next call starts one). A process that exits mid-call
+// fails that call too; which of the two is noticed first is up to the
+// scheduler, so the exit — the cause — stays the last error whichever
+// order they arrive in: a call's failure never replaces an exit recorded
+// since the call began.
+func (s *stats) failed(upstream, what string, at, callBegan time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.get(upstream)
-	if !st.LastErrorAt.After(at) {
-		st.LastError, st.LastErrorAt = what, at
-	}
+	call := !callBegan.IsZero()
 	if call {
 		st.Errors++
+		if !st.exitAt.IsZero() && !st.exitAt.Before(callBegan) {
+			return
+		}
+	} else {
+		st.exitAt = at
+	}
+	if !st.LastErrorAt.After(at) {
+		st.LastError, st.LastErrorAt = what, at
 	}
 }
 

@@ -159,7 +159,7 @@ func (u *Connector) Call(ctx context.Context, cfg *config.Config, up config.Upst
 		}
 		began := u.now()
 		r, err := l.s.CallTool(ctx, tool, args)
-		u.observeCall(up.ID, u.now().Sub(began), err)
+		u.observeCall(up.ID, began, u.now().Sub(began), err)
 		if err != nil {
 			return warm.Discard(comm.MCPViolation(up.ID, err))
 		}
