@@ -82,7 +82,7 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	}
 	defer op.Close()
 	if verb == "approve" && *all {
-		return approveAll(ctx, op, *cfgPath, dir, pos[0], *reason, io)
+		return approveAll(ctx, op, *cfgPath, pos[0], *reason, io)
 	}
 	if verb == "approve" {
 		a, err := how.approval(len(pairs))

@@ -19,7 +19,7 @@ import (
 // whole set, printing what changed: review again and approve what it
 // shows. Definitions the review flags are left out, as the review's
 // "approve all" command leaves them: each needs --override on its own.
-func approveAll(ctx context.Context, op *operator.API, cfgPath, dir, upstream, reason string, io Streams) error {
+func approveAll(ctx context.Context, op *operator.API, cfgPath, upstream, reason string, io Streams) error {
 	cfg, release, err := loadConfig(cfgPath)
 	if err != nil {
 		return err
