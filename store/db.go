@@ -95,7 +95,8 @@ type DB struct {
 	// queue feeds the group-commit writer; closed by Close under mu.
 	queue      chan *appendReq
 	writerDone chan struct{}
-	insert     *sql.Stmt
+	// head is the chain head the writer last committed (append.go).
+	head headCache
 
 	// probing is the readiness probe in flight, if any (see Writable).
 	probeMu sync.Mutex
@@ -106,8 +107,9 @@ type DB struct {
 
 	keys keyCache
 	kill killCache // SQLite: data_version probe
-	// reads holds the per-call reads' statements, prepared once on r.
-	reads stmtCache
+	// reads holds the per-call reads' statements, prepared once on r;
+	// writes the audit commit's, prepared once on w.
+	reads, writes stmtCache
 	// strs caches string ids to values for reads, ids values to ids for
 	// the writer (rowcodec.go).
 	strs strCache
@@ -192,10 +194,10 @@ func Open(path string, opts *Options) (*DB, error) {
 	return db, nil
 }
 
-// startWriter prepares the insert and starts the group-commit writer.
-func (db *DB) startWriter() (err error) {
-	if db.insert, err = db.w.Prepare(sqlInsertRecord); err != nil {
-		return fmt.Errorf("store: preparing insert: %w", err)
+// startWriter starts the group-commit writer.
+func (db *DB) startWriter() error {
+	if err := db.prepareWriter(); err != nil {
+		return err
 	}
 	db.queue = make(chan *appendReq, queueSize)
 	db.writerDone = make(chan struct{})
@@ -435,10 +437,7 @@ func (db *DB) Close() error {
 
 func (db *DB) closeAll() error {
 	var errs []error
-	errs = append(errs, db.kill.close(), db.reads.close())
-	if db.insert != nil {
-		errs = append(errs, db.insert.Close())
-	}
+	errs = append(errs, db.kill.close(), db.reads.close(), db.writes.close())
 	errs = append(errs, db.ckpt.close())
 	if db.r != nil {
 		errs = append(errs, db.r.Close())

@@ -250,6 +250,7 @@ var schema = []migration{
 	},
 	provenanceMigration,        // 7, provenance.go
 	upstreamDecisionsMigration, // 8, upstreams.go
+	liveMigration,              // 9, labels.go
 }
 
 // The migrations in each engine's words.

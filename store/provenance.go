@@ -117,12 +117,7 @@ const (
 	sqlTrustedInputs      = `SELECT id, kind, readers, text, sha256, added_by, created_at FROM provenance_inputs
 	WHERE context_id = $1 ORDER BY created_at, id`
 
-	sqlNextContentSeq = `SELECT COALESCE(MAX(seq), 0) + 1 FROM provenance_content WHERE context_id = $1`
-	sqlInsertContent  = `INSERT INTO provenance_content (context_id, seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0, $10)`
-	sqlLiveContent = `SELECT seq, bytes FROM provenance_content WHERE context_id = $1 AND evicted = 0 ORDER BY seq`
-	sqlEvictUpTo   = `UPDATE provenance_content SET text = $3, evicted = 1 WHERE context_id = $1 AND seq <= $2 AND evicted = 0`
-	sqlContent     = `SELECT seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at FROM provenance_content
+	sqlContent = `SELECT seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at FROM provenance_content
 	WHERE context_id = $1 ORDER BY seq`
 
 	sqlInsertEndorsement = `INSERT INTO endorsements (context_id, id, value, endorsed_by, reason, created_at)
@@ -227,89 +222,30 @@ func (db *DB) addCapped(ctx context.Context, what, contextID, countSQL string, m
 // transaction, evicts the text of the oldest rows until the context's
 // live text is at most maxBytes (a label larger than maxBytes keeps only
 // its first maxBytes bytes, cut on a rune boundary). It sets l.Seq,
-// l.SHA256 and l.Bytes and returns how many rows it evicted.
+// l.SHA256 and l.Bytes and returns how many rows it evicted. A call's
+// labels go with its audit record instead ([DB.AppendLabelled]).
 func (db *DB) RecordContent(ctx context.Context, l *ContentLabel, maxBytes int64) (evicted int, err error) {
 	if err := db.writableCtx(ctx, "record content"); err != nil {
 		return 0, err
 	}
-	if l.Integrity != IntegrityTrusted && l.Integrity != IntegrityUntrusted {
-		return 0, fmt.Errorf("store: content label: integrity %q: %w", l.Integrity, ErrProvenanceInvalid)
-	}
-	if maxBytes <= 0 {
-		return 0, fmt.Errorf("store: content label: cap %d: %w", maxBytes, ErrProvenanceInvalid)
-	}
-	if err := provText("content label", textField{"context", l.ContextID}, textField{"source", l.Source},
-		textField{"kind", l.Kind}); err != nil {
-		return 0, err
-	}
-	readers, err := encodeReaders(l.Readers)
+	readers, err := checkLabel(l, maxBytes)
 	if err != nil {
 		return 0, err
 	}
-	l.Text, _ = textcut.Prefix(l.Text, int(min(maxBytes, int64(len(l.Text)))))
-	l.SHA256, l.Bytes, l.CreatedAt = hexSHA(l.Text), int64(len(l.Text)), storedTime(l.CreatedAt)
+	ls := &Labels{List: []*ContentLabel{l}, MaxBytes: maxBytes, readers: []string{readers}}
 	what := "recording content of context " + l.ContextID
-	// One lock per context: two instances recording at once get
-	// distinct seqs and one eviction each (SQLite's write lock does it).
+	// The context's provenance_live row (FOR UPDATE on PostgreSQL) gives
+	// two instances recording at once distinct seqs and one eviction each.
 	err = db.inTx(ctx, what, txOpts{locks: []string{lockProvenance(l.ContextID)}}, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, sqlNextContentSeq, l.ContextID).Scan(&l.Seq); err != nil {
+		if err := db.labelInTx(ctx, tx, nil, []*Labels{ls}); err != nil {
 			return writeError(ctx, what, err)
 		}
-		if _, err := tx.ExecContext(ctx, sqlInsertContent, l.ContextID, l.Seq, l.Source, l.Kind, l.Integrity, readers,
-			l.SHA256, l.Bytes, []byte(l.Text), formatTime(l.CreatedAt)); err != nil {
-			return writeError(ctx, what, err)
-		}
-		n, err := evictOldest(ctx, tx, l.ContextID, maxBytes)
-		if err != nil {
-			return writeError(ctx, what, err)
-		}
-		evicted = n
 		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
-	return evicted, nil
-}
-
-// evictOldest drops the text of the oldest live rows of a context until
-// the rest fit in maxBytes.
-func evictOldest(ctx context.Context, tx *sql.Tx, contextID string, maxBytes int64) (int, error) {
-	rows, err := tx.QueryContext(ctx, sqlLiveContent, contextID)
-	if err != nil {
-		return 0, err
-	}
-	type live struct{ seq, bytes int64 }
-	var all []live
-	var total int64
-	for rows.Next() {
-		var l live
-		if err := rows.Scan(&l.seq, &l.bytes); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		all, total = append(all, l), total+l.bytes
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return 0, err
-	}
-	n, upTo := 0, int64(0)
-	for _, l := range all {
-		if total <= maxBytes {
-			break
-		}
-		total -= l.bytes
-		upTo = l.seq
-		n++
-	}
-	if n == 0 {
-		return 0, nil
-	}
-	if _, err := tx.ExecContext(ctx, sqlEvictUpTo, contextID, upTo, []byte{}); err != nil {
-		return 0, err
-	}
-	return n, nil
+	return ls.evicted[0], nil
 }
 
 // AddEndorsement stores one endorsed value of a context; an id already

@@ -309,6 +309,16 @@ func (in *interner) commit() {
 	}
 }
 
+// internAll interns r's strings (rowArgs then finds them added).
+func (in *interner) internAll(ctx context.Context, r *audit.Record) error {
+	for _, s := range stringFields(r) {
+		if _, err := in.id(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // rowArgs returns r's stored form in recordColumns order, interning its
 // strings through in.
 func (in *interner) rowArgs(ctx context.Context, r *audit.Record) ([]any, error) {

@@ -30,16 +30,60 @@ const sqlMigrationsTableExists = `SELECT COUNT(*) FROM sqlite_master WHERE type 
 // and the selects; its order is the order of [DB.rowArgs] and [scanRow].
 const recordColumns = `seq, at, fields, args, extra, prev_hash, hash`
 
+// recordArgs is how many values one row of recordColumns takes.
+const recordArgs = 7
+
+// insertRecordsSQL is the insert of n records in one statement, for the
+// chunk sizes insertRecords uses.
+func insertRecordsSQL(n int) string {
+	if q, ok := insertRecordsN[n]; ok {
+		return q
+	}
+	return buildInsertRecords(n)
+}
+
+func buildInsertRecords(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO audit_records (` + recordColumns + `) VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for j := range recordArgs {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("$" + strconv.Itoa(i*recordArgs+j+1))
+		}
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// insertRecordsN holds insertRecordsSQL's text for the chunk sizes, built
+// once.
+var insertRecordsN = func() map[int]string {
+	m := map[int]string{}
+	for _, n := range []int{1, 4, 16, 64} {
+		m[n] = buildInsertRecords(n)
+	}
+	return m
+}()
+
 const (
 	sqlInsertRecord = `INSERT INTO audit_records (` + recordColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7)`
 	sqlReadHead     = `SELECT last_seq, last_hash FROM audit_head WHERE id = 1`
 	sqlUpdateHead   = `UPDATE audit_head SET last_seq = $1, last_hash = $2 WHERE id = 1`
-	sqlLastSeq      = `SELECT last_seq FROM audit_head WHERE id = 1`
-	sqlScanAfter    = `SELECT ` + recordColumns + ` FROM audit_records WHERE seq > $1 ORDER BY seq LIMIT $2`
-	sqlTail         = `SELECT ` + recordColumns + ` FROM audit_records ORDER BY seq DESC LIMIT $1`
-	sqlVerifyAll    = `SELECT ` + recordColumns + ` FROM audit_records ORDER BY seq` // every row, a seq ≤ 0 slipped in too
-	sqlVerifyAfter  = `SELECT ` + recordColumns + ` FROM audit_records WHERE seq > $1 ORDER BY seq`
-	sqlHashAt       = `SELECT hash FROM audit_records WHERE seq = $1`
+	// sqlUpdateHeadFrom moves the head on only from where the append
+	// linked to ($3), so an append from a stale head changes nothing.
+	sqlUpdateHeadFrom = `UPDATE audit_head SET last_seq = $1, last_hash = $2 WHERE id = 1 AND last_seq = $3`
+	sqlLastSeq        = `SELECT last_seq FROM audit_head WHERE id = 1`
+	sqlScanAfter      = `SELECT ` + recordColumns + ` FROM audit_records WHERE seq > $1 ORDER BY seq LIMIT $2`
+	sqlTail           = `SELECT ` + recordColumns + ` FROM audit_records ORDER BY seq DESC LIMIT $1`
+	sqlVerifyAll      = `SELECT ` + recordColumns + ` FROM audit_records ORDER BY seq` // every row, a seq ≤ 0 slipped in too
+	sqlVerifyAfter    = `SELECT ` + recordColumns + ` FROM audit_records WHERE seq > $1 ORDER BY seq`
+	sqlHashAt         = `SELECT hash FROM audit_records WHERE seq = $1`
 
 	// SQLite's Verify reads each row as one value (see verifier.go): the
 	// driver's cost is per column, and it is most of a full verify. The
