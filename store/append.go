@@ -243,10 +243,8 @@ func (h *headCache) put(gen uint64, seq int64, hash string) {
 // whatever this process remembers.
 func (db *DB) chainInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record, from *chainHead) (int64, *interner, error) {
 	in := db.interner(tx)
-	for _, r := range recs {
-		if err := in.internAll(ctx, r); err != nil {
-			return 0, nil, unavailable("interning a record's strings", err)
-		}
+	if err := in.internAll(ctx, recs); err != nil {
+		return 0, nil, unavailable("interning the records' strings", err)
 	}
 	var head chainHead
 	if from != nil {

@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // Options tunes a store. The zero value, and a nil *Options, mean defaults.
@@ -106,7 +108,10 @@ type DB struct {
 	closed bool
 
 	keys keyCache
-	kill killCache // SQLite: data_version probe
+	kill killCache // the per-call probe of the kill switch and the change counter
+	// sessions and contexts are the per-call rows, cached (statecache.go).
+	sessRows rowCache[*contexts.Session]
+	ctxRows  rowCache[*contexts.Context]
 	// reads holds the per-call reads' statements, prepared once on r;
 	// writes the audit commit's, prepared once on w.
 	reads, writes stmtCache
@@ -181,7 +186,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	if db.r, err = openPool(abs, "rw", o.BusyTimeout, "", []string{"query_only(1)"}); err != nil {
 		return nil, err
 	}
-	if err := db.kill.open(db.r); err != nil {
+	if err := db.kill.open(db.r, false, true); err != nil {
 		return nil, err
 	}
 	if err := db.startCheckpointer(); err != nil {
@@ -240,7 +245,7 @@ func OpenReadOnly(path string) (*DB, error) {
 	if _, err := db.schemaVersion(context.Background(), db.r); err != nil {
 		return nil, err
 	}
-	if err := db.kill.open(db.r); err != nil {
+	if err := db.kill.open(db.r, false, false); err != nil {
 		return nil, err
 	}
 	ok = true

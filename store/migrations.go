@@ -251,6 +251,7 @@ var schema = []migration{
 	provenanceMigration,        // 7, provenance.go
 	upstreamDecisionsMigration, // 8, upstreams.go
 	liveMigration,              // 9, labels.go
+	stateMigration,             // 10, statecache.go
 }
 
 // The migrations in each engine's words.
