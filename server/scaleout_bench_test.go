@@ -21,7 +21,7 @@ import (
 
 // BenchmarkScaleOutCalls: governed read_pool_file calls per second through
 // HAProxy in front of 1, 2 and 3 `airlock serve --http` processes (bin/airlock,
-// demo config, role agent) on one PostgreSQL database, from 32 concurrent
+// demo config, role agent) on one PostgreSQL database, from 16 concurrent
 // client sessions. Besides calls/s it reports where the CPU went, in CPU
 // milliseconds per call: the airlock processes, HAProxy, PostgreSQL (every
 // process named postgres) and this benchmark process (the clients).
@@ -71,7 +71,8 @@ func benchInstances(b *testing.B, bin string, n int) {
 		pids = append(pids, pid)
 	}
 	lbURL, lbPid := startHAProxy(b, backends)
-	const clients = 32
+	// 16: the demo's max_sessions_per_principal; more would evict.
+	const clients = 16
 	pool := benchClients(b, lbURL+"/mcp", token, clients)
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "read_pool_file"
