@@ -303,10 +303,7 @@ func appendConcurrently(t *testing.T, db *store.DB, n, workers int) {
 // no seq or hash, and leave the chain as it was.
 func TestAppendFailsClosed(t *testing.T) {
 	ctx := context.Background()
-	db, path := openTemp(t, nil)
-	appendN(t, db, 0, 5)
-	db.Close()
-	full := openFull(t, path)
+	full := fullAfter(t, 5)
 	big := sample(99)
 	big.Reason = strings.Repeat("r", 64<<10) // needs new pages
 	err := full.Append(ctx, big)

@@ -82,10 +82,7 @@ func TestAppendLabelledMatchesRecordContent(t *testing.T) {
 // kept content no answered call had handed out.
 func TestLabelsNotKeptWithoutTheirRecord(t *testing.T) {
 	ctx := context.Background()
-	db, path := openTemp(t, nil)
-	appendN(t, db, 0, 1)
-	db.Close()
-	full := openFull(t, path)
+	full := fullAfter(t, 1)
 	rec := sample(1)
 	rec.Args = json.RawMessage(`{"x":"` + strings.Repeat("y", 256<<10) + `"}`)
 	l := &store.ContentLabel{ContextID: "c1", Source: "att_1", Kind: "comm.fetch", Integrity: store.IntegrityUntrusted, Text: "small", CreatedAt: ctxEpoch}
