@@ -266,8 +266,8 @@ func (db *DB) chainInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record, f
 		}
 		args = append(args, a...)
 	}
-	if err := db.insertRecords(ctx, tx, args); err != nil {
-		return 0, nil, err
+	if err := db.insertChunked(ctx, tx, insertRecords, args, "records"); err != nil {
+		return 0, nil, unavailable(fmt.Sprintf("from record %d", head.seq+1), err)
 	}
 	res, err := db.execW(ctx, tx, sqlUpdateHeadFrom, seq, prev, head.seq)
 	if err != nil {
@@ -282,23 +282,24 @@ func (db *DB) chainInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record, f
 // errHeadMoved: the chain head was not where this append linked to.
 var errHeadMoved = errors.New("the chain head moved")
 
-// insertRecords inserts the rows of args (recordArgs values each) with
-// as few statements as the chunk sizes allow: 64, 16, 4, then one at a
-// time — four statements prepared once, where one per row cost a round
-// trip each on PostgreSQL and a statement step each on SQLite.
-func (db *DB) insertRecords(ctx context.Context, tx *sql.Tx, args []any) error {
+// insertChunked inserts the rows of args (m.cols values each) with as few
+// statements as the chunk sizes allow: 64, 16, 4, then one at a time —
+// four statements prepared once, where one per row cost a round trip each
+// on PostgreSQL and a statement step each on SQLite. what names the rows
+// for an error.
+func (db *DB) insertChunked(ctx context.Context, tx *sql.Tx, m *multiInsert, args []any, what string) error {
 	for len(args) > 0 {
-		n := len(args) / recordArgs
+		n := len(args) / m.cols
 		chunk := 1
-		for _, c := range []int{64, 16, 4} {
+		for _, c := range chunkSizes {
 			if n >= c {
 				chunk = c
 				break
 			}
 		}
-		k := chunk * recordArgs
-		if _, err := db.execW(ctx, tx, insertRecordsSQL(chunk), args[:k]...); err != nil {
-			return unavailable(fmt.Sprintf("inserting record %d", args[0]), err)
+		k := chunk * m.cols
+		if _, err := db.execW(ctx, tx, m.text[chunk], args[:k]...); err != nil {
+			return fmt.Errorf("inserting %s: %w", what, err)
 		}
 		args = args[k:]
 	}

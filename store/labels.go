@@ -53,10 +53,8 @@ const (
 	sqlUpdateLive = `UPDATE provenance_live SET next_seq = $2, live_bytes = $3, oldest_live = $4 WHERE context_id = $1`
 	// sqlOldestLive reads only columns stored before the text: no
 	// overflow page is read for a row that is not evicted.
-	sqlOldestLive  = `SELECT seq, bytes FROM provenance_content WHERE context_id = $1 AND seq >= $2 ORDER BY seq LIMIT 64`
-	sqlEvictRange  = `UPDATE provenance_content SET text = $4, evicted = 1 WHERE context_id = $1 AND seq >= $2 AND seq <= $3`
-	sqlInsertLabel = `INSERT INTO provenance_content (context_id, seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
+	sqlOldestLive = `SELECT seq, bytes FROM provenance_content WHERE context_id = $1 AND seq >= $2 ORDER BY seq LIMIT 64`
+	sqlEvictRange = `UPDATE provenance_content SET text = $4, evicted = 1 WHERE context_id = $1 AND seq >= $2 AND seq <= $3`
 )
 
 // Labels are the content labels of one call, recorded with its audit
@@ -265,15 +263,17 @@ func (db *DB) evictOne(ctx context.Context, tx *sql.Tx, id string, st *liveState
 // writeLive inserts a context's pending labels, evicts the stored rows
 // eviction reached and writes its totals back.
 func (db *DB) writeLive(ctx context.Context, tx *sql.Tx, id string, st *liveState, pending []*pendingLabel) error {
+	args := make([]any, 0, len(pending)*labelArgs)
 	for _, p := range pending {
 		l, text, evicted := p.l, []byte(p.l.Text), 0
 		if p.evicted {
 			text, evicted = []byte{}, 1
 		}
-		if _, err := db.execW(ctx, tx, sqlInsertLabel, l.ContextID, l.Seq, l.Source, l.Kind, l.Integrity, p.readers,
-			l.SHA256, l.Bytes, text, evicted, formatTime(l.CreatedAt)); err != nil {
-			return fmt.Errorf("inserting a content label of context %s: %w", id, err)
-		}
+		args = append(args, l.ContextID, l.Seq, l.Source, l.Kind, l.Integrity, p.readers,
+			l.SHA256, l.Bytes, text, evicted, formatTime(l.CreatedAt))
+	}
+	if err := db.insertChunked(ctx, tx, insertLabels, args, "content labels of context "+id); err != nil {
+		return err
 	}
 	if last := min(st.oldest, st.first) - 1; last >= st.before {
 		if _, err := db.execW(ctx, tx, sqlEvictRange, id, st.before, last, []byte{}); err != nil {

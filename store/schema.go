@@ -33,43 +33,47 @@ const recordColumns = `seq, at, fields, args, extra, prev_hash, hash`
 // recordArgs is how many values one row of recordColumns takes.
 const recordArgs = 7
 
-// insertRecordsSQL is the insert of n records in one statement, for the
-// chunk sizes insertRecords uses.
-func insertRecordsSQL(n int) string {
-	if q, ok := insertRecordsN[n]; ok {
-		return q
-	}
-	return buildInsertRecords(n)
+// A multi-row insert: the statement's text for n rows of a table, built
+// once per chunk size (insertChunked uses 64, 16, 4 and 1 rows).
+type multiInsert struct {
+	head string // INSERT INTO t (cols) VALUES
+	cols int
+	text map[int]string
 }
 
-func buildInsertRecords(n int) string {
-	var b strings.Builder
-	b.WriteString(`INSERT INTO audit_records (` + recordColumns + `) VALUES `)
-	for i := range n {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteByte('(')
-		for j := range recordArgs {
-			if j > 0 {
+var chunkSizes = []int{64, 16, 4, 1}
+
+func newMultiInsert(head string, cols int) *multiInsert {
+	m := &multiInsert{head: head, cols: cols, text: map[int]string{}}
+	for _, n := range chunkSizes {
+		var b strings.Builder
+		b.WriteString(head)
+		for i := range n {
+			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("$" + strconv.Itoa(i*recordArgs+j+1))
+			b.WriteByte('(')
+			for j := range cols {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString("$" + strconv.Itoa(i*cols+j+1))
+			}
+			b.WriteByte(')')
 		}
-		b.WriteByte(')')
-	}
-	return b.String()
-}
-
-// insertRecordsN holds insertRecordsSQL's text for the chunk sizes, built
-// once.
-var insertRecordsN = func() map[int]string {
-	m := map[int]string{}
-	for _, n := range []int{1, 4, 16, 64} {
-		m[n] = buildInsertRecords(n)
+		m.text[n] = b.String()
 	}
 	return m
-}()
+}
+
+// The multi-row inserts of the audit commit: records and content labels.
+var (
+	insertRecords = newMultiInsert(`INSERT INTO audit_records (`+recordColumns+`) VALUES `, recordArgs)
+	insertLabels  = newMultiInsert(`INSERT INTO provenance_content (context_id, seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at) VALUES `, labelArgs)
+)
+
+// labelArgs is how many values one row of insertLabels takes.
+const labelArgs = 11
 
 const (
 	sqlInsertRecord = `INSERT INTO audit_records (` + recordColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7)`

@@ -291,7 +291,7 @@ func TestLiveTotalsMigration(t *testing.T) {
 		ctx            string
 		seq, bytes, ev int64
 	}{{"c1", 1, 10, 1}, {"c1", 2, 20, 1}, {"c1", 3, 30, 0}, {"c1", 4, 40, 0}, {"c2", 1, 5, 1}} {
-		if _, err := raw.Exec(sqlInsertLabel, r.ctx, r.seq, "s", "k", IntegrityUntrusted, "", "00", r.bytes, []byte{}, r.ev, formatTime(time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC))); err != nil {
+		if _, err := raw.Exec(insertLabels.text[1], r.ctx, r.seq, "s", "k", IntegrityUntrusted, "", "00", r.bytes, []byte{}, r.ev, formatTime(time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC))); err != nil {
 			t.Fatal(err)
 		}
 	}

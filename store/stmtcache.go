@@ -64,10 +64,13 @@ func (c *stmtCache) close() error {
 // runs the text.
 
 // writerQueries are the statements prepared for the writer.
-var writerQueries = []string{
-	sqlReadHead, sqlUpdateHeadFrom, sqlEnsureLive, sqlGetLive, sqlUpdateLive, sqlOldestLive, sqlEvictRange, sqlInsertLabel,
-	insertRecordsSQL(1), insertRecordsSQL(4), insertRecordsSQL(16), insertRecordsSQL(64),
-}
+var writerQueries = func() []string {
+	qs := []string{sqlReadHead, sqlUpdateHeadFrom, sqlEnsureLive, sqlGetLive, sqlUpdateLive, sqlOldestLive, sqlEvictRange}
+	for _, n := range chunkSizes {
+		qs = append(qs, insertRecords.text[n], insertLabels.text[n])
+	}
+	return qs
+}()
 
 // prepareWriter prepares writerQueries on the writing pool (SQLite).
 func (db *DB) prepareWriter() error {
