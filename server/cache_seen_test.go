@@ -84,3 +84,23 @@ func TestCachedStateSeenByTheNextCall(t *testing.T) {
 		})
 	}
 }
+
+// TestCallSeesItsOwnWrite: a sessionless request whose role's pools a
+// reload widened rebinds its default context (a write) and then runs in
+// it; the request's one probe of the store (package percall) was made
+// before that write, so the write must make the call's next read probe
+// again — else the call runs in the context as it was before its own
+// rebind and refuses the newly bound pool.
+func TestCallSeesItsOwnWrite(t *testing.T) {
+	w := webFixture(t)
+	beta := map[string]any{"pool": "beta", "path": "notes.md"}
+	if res := w.modernCall(t, "agent", map[string]string{"Mcp-Param-Pool": "beta"}, false, "read_pool_file", beta, nil).result(t); code(res) != "POOL_NOT_SELECTED" {
+		t.Fatalf("before the reload: %q %s", code(res), text(res))
+	}
+	w.reconfigure(t, func(cfg string) string {
+		return strings.Replace(cfg, "  agent:\n    policy: base\n    pools: [alpha]\n", "  agent:\n    policy: base\n    pools: [alpha, beta]\n", 1)
+	})
+	if res := w.modernCall(t, "agent", map[string]string{"Mcp-Param-Pool": "beta"}, false, "read_pool_file", beta, nil).result(t); res.IsError {
+		t.Fatalf("the first call after the reload, in the rebound context: %s", text(res))
+	}
+}
