@@ -39,9 +39,12 @@ browser-deps:
 # that runs the store against PostgreSQL. The full AgentDojo replay under
 # the provenance policies (40-80 s on the shared 2 cores, several times that
 # under -race) runs in its own step without -race; the -race pass skips it
-# (internal/testkit/agentdojo/provenance_test.go).
+# (internal/testkit/agentdojo/provenance_test.go). -timeout is a hang
+# guard per package, not a verdict: cli's tests start hundreds of processes
+# and took over go test's default 10 minutes under -race beside another
+# make test at load 20.
 test-go: pg-deps
-	scripts/pg-test-cluster run env CGO_ENABLED=1 $(GO) test -race -count=1 ./...
+	scripts/pg-test-cluster run env CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 20m ./...
 	AGENTDOJO_PROVENANCE=1 $(GO) test -count=1 -run '^TestAgentDojoFull$$' ./internal/testkit/agentdojo
 
 # Real external MCP clients against bin/airlock (see e2e/README.md): the

@@ -74,6 +74,8 @@ func TestOnlyRunnerReachesToolsAndStore(t *testing.T) {
 			"it opens the store, and lends a running runner's own (state.Lent): whoever imports it holds the store"},
 		{upstreamPkg, []string{runnerPkg, operatorPkg, statePkg},
 			"it connects to upstream MCP servers: the runner's broker calls them, the operator's API only reviews their tools (state names its type in state.Lent)"},
+		{upstreamPkg + "/warm", []string{upstreamPkg},
+			"warm upstream sessions are reached only through the upstream connector, which keys them by context, principal and policy and checks the pins on them (issue 23)"},
 	}
 	for name, p := range goList(t) {
 		for _, g := range guarded {
@@ -126,13 +128,14 @@ func TestForbiddenDependencies(t *testing.T) {
 }
 
 // TestOnlySandboxStartsProcesses: os/exec in non-test code lives in the
-// sandbox package alone — and in two test helpers no non-test package may
+// sandbox package alone — and in three test helpers no non-test package may
 // import (TestPgtestOnlyInTests, TestTestPackagesNotShipped): store/pgtest,
-// which starts the test PostgreSQL cluster, and internal/testkit/gobuild,
-// which builds the binaries tests run.
+// which starts the test PostgreSQL cluster, internal/testkit/gobuild,
+// which builds the binaries tests run, and internal/testkit/childtest,
+// which starts a test binary again as its own child.
 func TestOnlySandboxStartsProcesses(t *testing.T) {
 	for name, p := range goList(t) {
-		if name == sandboxPkg || strings.HasPrefix(name, sandboxPkg+"/") || name == "store/pgtest" || name == "internal/testkit/gobuild" {
+		if name == sandboxPkg || strings.HasPrefix(name, sandboxPkg+"/") || name == "store/pgtest" || name == "internal/testkit/gobuild" || name == "internal/testkit/childtest" {
 			continue
 		}
 		if slices.Contains(p.Imports, "os/exec") {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/testkit/childtest"
 	"github.com/airlock-dev/airlock/store/pgtest"
 )
 
@@ -202,8 +202,7 @@ func holdLock(path string) int {
 // store in state; the returned func releases it.
 func startLockHolder(t *testing.T, state string) (release func()) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), lockEnv+"="+filepath.Join(state, "airlock.db"))
+	cmd := childtest.Command("^$", lockEnv+"="+filepath.Join(state, "airlock.db"))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -61,20 +61,11 @@ func runContext(ctx context.Context, args []string, io Streams) error {
 		if *parent == "" || *reason == "" {
 			return fmt.Errorf("--parent and --reason are required: %w", ErrUsage)
 		}
-		dir, err := existingState(*state)
+		op, cfg, closeAll, err := openConfigured(*state, *cfgPath, false)
 		if err != nil {
 			return err
 		}
-		cfg, release, err := loadConfig(*cfgPath, dir)
-		if err != nil {
-			return err
-		}
-		defer release()
-		op, err := operator.Open(dir, false)
-		if err != nil {
-			return err
-		}
-		defer op.Close()
+		defer closeAll()
 		spec := operator.ChildSpec{Parent: *parent, Policy: *pol, Phase: *phase}
 		if *taskFile != "" {
 			if spec.Task, err = readTask(*taskFile); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/testkit/gobuild"
 	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
+	"github.com/airlock-dev/airlock/internal/testkit/testpool"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -54,10 +55,7 @@ func pipelineConfig(t *testing.T) (cfg, state string) {
 	for d := root; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
 		must(t, os.Chmod(d, 0o755)) // t.TempDir's directories are 0700
 	}
-	pool := filepath.Join(root, "pool")
-	must(t, os.MkdirAll(pool, 0o755))
-	must(t, os.WriteFile(filepath.Join(pool, "in.txt"), []byte("hello\n"), 0o644))
-	must(t, os.WriteFile(filepath.Join(pool, "SHA256SUMS"), []byte("5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03  in.txt\n"), 0o644))
+	testpool.Write(t, filepath.Join(root, "pool"), map[string]string{"in.txt": "hello\n"})
 	cfg = filepath.Join(root, "airlock.yaml")
 	must(t, os.WriteFile(cfg, []byte(`pools:
   - {id: p, path: pool, trust: trusted}

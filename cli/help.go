@@ -156,6 +156,7 @@ deny     deny one; the reason is shown to the agent
 	"upstreams": `Usage: airlock upstreams review [UPSTREAM] [--config FILE] [--offline] [--json] [--state DIR]
        airlock upstreams approve UPSTREAM TOOL SHA256 [TOOL SHA256]... [--reason TEXT] [--override]
                                  [--description TEXT | --description-file FILE] [--state DIR]
+       airlock upstreams approve UPSTREAM --all [--config FILE] [--reason TEXT] [--state DIR]
 
 review   list the configured upstreams' tools again (a stdio upstream runs in
          the sandbox) and show every tool definition: its state (pending,
@@ -169,8 +170,13 @@ approve  approve the definition of each TOOL with that digest: the one review
          changed since is refused, the others approved (review prints the one
          command that approves all of an upstream's waiting, unflagged tools);
          one the review flags is refused unless --override (with --reason)
+--all    approve every definition the last review of UPSTREAM showed, each
+         by the digest it showed (printed and audited whole): the upstream is
+         listed again first, and if anything changed since the review (a
+         definition listed differently, a tool new or gone) nothing is
+         approved; flagged definitions are left out (approve each on its own)
 
-  --config FILE         review: configuration naming the upstreams (default: the embedded demo)
+  --config FILE         review, approve --all: configuration naming the upstreams (default: the embedded demo)
   --offline             review: show the stored pins without listing the upstreams
   --json                review: each definition's signals, score and verdict as JSON
   --reason TEXT         approve: why (recorded in the audit trail; required with
@@ -181,6 +187,10 @@ approve  approve the definition of each TOOL with that digest: the one review
                         upstream's description, for this digest only
   --description-file F  approve: as --description, read from a file
   --state DIR           state directory (as for serve)
+
+       airlock upstreams status [--config FILE] [--json] [--state DIR]
+status   each upstream's warm sessions, restarts, calls, errors, last error and
+         latest call latency, as every serving instance last wrote them
 `,
 	"phase": `Usage: airlock phase CONTEXT planning|execution --reason TEXT [--state DIR]
 

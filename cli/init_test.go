@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,28 +10,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/testkit/golden"
 	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
+// goldenFile compares got with testdata/name, or rewrites it under -update.
+func goldenFile(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		must(t, os.MkdirAll("testdata", 0o755))
-		must(t, os.WriteFile(path, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	must(t, err)
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test ./cli -run %s -update):\n--- got\n%s\n--- want\n%s", name, t.Name(), got, want)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got, "go test ./cli -run "+t.Name()+" -update")
 }
 
 // initTree makes two pool directories, one holding a .env beside its files.
@@ -67,7 +54,7 @@ func TestInitServesItsPools(t *testing.T) {
 	}
 	data, err := os.ReadFile(cfg)
 	must(t, err)
-	golden(t, "init.golden.yaml", data)
+	goldenFile(t, "init.golden.yaml", data)
 	manifest, err := os.ReadFile(filepath.Join(root, "docs", "SHA256SUMS"))
 	must(t, err)
 	if strings.Contains(string(manifest), ".env") || strings.Contains(string(manifest), ".git") || !strings.Contains(string(manifest), "  sub/table.csv\n") {

@@ -39,7 +39,7 @@ func TestPolicyWorkbench(t *testing.T) {
 				t.Fatalf("err = %v, want %v\n%s", err, tt.err, out)
 			}
 			if tt.golden != "" {
-				golden(t, tt.golden, []byte(out))
+				goldenFile(t, tt.golden, []byte(out))
 			}
 		})
 	}
@@ -67,7 +67,7 @@ func TestPolicyFmt(t *testing.T) {
 	}
 	got, err := os.ReadFile(file)
 	must(t, err)
-	golden(t, "policy_fmt.golden.yaml", got)
+	goldenFile(t, "policy_fmt.golden.yaml", got)
 	if shipped, err := os.ReadFile("../testdata/policy/example.yaml"); err != nil || string(shipped) != string(got) {
 		t.Errorf("the shipped example policy is not fmt's output for it (%v)", err)
 	}

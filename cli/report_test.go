@@ -2,26 +2,20 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/testkit/testpool"
 )
 
 func TestReportSourcesUsed(t *testing.T) {
 	dir := t.TempDir()
-	pool := filepath.Join(dir, "p")
-	os.MkdirAll(pool, 0o755)
-	os.WriteFile(filepath.Join(pool, "a.txt"), []byte("a\n"), 0o644)
-	sum := sha256.Sum256([]byte("a\n"))
-	os.WriteFile(filepath.Join(pool, "SHA256SUMS"), []byte(hex.EncodeToString(sum[:])+"  a.txt\n"), 0o644)
+	testpool.Write(t, filepath.Join(dir, "p"), map[string]string{"a.txt": "a\n"})
 	cfg, err := config.Parse("r.yaml", []byte("pools: [{id: p, description: d, path: p, trust: trusted}, {id: q, description: d, path: p}]\npolicies: {base: {allow: [pool.*]}}\nroles: {local: {policy: base, pools: [p, q]}}\n"), dir)
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/edge/tracing"
-	"github.com/airlock-dev/airlock/internal/execution/pipelinehost"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/kit/metrics"
 	"github.com/airlock-dev/airlock/server"
@@ -79,31 +78,35 @@ func runServe(ctx context.Context, args []string, io Streams) (err error) {
 }
 
 // loadConfigAndState resolves the state directory, then loads the config
-// (or the embedded demo, whose pools live under the state directory).
+// (or the embedded demo).
 // release is loadConfig's.
 func loadConfigAndState(cfgPath, stateFlag string) (*config.Config, string, func(), error) {
 	dir, err := stateDir(stateFlag)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	cfg, release, err := loadConfig(cfgPath, dir)
+	cfg, release, err := loadConfig(cfgPath)
 	return cfg, dir, release, err
 }
 
-// loadConfig loads path, or materialises the embedded demo under the state
-// dir. release removes the demo pools when they had to go to the system
-// temp directory (pipelinehost.ReachableDir); call it when the command is
-// done with the configuration.
-func loadConfig(path, state string) (cfg *config.Config, release func(), err error) {
+// loadConfig loads path, or materialises the embedded demo in a fresh
+// directory of this process under the system temp directory. release
+// removes it; call it when the command is done with the configuration
+// (issue 24 item 10: every serve, doctor and demo-loading command used to
+// leave one behind). A directory of its own: Demo rewrites what it is
+// given, which would pull the pools from under another process serving
+// the same state directory. Nothing else needs the demo's location: the
+// sandbox binds pool files as root, wherever they are (issue 24 item 11).
+func loadConfig(path string) (cfg *config.Config, release func(), err error) {
 	if path != "" {
 		cfg, err = config.Load(path)
 		return cfg, func() {}, err
 	}
-	dir, rm, err := pipelinehost.ReachableDir(state, "demo")
+	dir, err := os.MkdirTemp("", "airlock-demo-")
 	if err != nil {
 		return nil, nil, fmt.Errorf("preparing the demo pools: %w", err)
 	}
-	release = func() { _ = rm() }
+	release = func() { _ = os.RemoveAll(dir) }
 	if cfg, err = config.Demo(dir); err != nil {
 		release()
 		return nil, nil, err

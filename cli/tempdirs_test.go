@@ -3,17 +3,16 @@ package cli
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
 
-// TestDemoLeavesNoTempDir (issue 24 item 10): with a state directory the
-// sandbox user cannot traverse (a 0700 test directory, root's home), the
-// demo's pools and the runs directory go to the system temp directory —
-// and every command that put them there removes them when it ends, where
-// each serve, doctor, pools verify and upstreams review used to leave one
-// or two behind.
+// TestDemoLeavesNoTempDir (issue 24 item 10): every command that loads
+// the demo writes its pools to a temp directory of its own and removes it
+// when it ends, where each serve, doctor, pools verify and upstreams
+// review used to leave one or two behind. The runs directory never goes
+// there (issue 24 item 11): under a private (0700) state directory it
+// stays in it, with the output pools the store names.
 func TestDemoLeavesNoTempDir(t *testing.T) {
 	stateEnv(t)
 	state := filepath.Join(t.TempDir(), "state") // under a 0700 directory
@@ -36,18 +35,17 @@ func TestDemoLeavesNoTempDir(t *testing.T) {
 		if res := callTool(t, c, "list_pools", nil); res.IsError {
 			t.Fatal(res)
 		}
-		// While it runs, the demo pools and the runs directory are there
-		// (the fallback was taken: this test tests the cleanup).
-		if got := leftovers(); len(got) != 2 {
-			t.Fatalf("while serving: %q in the temp dir, want the demo's and the runs'", got)
+		// While it runs, the demo pools are there (this test tests the
+		// cleanup); the runs directory is in the state directory.
+		if got := leftovers(); len(got) != 1 || !strings.HasPrefix(got[0], "airlock-demo-") {
+			t.Fatalf("while serving: %q in the temp dir, want the demo's only", got)
+		}
+		if st, err := os.Stat(filepath.Join(state, "runs")); err != nil || st.Mode().Perm() != 0o700 {
+			t.Fatalf("runs directory in the state directory: %v, %v", st, err)
 		}
 	}) // its cleanup stops serve
-	// The runs directory stays: it holds the output pools the store names,
-	// which the next process serving the context opens. The demo goes.
-	if got := leftovers(); len(got) != 1 || !strings.HasPrefix(got[0], "airlock-runs-") {
-		t.Fatalf("serve left %q in the temp dir, want only its runs directory", got)
-	} else {
-		must(t, os.RemoveAll(filepath.Join(tmp, got[0])))
+	if got := leftovers(); len(got) != 0 {
+		t.Fatalf("serve left %q in the temp dir", got)
 	}
 	for _, args := range [][]string{
 		{"doctor", "--state", state},
@@ -55,8 +53,7 @@ func TestDemoLeavesNoTempDir(t *testing.T) {
 		{"upstreams", "review", "--state", state},
 	} {
 		run(t, args...) // doctor may fail on this host: the cleanup is what counts
-		// A runs directory is kept by design (output pools live there).
-		if got := slices.DeleteFunc(leftovers(), func(n string) bool { return strings.HasPrefix(n, "airlock-runs-") }); len(got) != 0 {
+		if got := leftovers(); len(got) != 0 {
 			t.Errorf("%s left %q in the temp dir", strings.Join(args[:len(args)-2], " "), got)
 		}
 	}

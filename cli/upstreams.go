@@ -23,11 +23,15 @@ const maxReviewSchema = 4000
 // and, for a changed one, the diff, and the commands that approve them —
 // one per tool, and one for all of an upstream's at once; approve approves
 // each definition whose digest (or a prefix of at least 16 hex digits of
-// it) the review printed, one audit record each.
+// it) the review printed, one audit record each; approve UPSTREAM --all
+// approves what the last review showed (upstreams_all.go).
 func runUpstreams(ctx context.Context, args []string, io Streams) error {
-	usage := fmt.Errorf("airlock upstreams review [UPSTREAM] [--config FILE] [--offline] [--json] [--state DIR] | approve UPSTREAM TOOL SHA256 [TOOL SHA256]... [--reason TEXT] [--override] [--description TEXT | --description-file FILE] [--state DIR]: %w", ErrUsage)
+	usage := fmt.Errorf("airlock upstreams review [UPSTREAM] [--config FILE] [--offline] [--json] [--state DIR] | approve UPSTREAM (TOOL SHA256 [TOOL SHA256]... | --all [--config FILE]) [--reason TEXT] [--override] [--description TEXT | --description-file FILE] [--state DIR]: %w", ErrUsage)
 	if len(args) == 0 {
 		return usage
+	}
+	if args[0] == "status" {
+		return runUpstreamsStatus(ctx, args[1:], io)
 	}
 	verb, rest := args[0], args[1:]
 	var pos []string
@@ -40,6 +44,7 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	offline := fs.Bool("offline", false, "review: show the stored pins without listing the upstreams again")
 	reason := fs.String("reason", "", "approve: why (recorded in the audit trail with the digest, as the console's required reason is)")
 	jsonOut := fs.Bool("json", false, "review: print each definition's review (signals, score) as JSON, for gating approvals in other tooling")
+	all := fs.Bool("all", false, "approve: every definition the last review showed, listed again first; refused whole if any changed since")
 	var how approveFlags
 	how.register(fs)
 	if err := parse(fs, rest); err != nil {
@@ -47,8 +52,12 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	}
 	var pairs []toolDigest
 	switch {
-	case verb == "review" && len(pos) <= 1:
-	case verb == "approve" && len(pos) >= 3 && len(pos)%2 == 1:
+	case verb == "review" && len(pos) <= 1 && !*all:
+	case verb == "approve" && *all && len(pos) == 1:
+		if how.override || how.description != "" || how.descriptionFile != "" {
+			return fmt.Errorf("--all approves only what the review does not flag; approve a flagged tool on its own with --override: %w", ErrUsage)
+		}
+	case verb == "approve" && !*all && len(pos) >= 3 && len(pos)%2 == 1:
 		// Every digest is checked before anything is opened: a typo is
 		// a usage error that changes and audits nothing.
 		var err error
@@ -64,7 +73,7 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o711); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating state dir: %w", err)
 	}
 	op, err := operator.Open(dir, false)
@@ -72,6 +81,9 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 		return err
 	}
 	defer op.Close()
+	if verb == "approve" && *all {
+		return approveAll(ctx, op, *cfgPath, dir, pos[0], *reason, io)
+	}
 	if verb == "approve" {
 		a, err := how.approval(len(pairs))
 		if err != nil {
@@ -85,7 +97,7 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	}
 	failed := false
 	if !*offline {
-		cfg, release, err := loadConfig(*cfgPath, dir)
+		cfg, release, err := loadConfig(*cfgPath)
 		if err != nil {
 			return err
 		}
@@ -98,6 +110,10 @@ func runUpstreams(ctx context.Context, args []string, io Streams) error {
 	}
 	pins, err := op.UpstreamPins(ctx, only)
 	if err != nil {
+		return err
+	}
+	// What is printed is what a later approve --all takes.
+	if err := op.RecordReview(ctx, pins, operatorName()); err != nil {
 		return err
 	}
 	if *jsonOut {
@@ -208,7 +224,7 @@ func printReview(io Streams, pins []*pinning.Pin) {
 			for _, p := range w {
 				fmt.Fprintf(io.Out, " \\\n    %s %s", p.Tool, p.SeenDigest)
 			}
-			fmt.Fprintln(io.Out)
+			fmt.Fprintf(io.Out, "\n  or: airlock upstreams approve %s --all  (lists %s again and refuses the set if anything changed)\n", up, up)
 		}
 	}
 }

@@ -278,3 +278,22 @@ func TestUpstreamsApprovePrefixAndSet(t *testing.T) {
 		t.Fatalf("first serve after the approvals warned:\n%s", log.String())
 	}
 }
+
+// TestUpstreamsStatus: status lists every configured upstream with its
+// transport, session scope and the health the serving instances wrote
+// (none yet: zeros), without listing or starting anything.
+func TestUpstreamsStatus(t *testing.T) {
+	cfg, _, _ := upstreamFixture(t, nil, "")
+	if _, err := run(t, "upstreams", "review", "up", "--config", cfg); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, "upstreams", "status", "--config", cfg)
+	if err != nil || !regexp.MustCompile(`(?m)^up\s+http\s+context\s+0\s+0\s+0\s+0\s`).MatchString(out) {
+		t.Fatalf("status: %v\n%s", err, out)
+	}
+	out, err = run(t, "upstreams", "status", "--config", cfg, "--json")
+	var st []map[string]any
+	if err != nil || json.Unmarshal([]byte(out), &st) != nil || len(st) != 1 || st[0]["Upstream"] != "up" {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+}

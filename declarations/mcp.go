@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/internal/kit/strictjson"
 )
 
@@ -67,13 +68,11 @@ func CanonicalArguments(raw json.RawMessage) (json.RawMessage, error) {
 	if _, ok := v.(map[string]any); !ok {
 		return nil, invalid(field, "must be a JSON object")
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := rawjson.Plain(v)
+	if err != nil {
 		return nil, invalid(field, "cannot be encoded")
 	}
-	return json.RawMessage(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+	return json.RawMessage(b), nil
 }
 
 func validUpstream(s string) bool {

@@ -1,10 +1,11 @@
 package declarations
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+
+	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 )
 
 // Operation is the kind of external information a need asks for. Every
@@ -79,12 +80,9 @@ type Justification struct {
 // U+FFFD, so two invalid needs can share one encoding. The Manager only
 // fingerprints validated needs.
 func (n *Need) Canonical() []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
 	// A struct of strings cannot fail to encode.
-	_ = enc.Encode(n)
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	b, _ := rawjson.Plain(n)
+	return b
 }
 
 // Fingerprint returns the lowercase hex SHA-256 of [Need.Canonical]. An

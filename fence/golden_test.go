@@ -1,16 +1,14 @@
 package fence
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/hostile/*.golden from the current output")
+	"github.com/airlock-dev/airlock/internal/testkit/golden"
+)
 
 const noncePlaceholder = "{{NONCE}}"
 
@@ -38,20 +36,7 @@ func TestHostileCorpus(t *testing.T) {
 			stats, _ := json.Marshal(f.Stats)
 			got := []byte("-- stats --\n" + string(stats) + "\n-- fenced --\n" +
 				strings.ReplaceAll(f.Text, f.Nonce, noncePlaceholder) + "\n")
-			golden := strings.TrimSuffix(in, ".txt") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("fence differs from %s (run with -update to accept):\n got:\n%s\nwant:\n%s", golden, got, want)
-			}
+			golden.Check(t, strings.TrimSuffix(in, ".txt")+".golden", got, "go test ./fence -run HostileCorpus -update")
 		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/edge/oauth"
+	"github.com/airlock-dev/airlock/internal/execution/tokenexchange"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
@@ -133,6 +134,9 @@ func (a *authenticator) warn(log *slog.Logger) {
 type authResult struct {
 	id identity
 	ok bool
+	// caller is a validated OAuth access token, for an upstream's token
+	// exchange (never set for a static token, never recorded).
+	caller tokenexchange.Caller
 	// On refusal: 401 or 403, the WWW-Authenticate value, a fixed kind for
 	// counting refusals apart, and a reason for the audit record (never
 	// the token).
@@ -185,7 +189,7 @@ func (a *authenticator) identify(r *http.Request) authResult {
 			reason:    fmt.Sprintf("access token of %s (client %q, scopes %q) maps to no role in transports.http.oauth.role_mapping", id.Principal, t.ClientID, t.Scopes)}
 	}
 	id.Role, id.Binding = rule.Role, binding(rule.ContextBinding)
-	return authResult{id: id, ok: true}
+	return authResult{id: id, ok: true, caller: tokenexchange.Caller{Token: tok, Principal: id.Principal, ClientID: t.ClientID, Scopes: t.Scopes, Expiry: t.Expiry}}
 }
 
 // unauthorized is a 401 with the challenge clients follow: the protected

@@ -10,7 +10,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/pinning"
 )
 
@@ -47,18 +46,7 @@ func upstreamPin(t *testing.T, w *web, tool string) *pinning.Pin {
 // the review shows it.
 func storedPin(t *testing.T, state, tool string) *pinning.Pin {
 	t.Helper()
-	op, err := operator.Open(state, true)
-	must(t, err)
-	defer op.Close()
-	pins, err := op.UpstreamPins(context.Background(), "up")
-	must(t, err)
-	for _, p := range pins {
-		if p.Tool == tool {
-			return p
-		}
-	}
-	t.Fatalf("no pin for %s", tool)
-	return nil
+	return storedPinOf(t, state, "up", tool)
 }
 
 // TestConsoleUpstreamsApprove: the refresh lists the upstream's tools as
@@ -142,13 +130,7 @@ func TestConsoleUpstreamsStaleDigest(t *testing.T) {
 	agent := w.connect(t)
 	b := newBrowser(w.ts.URL, nil)
 	csrf := b.admin(t)
-	refresh := func() string {
-		p := b.do(t, http.MethodPost, "/console/upstreams/refresh", url.Values{"csrf": {csrf}}, nil)
-		if p.status != http.StatusOK {
-			t.Fatalf("refresh: %d %s", p.status, p.body)
-		}
-		return p.body
-	}
+	refresh := func() string { return b.refreshUpstreams(t, csrf) }
 	// The rug pull below is flagged: every approval here ticks the
 	// override, so what is tested is the digest (a stale one is refused
 	// first, override or not).
@@ -281,10 +263,10 @@ func TestConsoleUpstreamsHostileDescription(t *testing.T) {
 		}
 	}
 	// The logout form, the refresh form, one approve form per pending
-	// tool: nothing else.
+	// tool and the upstream's "approve all reviewed" form: nothing else.
 	pending := strings.Count(p.body, `data-state="pending"`)
-	if n := strings.Count(p.body, "<form"); n != 2+pending {
-		t.Errorf("%d forms on the page, want %d", n, 2+pending)
+	if n := strings.Count(p.body, "<form"); n != 3+pending || strings.Count(p.body, `action="/console/upstreams/approve-all"`) != 1 {
+		t.Errorf("%d forms on the page, want %d", n, 3+pending)
 	}
 	if csp := p.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || p.header.Get("X-Frame-Options") != "DENY" {
 		t.Errorf("headers: %v", p.header)

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/fence"
+	"github.com/airlock-dev/airlock/internal/testkit/testpool"
 )
 
 // hostileNamesPipeline is a pipeline that leaves behind files, a directory
@@ -117,7 +118,7 @@ func hostilePoolFixture(t *testing.T, files map[string]string) *fixture {
 			fmt.Fprintf(&m, "%s  %s\n", hex.EncodeToString(sum[:]), name)
 		}
 	}
-	writeFile(t, pool, "SHA256SUMS", m.String())
+	testpool.WriteFile(t, pool, "SHA256SUMS", m.String())
 	cfg := fmt.Sprintf(testConfig, "local")
 	cfg = strings.Replace(cfg, "pools:\n", fmt.Sprintf("pools:\n  - {id: hostile, description: Hostile files, path: %q, trust: untrusted}\n", pool), 1)
 	cfg = strings.Replace(cfg, "local: {policy: base, pools: [alpha, beta]}", "local: {policy: base, pools: [alpha, beta, hostile]}", 1)

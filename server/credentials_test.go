@@ -26,6 +26,7 @@ import (
 	statedir "github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/testkit/syncbuf"
+	"github.com/airlock-dev/airlock/internal/testkit/testpool"
 )
 
 // credFixture is testConfig with a role that fetches and runs pipelines,
@@ -98,7 +99,7 @@ credentials:
 	f := newFixtureConfig(t, cfg)
 	cf.fixture = f
 	cf.secretFile = filepath.Join(f.dir, "secrets", "pipe-token")
-	writeFile(t, f.dir, "secrets/pipe-token", cf.fileSecret+"\n")
+	testpool.WriteFile(t, f.dir, "secrets/pipe-token", cf.fileSecret+"\n")
 	log := slog.New(slog.NewJSONHandler(cf.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cf.fixture = f.withRunner(t, runner.Options{Logger: log}, &Options{Logger: log})
 	cf.c = cf.connect(t)
@@ -223,11 +224,11 @@ func TestCredentialsNeverLeaveTheBoundary(t *testing.T) {
 		t.Errorf("fetch after revocation: %s %s (reached the host: %v)", code(res), text(res), reached)
 	}
 	// An emptied file revokes too; refilling restores.
-	writeFile(t, cf.dir, "secrets/pipe-token", "\n")
+	testpool.WriteFile(t, cf.dir, "secrets/pipe-token", "\n")
 	if res := cf.call(t, "run_pipeline", map[string]any{"pipeline": "use_secret"}); code(res) != string(violation.Unavailable) {
 		t.Errorf("run with an emptied file: %s", code(res))
 	}
-	writeFile(t, cf.dir, "secrets/pipe-token", cf.fileSecret+"\n")
+	testpool.WriteFile(t, cf.dir, "secrets/pipe-token", cf.fileSecret+"\n")
 	if res := cf.call(t, "run_pipeline", map[string]any{"pipeline": "use_secret"}); res.IsError {
 		t.Errorf("run after restoring: %s", text(res))
 	}
@@ -237,7 +238,7 @@ func TestCredentialsNeverLeaveTheBoundary(t *testing.T) {
 	yamlText, err := os.ReadFile(filepath.Join(cf.dir, "airlock.yaml"))
 	must(t, err)
 	cut := strings.Index(string(yamlText), "credentials:\n")
-	writeFile(t, cf.dir, "airlock.yaml", string(yamlText[:cut]))
+	testpool.WriteFile(t, cf.dir, "airlock.yaml", string(yamlText[:cut]))
 	reloaded, err := config.Load(filepath.Join(cf.dir, "airlock.yaml"))
 	must(t, err)
 	must(t, cf.r.Reload(context.Background(), reloaded, "tester"))

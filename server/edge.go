@@ -17,6 +17,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/edge/edge"
 	"github.com/airlock-dev/airlock/internal/edge/wire"
+	"github.com/airlock-dev/airlock/internal/execution/tokenexchange"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
@@ -66,6 +67,9 @@ func (s *Server) guard(transport string, next http.Handler) http.Handler {
 		id.ContextHandle = r.Header.Get(HeaderContext)
 		ref.Principal, ref.Role = id.Principal, id.Role
 		ctx := withIdentity(r.Context(), id)
+		if res.caller.Token != "" {
+			ctx = tokenexchange.WithCaller(ctx, res.caller) // an upstream's token exchange (issue 23 item 3)
+		}
 		if r.Method == http.MethodPost {
 			body, ok := s.guardBody(w, r, cfg, ref, "application/json")
 			if !ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/edge/edge"
 	"github.com/airlock-dev/airlock/internal/edge/oauth"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/execution/tokenexchange"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
@@ -47,6 +48,9 @@ func (s *Server) Handler() http.Handler {
 		}
 		if sess, ok := r.Context().Value(attachedKey{}).(*runner.Session); ok {
 			ctx = context.WithValue(ctx, attachedKey{}, sess)
+		}
+		if c, ok := tokenexchange.CallerFrom(r.Context()); ok {
+			ctx = tokenexchange.WithCaller(ctx, c)
 		}
 		return ctx
 	}

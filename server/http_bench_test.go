@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"net/http/httptest"
+	"os"
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/testkit/mcptest"

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/testkit/testpool"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -140,7 +141,7 @@ func poolDir(t *testing.T, files map[string][]byte) string {
 		sum := sha256.Sum256(data)
 		fmt.Fprintf(&m, "%s  %s\n", hex.EncodeToString(sum[:]), name)
 	}
-	writeFile(t, dir, "SHA256SUMS", m.String())
+	testpool.WriteFile(t, dir, "SHA256SUMS", m.String())
 	return dir
 }
 

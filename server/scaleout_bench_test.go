@@ -179,24 +179,15 @@ func startAirlock(b *testing.B, bin, dsn, token string, i int) (string, int) {
 func startHAProxy(b *testing.B, backends []string) (string, int) {
 	dir := b.TempDir()
 	port := freePort(b)
-	var servers strings.Builder
+	servers := make([]string, len(backends))
 	for i, be := range backends {
-		fmt.Fprintf(&servers, "  server airlock%d %s\n", i, be)
+		servers[i] = fmt.Sprintf("  server airlock%d %s", i, be)
 	}
-	cfg := fmt.Sprintf(`global
-  maxconn 4096
-defaults
-  mode http
-  option http-server-close
-  timeout connect 5s
-  timeout client 60s
-  timeout server 60s
-frontend mcp
-  bind 127.0.0.1:%d
-  default_backend airlock
-backend airlock
-  %s
-%s`, port, balance(), servers.String())
+	// The configuration the scale-out e2e test runs (e2e/lib/scaleout.mjs).
+	template, err := os.ReadFile(filepath.Join("..", "e2e", "testdata", "haproxy.cfg"))
+	must(b, err)
+	cfg := strings.NewReplacer("@MAXCONN@", "4096", "@PORT@", strconv.Itoa(port), "@SERVERS@", strings.Join(servers, "\n")).Replace(string(template))
+	cfg = strings.Replace(cfg, "  balance roundrobin", "  "+balance(), 1)
 	path := filepath.Join(dir, "haproxy.cfg")
 	must(b, os.WriteFile(path, []byte(cfg), 0o600))
 	cmd := exec.Command("/usr/sbin/haproxy", "-db", "-f", path)

@@ -32,14 +32,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	stdio := mcpserver.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.log.With("transport", "stdio").Handler(), slog.LevelError))
 	w := &lineWriter{w: out}
-	pr, pw := io.Pipe()
-	go func() {
-		err := s.filterStdio(in, pw, w)
-		_ = pw.CloseWithError(err)
-	}()
-	err := stdio.Listen(ctx, pr, w)
-	_ = pr.Close()
-	return err
+	// mcp-go reads the filter's output directly: no pipe and no goroutine
+	// between them, one hand-off less on every message (issue 27).
+	return stdio.Listen(ctx, &stdioFilter{s: s, br: bufio.NewReaderSize(in, stdioChunk), out: w}, w)
 }
 
 // lineWriter serialises whole messages from mcp-go and from the filter:
@@ -58,20 +53,46 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 // stdioChunk is how much of a line is read at a time.
 const stdioChunk = 64 << 10
 
-// filterStdio copies accepted lines from in to mcp-go and answers refused
-// ones itself. It returns nil at EOF.
-func (s *Server) filterStdio(in io.Reader, toMCP io.Writer, out io.Writer) error {
-	max := s.r.Config().Transports.Stdio.MaxMessageBytes
-	br := bufio.NewReaderSize(in, stdioChunk)
-	var line []byte
+// stdioFilter is what mcp-go reads: the accepted lines of br, each with
+// its newline; it answers refused ones itself, on out. It ends (io.EOF)
+// where br does.
+type stdioFilter struct {
+	s       *Server
+	br      *bufio.Reader
+	out     io.Writer
+	line    []byte // the line being gathered
+	pending []byte // what of the last accepted line mcp-go has not read
+	eof     bool
+}
+
+func (f *stdioFilter) Read(p []byte) (int, error) {
+	for len(f.pending) == 0 {
+		if f.eof {
+			return 0, io.EOF
+		}
+		if err := f.next(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, f.pending)
+	f.pending = f.pending[n:]
+	return n, nil
+}
+
+// next reads one line of br: an accepted one becomes pending, a refused
+// one is answered. At EOF it sets eof (a last line without a newline is
+// still served).
+func (f *stdioFilter) next() error {
+	max := f.s.r.Config().Transports.Stdio.MaxMessageBytes
+	f.line = f.line[:0]
 	oversize := false
 	for {
-		chunk, err := br.ReadSlice('\n')
+		chunk, err := f.br.ReadSlice('\n')
 		if !oversize {
-			if int64(len(line)+len(chunk)) > max+1 { // +1: the newline
-				oversize, line = true, line[:0]
+			if int64(len(f.line)+len(chunk)) > max+1 { // +1: the newline
+				oversize, f.line = true, f.line[:0]
 			} else {
-				line = append(line, chunk...)
+				f.line = append(f.line, chunk...)
 			}
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -80,23 +101,28 @@ func (s *Server) filterStdio(in io.Reader, toMCP io.Writer, out io.Writer) error
 		if err != nil && !errors.Is(err, io.EOF) {
 			return err
 		}
-		if oversize {
-			s.refuseStdio(out, nil, violation.MessageTooLarge, "", wire.CodeInvalidRequest,
-				fmt.Sprintf("Invalid request: the message is over transports.stdio.max_message_bytes (%d bytes); it was discarded unread", max))
-		} else if msg := bytes.TrimSpace(line); len(msg) > 0 {
-			if _, cerr := wire.Check(msg); cerr != nil {
-				var we *wire.Error
-				errors.As(cerr, &we)
-				s.refuseStdio(out, we.ID, violation.MalformedMessage, we.Err.Error(), we.Code, we.Message)
-			} else if _, werr := toMCP.Write(append(msg, '\n')); werr != nil {
-				return werr
-			}
-		}
-		if err != nil { // EOF
-			return nil
-		}
-		line, oversize = line[:0], false
+		f.eof = err != nil
+		break
 	}
+	if oversize {
+		f.s.refuseStdio(f.out, nil, violation.MessageTooLarge, "", wire.CodeInvalidRequest,
+			fmt.Sprintf("Invalid request: the message is over transports.stdio.max_message_bytes (%d bytes); it was discarded unread", max))
+		return nil
+	}
+	msg := bytes.TrimSpace(f.line)
+	if len(msg) == 0 {
+		return nil
+	}
+	if _, cerr := wire.Check(msg); cerr != nil {
+		var we *wire.Error
+		errors.As(cerr, &we)
+		f.s.refuseStdio(f.out, we.ID, violation.MalformedMessage, we.Err.Error(), we.Code, we.Message)
+		return nil
+	}
+	// msg is a slice of line, which the next line reuses: mcp-go has read
+	// all of pending by then (Read gathers the next line only once it has).
+	f.pending = append(msg, '\n')
+	return nil
 }
 
 func (s *Server) refuseStdio(out io.Writer, id json.RawMessage, code violation.Code, kind string, rpcCode int, message string) {

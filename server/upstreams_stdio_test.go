@@ -12,21 +12,11 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
-	"github.com/airlock-dev/airlock/internal/testkit/gobuild"
 )
 
 // buildProbe builds testdata/mcpprobe (a stdio MCP server that tries the
 // network and a path) into a directory the sandbox user can read.
-func buildProbe(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "airlock-mcpprobe-")
-	must(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	must(t, os.Chmod(dir, 0o755))
-	bin := filepath.Join(dir, "mcpprobe")
-	gobuild.Build(t, bin, "./testdata/mcpprobe")
-	return bin
-}
+func buildProbe(t *testing.T) string { return buildTestdata(t, "mcpprobe") }
 
 // TestUpstreamStdioSandboxed: a stdio upstream runs inside the pipeline
 // sandbox: it cannot connect to a listener on the host's loopback (no

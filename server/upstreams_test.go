@@ -16,7 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
-	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/execution/upstream"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/pinning"
 	"github.com/airlock-dev/airlock/internal/policy/poisoning"
@@ -45,8 +45,10 @@ func newTestUpstream(t testing.TB) *testUpstream {
 	})
 	u.mcp.AddTool(mcp.NewTool("slow", mcp.WithDescription("Takes its time.")), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		u.calls.Add(1)
+		// Until the caller gives up (Airlock's timeout_ms); the fallback
+		// only bounds a leak if the cancellation never arrives.
 		select {
-		case <-time.After(5 * time.Second):
+		case <-time.After(time.Minute):
 		case <-ctx.Done():
 		}
 		return mcp.NewToolResultText("late"), nil
@@ -113,6 +115,9 @@ func echoApproved(t *testing.T, role string) (*fixture, *testUpstream) {
 }
 
 // upstreamConfig is upstreamFixtureWith's configuration text and upstream.
+// Its timeout_ms is generous: a refresh or call on a machine at load 20
+// took over 2 s (issue 26 item 7), and the one test of the timeout (the
+// slow tool, which waits for the cancellation) reads the code, not a clock.
 func upstreamConfig(t testing.TB, role, more string) (string, *testUpstream) {
 	t.Helper()
 	u := newTestUpstream(t)
@@ -174,7 +179,7 @@ func upstreamConfig(t testing.TB, role, more string) (string, *testUpstream) {
   - id: up
     url: %s/mcp
     headers: {Authorization: {env: UPSTREAM_TEST_AUTH}}
-    timeout_ms: 2000
+    timeout_ms: 10000
     max_result_bytes: 16384
 `, u.URL) + more
 	return cfg, u
@@ -304,7 +309,7 @@ func TestUpstreamApprovedCallFencedAndAttributed(t *testing.T) {
 		t.Fatalf("not fenced: %s", out)
 	}
 	_, _, env := verifyAttribution(t, f, res)
-	if want := runner.MCPSource("up", "echo", digest); env.Attribution.Source != want || env.Attribution.Kind != "comm.mcp" {
+	if want := upstream.Source("up", "echo", digest); env.Attribution.Source != want || env.Attribution.Kind != "comm.mcp" {
 		t.Fatalf("attribution %+v, want source %s", env.Attribution, want)
 	}
 	for _, a := range u.authHeaders() {

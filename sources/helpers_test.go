@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/testkit/testpool"
 )
 
 // secretMarker is the content of every file outside the pool. No read may
@@ -20,17 +21,6 @@ const secretMarker = "TOP-SECRET-OUTSIDE-THE-POOL"
 func sum(b string) [32]byte { return sha256.Sum256([]byte(b)) }
 
 func hexSum(b string) string { s := sum(b); return hex.EncodeToString(s[:]) }
-
-func mkfile(t testing.TB, dir, name, content string) {
-	t.Helper()
-	p := filepath.Join(dir, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func mklink(t testing.TB, target, link string) {
 	t.Helper()
@@ -84,13 +74,13 @@ func newHostile(t testing.TB, opts *Options, extraPools ...PoolConfig) *hostile 
 	t.Helper()
 	base := t.TempDir()
 	pool := filepath.Join(base, "pool")
-	mkfile(t, base, "secret.txt", secretMarker)
-	mkfile(t, base, "outdir/f", secretMarker)
-	mkfile(t, pool, "a.txt", "hello")
-	mkfile(t, pool, "sub/b.txt", "bee")
-	mkfile(t, pool, "%2e%2e", "percent")
-	mkfile(t, pool, "edited.txt", "tampered")
-	mkfile(t, pool, "unlisted.txt", "nobody listed me")
+	testpool.WriteFile(t, base, "secret.txt", secretMarker)
+	testpool.WriteFile(t, base, "outdir/f", secretMarker)
+	testpool.WriteFile(t, pool, "a.txt", "hello")
+	testpool.WriteFile(t, pool, "sub/b.txt", "bee")
+	testpool.WriteFile(t, pool, "%2e%2e", "percent")
+	testpool.WriteFile(t, pool, "edited.txt", "tampered")
+	testpool.WriteFile(t, pool, "unlisted.txt", "nobody listed me")
 	if err := os.Mkdir(filepath.Join(pool, "adir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +107,7 @@ func newHostile(t testing.TB, opts *Options, extraPools ...PoolConfig) *hostile 
 		"loop":        "x",
 	})
 	other := filepath.Join(base, "other")
-	mkfile(t, other, "o.txt", "other pool")
+	testpool.WriteFile(t, other, "o.txt", "other pool")
 	writeSums(t, filepath.Join(other, DefaultManifestName), map[string]string{"o.txt": "other pool"})
 	cfgs := append([]PoolConfig{
 		{ID: "docs", Description: "hostile pool", Path: pool},

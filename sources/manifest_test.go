@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/airlock-dev/airlock/internal/testkit/testpool"
 )
 
 var (
@@ -172,9 +174,9 @@ func weirdTree(t *testing.T) (string, map[string]string) {
 		DefaultManifestName + ".d/keep": "kept",
 	}
 	for n, c := range files {
-		mkfile(t, dir, n, c)
+		testpool.WriteFile(t, dir, n, c)
 	}
-	mkfile(t, dir, DefaultManifestName, "old manifest, skipped")
+	testpool.WriteFile(t, dir, DefaultManifestName, "old manifest, skipped")
 	mklink(t, "plain.txt", filepath.Join(dir, "link")) // not listed: links are not followed
 	return dir, files
 }

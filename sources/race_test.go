@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/testkit/testpool"
 )
 
 // TestSymlinkSwapRace swaps symlinks inside the pool between an inside
@@ -21,10 +22,10 @@ func TestSymlinkSwapRace(t *testing.T) {
 	const inside = "inside content"
 	base := t.TempDir()
 	pool := filepath.Join(base, "pool")
-	mkfile(t, base, "secret.txt", secretMarker)
-	mkfile(t, base, "outdir/f", secretMarker)
-	mkfile(t, pool, "inside.txt", inside)
-	mkfile(t, pool, "realdir/f", inside)
+	testpool.WriteFile(t, base, "secret.txt", secretMarker)
+	testpool.WriteFile(t, base, "outdir/f", secretMarker)
+	testpool.WriteFile(t, pool, "inside.txt", inside)
+	testpool.WriteFile(t, pool, "realdir/f", inside)
 	mklink(t, "inside.txt", filepath.Join(pool, "link"))
 	mklink(t, "realdir", filepath.Join(pool, "dlink"))
 	writeSums(t, filepath.Join(pool, DefaultManifestName), map[string]string{"link": inside, "dlink/f": inside})

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/testkit/testpool"
 )
 
 // onePool opens a registry over a single pool holding files (all listed).
@@ -16,7 +17,7 @@ func onePool(t testing.TB, files map[string]string, opts *Options) (*Registry, s
 	t.Helper()
 	dir := t.TempDir()
 	for n, c := range files {
-		mkfile(t, dir, n, c)
+		testpool.WriteFile(t, dir, n, c)
 	}
 	writeSums(t, filepath.Join(dir, DefaultManifestName), files)
 	reg, err := OpenRegistry([]PoolConfig{{ID: "p", Description: "test", Path: dir}}, opts)

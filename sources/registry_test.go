@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/airlock-dev/airlock/internal/testkit/testpool"
 )
 
 func TestPoolConfigValidate(t *testing.T) {
@@ -54,7 +56,7 @@ func TestPoolConfigValidate(t *testing.T) {
 
 func TestOpenRegistryErrors(t *testing.T) {
 	good := t.TempDir()
-	mkfile(t, good, "a", "a")
+	testpool.WriteFile(t, good, "a", "a")
 	writeSums(t, filepath.Join(good, DefaultManifestName), map[string]string{"a": "a"})
 	badManifest := t.TempDir()
 	os.WriteFile(filepath.Join(badManifest, DefaultManifestName), []byte(hA+"  a\n\nnot a line\n"), 0o644)
@@ -90,8 +92,8 @@ func TestOpenRegistryErrors(t *testing.T) {
 
 func TestManifestLocations(t *testing.T) {
 	dir := t.TempDir()
-	mkfile(t, dir, "a", "a")
-	mkfile(t, dir, "meta/README", "")
+	testpool.WriteFile(t, dir, "a", "a")
+	testpool.WriteFile(t, dir, "meta/README", "")
 	writeSums(t, filepath.Join(dir, "meta", "SUMS"), map[string]string{"a": "a"})
 	elsewhere := filepath.Join(t.TempDir(), "pool.sums")
 	writeSums(t, elsewhere, map[string]string{"a": "a"})
@@ -116,9 +118,9 @@ func TestManifestLocations(t *testing.T) {
 
 func TestVerify(t *testing.T) {
 	h := newHostile(t, &Options{MaxFileBytes: 1 << 10})
-	mkfile(t, h.pool, "big", strings.Repeat("b", 2<<10))
+	testpool.WriteFile(t, h.pool, "big", strings.Repeat("b", 2<<10))
 	writeSums(t, filepath.Join(h.base, "big.sums"), map[string]string{"big": strings.Repeat("b", 2<<10), "ok": "ok"})
-	mkfile(t, h.pool, "ok", "ok")
+	testpool.WriteFile(t, h.pool, "ok", "ok")
 	r2, err := OpenRegistry([]PoolConfig{{ID: "big", Path: h.pool, Manifest: filepath.Join(h.base, "big.sums")}}, &Options{MaxFileBytes: 1 << 10})
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/audit/audit"
+	"github.com/airlock-dev/airlock/internal/testkit/childtest"
 	"github.com/airlock-dev/airlock/store"
 )
 
@@ -257,8 +257,7 @@ func TestAppendTwoHandles(t *testing.T) {
 func TestAppendCrossProcess(t *testing.T) {
 	db, path := openTemp(t, nil)
 	const each = 100
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperAppender$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "STORE_HELPER_PATH="+path, "STORE_HELPER_N="+strconv.Itoa(each))
+	cmd := childtest.Command("^TestHelperAppender$", "STORE_HELPER_PATH="+path, "STORE_HELPER_N="+strconv.Itoa(each))
 	out := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -365,8 +364,7 @@ func TestDurableAcrossSIGKILL(t *testing.T) {
 	for round := range 3 {
 		t.Run(strconv.Itoa(round), func(t *testing.T) {
 			_, path := openTemp(t, nil)
-			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCalls$", "-test.count=1")
-			cmd.Env = append(os.Environ(), "STORE_HELPER_CALLS="+path)
+			cmd := childtest.Command("^TestHelperCalls$", "STORE_HELPER_CALLS="+path)
 			stdout, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)

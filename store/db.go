@@ -126,6 +126,9 @@ type DB struct {
 	// the writer has gathered it and before it commits: a test waits for
 	// it instead of sleeping until the writer "must" be past gathering.
 	gatheredHook atomic.Pointer[func(int)]
+	// walkedHook, when set (tests only), counts the rows a content label's
+	// eviction reads (labels.go).
+	walkedHook atomic.Pointer[func(int)]
 }
 
 // Open opens the store at path for reading and writing, creating the file

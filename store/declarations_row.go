@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 )
 
 // This file maps a declarations.Declaration to a row of the declarations
@@ -248,13 +248,8 @@ func storableTime(t time.Time) bool {
 // encodeJSON is compact JSON without HTML escaping, so the columns hold
 // the text as it was ("<b>" rather than "\u003cb\u003e").
 func encodeJSON(v any) (string, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return "", err
-	}
-	return strings.TrimSuffix(buf.String(), "\n"), nil
+	b, err := rawjson.Plain(v)
+	return string(b), err
 }
 
 // decodeJSON reads exactly one JSON value with no field the type lacks: a

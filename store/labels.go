@@ -22,15 +22,15 @@ import (
 // they are written in the record's own transaction: one commit, one fsync
 // per batch, and the record names each label's seq as before.
 //
-// provenance_live (migration 9) keeps per context the next seq, the bytes
+// provenance_live (migration 10) keeps per context the next seq, the bytes
 // of live text and the oldest live seq, so eviction reads only the rows it
 // evicts. It relies on what eviction always did: the evicted rows of a
 // context are a prefix of its seqs (the oldest first), so every row from
 // oldest_live on is live.
 
-// liveMigration is migration 9: the per-context totals of provenance_content.
+// liveMigration is migration 10: the per-context totals of provenance_content.
 var liveMigration = migration{
-	version: 9,
+	version: 10,
 	name:    "provenance: per-context live totals",
 	steps: []step{
 		table{name: "provenance_live", cols: []column{
@@ -249,6 +249,9 @@ func (db *DB) evictOne(ctx context.Context, tx *sql.Tx, id string, st *liveState
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("reading the oldest content of context %s: %w", id, err)
+		}
+		if h := db.walkedHook.Load(); h != nil { // tests only
+			(*h)(len(st.olds))
 		}
 		if len(st.olds) == 0 || st.olds[0].seq != st.oldest {
 			// Only a row deleted or edited behind the store's back.

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,10 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/testkit/golden"
 	"github.com/airlock-dev/airlock/store/pgtest"
 )
-
-var updateGolden = flag.Bool("update", false, "rewrite testdata/schema/*.golden from this program's migrations")
 
 // The schema each migration leaves, as each engine's catalogue describes
 // it, is golden: testdata/schema/sqlite.golden and postgres.golden were
@@ -181,7 +179,7 @@ func testSchemaGolden(t *testing.T, e schemaEngine) {
 	ms := e.d.migrations
 	latest := ms[len(ms)-1].version
 	var want goldenSchema
-	if !*updateGolden {
+	if !golden.Update() {
 		want = readGolden(t, e.d)
 	}
 	got := goldenSchema{}
@@ -190,7 +188,7 @@ func testSchemaGolden(t *testing.T, e schemaEngine) {
 		raw, open := e.fresh(t)
 		migrateTo(t, raw, e.d, v)
 		got[v] = schemaDump(t, raw, e.d, true)
-		if !*updateGolden && got[v] != want[v] {
+		if !golden.Update() && got[v] != want[v] {
 			t.Errorf("schema at version %d differs from %s:\n%s", v, goldenPath(e.d), lineDiff(want[v], got[v]))
 		}
 		if v == latest {
@@ -201,11 +199,11 @@ func testSchemaGolden(t *testing.T, e schemaEngine) {
 			t.Fatalf("opening a store at version %d: %v", v, err)
 		}
 		db.Close()
-		if dump := schemaDump(t, raw, e.d, true); !*updateGolden && dump != want[latest] {
+		if dump := schemaDump(t, raw, e.d, true); !golden.Update() && dump != want[latest] {
 			t.Errorf("a store at version %d, migrated, differs from version %d in %s:\n%s", v, latest, goldenPath(e.d), lineDiff(want[latest], dump))
 		}
 	}
-	if *updateGolden {
+	if golden.Update() {
 		writeGolden(t, e.d, got)
 		return
 	}
@@ -279,14 +277,14 @@ func lineDiff(want, got string) string {
 	return b.String()
 }
 
-// TestLiveTotalsMigration: migration 9 sums what a store of version 8
+// TestLiveTotalsMigration: migration 10 sums what a store of version 9
 // holds per context (the oldest live seq after the evicted prefix, the
 // live bytes, the next seq), so eviction after the upgrade goes on where
 // it left off.
 func TestLiveTotalsMigration(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "v8.db")
+	path := filepath.Join(t.TempDir(), "v9.db")
 	raw := rawSQLite(t, path)
-	migrateTo(t, raw, sqliteDialect, 8)
+	migrateTo(t, raw, sqliteDialect, 9)
 	for _, r := range []struct {
 		ctx            string
 		seq, bytes, ev int64

@@ -24,7 +24,7 @@ import (
 // process, another process on the file or another instance on the
 // database — is seen by the next call as it was before:
 //
-//   - state_version (migration 10) holds a counter that the database
+//   - state_version (migration 11) holds a counter that the database
 //     itself moves, by trigger, on every insert, update or delete of
 //     contexts or transport_sessions, whoever writes them (a program
 //     without the triggers cannot open the file: it is at a newer schema
@@ -50,9 +50,9 @@ import (
 //
 // Read-only handles (the CLI) cache nothing: they read the rows.
 
-// stateMigration is migration 10: the change counter and its triggers.
+// stateMigration is migration 11: the change counter and its triggers.
 var stateMigration = migration{
-	version: 10,
+	version: 11,
 	name:    "a change counter for cached contexts and sessions",
 	steps: []step{
 		table{name: "state_version", cols: []column{

@@ -173,6 +173,12 @@ func pipelineHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*too
 	stop := tickProgress(env, spec.Limits.Wall)
 	res, err := env.Pipelines.Sandbox.Run(ctx, spec)
 	stop()
+	if se := (*sandbox.SetupError)(nil); errors.As(err, &se) && errors.Is(se, sandbox.ErrPoolUnreadable) {
+		// Pools may lie anywhere (root binds them), but each file keeps its
+		// mode: an operator's fix, named here by pool and file, never by
+		// host path (server TestPipelinePoolUnderPrivateHome).
+		return nil, violation.Wrap(violation.Unavailable, err, "pipeline %s cannot run: %s; ask an operator to make the pool's files readable by others (o+r)", p.Name, se.Msg)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}

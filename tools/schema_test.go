@@ -2,31 +2,17 @@ package tools
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the committed tool schema snapshots")
+	"github.com/airlock-dev/airlock/internal/testkit/golden"
+)
 
 // TestToolSchemasAreCurrent snapshots every tool's input schema in
 // schemas/tools/, so a change to what the agent may send shows up in review.
 func TestToolSchemasAreCurrent(t *testing.T) {
 	for _, tool := range All() {
-		path := filepath.Join("..", "schemas", "tools", tool.Name+".schema.json")
-		if *update {
-			if err := os.WriteFile(path, tool.InputSchema, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%s: %v (run `make schemas`)", tool.Name, err)
-		}
-		if !bytes.Equal(tool.InputSchema, want) {
-			t.Errorf("%s is stale: run `make schemas`", path)
-		}
+		golden.Check(t, filepath.Join("..", "schemas", "tools", tool.Name+".schema.json"), tool.InputSchema, "make schemas")
 	}
 }
 

@@ -11,12 +11,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/internal/kit/racetest"
 )
 
 // StoreConformance checks that a Store keeps the contract documented on
@@ -165,23 +164,9 @@ func confCreateInvalid(t *testing.T, st declarations.Store) {
 
 func confCreateConcurrent(t *testing.T, st declarations.Store) {
 	const n = 20
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			errs[i] = st.Create(context.Background(), confDeclaration("same", fmt.Sprint("s", i), declarations.StateDeclared, Epoch))
-		})
-	}
-	wg.Wait()
-	ok := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			ok++
-		case !errors.Is(err, declarations.ErrExists):
-			t.Errorf("concurrent Create: %v, want nil or ErrExists", err)
-		}
-	}
+	ok := racetest.Won(t, n, declarations.ErrExists, func(i int) error {
+		return st.Create(context.Background(), confDeclaration("same", fmt.Sprint("s", i), declarations.StateDeclared, Epoch))
+	})
 	if ok != 1 {
 		t.Errorf("%d concurrent Creates of one ID succeeded, want 1", ok)
 	}
@@ -317,38 +302,14 @@ func confTransitionMutateError(t *testing.T, st declarations.Store) {
 	confSame(t, "after a failing mutate", stored, d)
 }
 
-// racing counts the Races running, so a test's deliberately broken store
-// knows that other callers are on their way and can wait for one of them
-// instead of for a guessed duration (TestConformanceCatchesBrokenStores).
-var racing atomic.Int32
-
 // Race runs call n times at once (released together) and returns how
 // many calls succeeded; a call failing with anything but lost (the error of
-// a caller that lost the race) fails the test.
+// a caller that lost the race) fails the test. While it runs,
+// racetest.Running tells a deliberately broken store that other callers
+// are on their way (TestConformanceCatchesBrokenStores).
 func Race(t testing.TB, n int, lost error, call func() error) (won int) {
 	t.Helper()
-	racing.Add(1)
-	defer racing.Add(-1)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			errs[i] = call()
-		})
-	}
-	close(start)
-	wg.Wait()
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			won++
-		case !errors.Is(err, lost):
-			t.Errorf("losing call: %v, want %v", err, lost)
-		}
-	}
-	return won
+	return racetest.Won(t, n, lost, func(int) error { return call() })
 }
 
 // confTransitionConcurrent is the single-use guarantee at the store: of 20

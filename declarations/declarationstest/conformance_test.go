@@ -2,62 +2,40 @@ package declarationstest
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/internal/kit/racetest"
+	"github.com/airlock-dev/airlock/internal/testkit/childtest"
 )
 
 const brokenEnv = "DECLARATIONS_BROKEN_STORE"
 
 // mutants are stores with one bug each, and the conformance check that
 // must catch it.
-var mutants = map[string]struct {
-	store  func() declarations.Store
-	caught string
-}{
-	"ignores from":         {func() declarations.Store { return ignoresFrom{NewMemoryStore()} }, "TransitionCAS"},
-	"no state on ErrState": {func() declarations.Store { return noStateOnErr{NewMemoryStore()} }, "TransitionCAS"},
-	"shares memory":        {func() declarations.Store { return sharesMemory{NewMemoryStore()} }, "NoSharedMemory"},
-	"keeps seconds":        {func() declarations.Store { return keepsSeconds{NewMemoryStore()} }, "CreateGet"},
-	"ignores context":      {func() declarations.Store { return ignoresContext{NewMemoryStore()} }, "ContextCanceled"},
-	"unordered list":       {func() declarations.Store { return unordered{NewMemoryStore()} }, "List"},
-	"check then act":       {func() declarations.Store { return checkThenAct{NewMemoryStore(), &checkers{}} }, "TransitionConcurrent"},
+var mutants = map[string]childtest.Mutant[declarations.Store]{
+	"ignores from":         {Store: func() declarations.Store { return ignoresFrom{NewMemoryStore()} }, Caught: "TransitionCAS"},
+	"no state on ErrState": {Store: func() declarations.Store { return noStateOnErr{NewMemoryStore()} }, Caught: "TransitionCAS"},
+	"shares memory":        {Store: func() declarations.Store { return sharesMemory{NewMemoryStore()} }, Caught: "NoSharedMemory"},
+	"keeps seconds":        {Store: func() declarations.Store { return keepsSeconds{NewMemoryStore()} }, Caught: "CreateGet"},
+	"ignores context":      {Store: func() declarations.Store { return ignoresContext{NewMemoryStore()} }, Caught: "ContextCanceled"},
+	"unordered list":       {Store: func() declarations.Store { return unordered{NewMemoryStore()} }, Caught: "List"},
+	"check then act":       {Store: func() declarations.Store { return checkThenAct{NewMemoryStore(), &checkers{}} }, Caught: "TransitionConcurrent"},
 }
 
 // TestConformanceCatchesBrokenStores runs StoreConformance in a child
 // process against each mutant and expects the named check to fail: a
 // suite that passes a broken store would vouch for a broken SQLite one.
 func TestConformanceCatchesBrokenStores(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a test process per mutant")
-	}
-	for name, mu := range mutants {
-		t.Run(name, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenStoreChild$", "-test.v", "-test.count=1")
-			cmd.Env = append(os.Environ(), brokenEnv+"="+name)
-			out, err := cmd.CombinedOutput()
-			if err == nil {
-				t.Fatalf("the conformance suite passed a store that %s", name)
-			}
-			if !strings.Contains(string(out), "--- FAIL: TestBrokenStoreChild/"+mu.caught+" ") {
-				t.Errorf("%s was not caught by %s:\n%s", name, mu.caught, out)
-			}
-		})
-	}
+	childtest.CatchMutants(t, brokenEnv, mutants)
 }
 
 func TestBrokenStoreChild(t *testing.T) {
-	name := os.Getenv(brokenEnv)
-	if name == "" {
-		t.Skip("run by TestConformanceCatchesBrokenStores")
-	}
-	StoreConformance(t, func(*testing.T) declarations.Store { return mutants[name].store() })
+	mu := childtest.ChildMutant(t, brokenEnv, mutants)
+	StoreConformance(t, func(*testing.T) declarations.Store { return mu.Store() })
 }
 
 type ignoresFrom struct{ *MemoryStore }
@@ -156,7 +134,7 @@ func (s checkThenAct) Transition(ctx context.Context, id string, from []declarat
 		return d, declarations.ErrState
 	}
 	two := s.c.passed()
-	if racing.Load() > 0 {
+	if racetest.Running() {
 		select {
 		case <-two:
 		case <-time.After(time.Minute): // a hang guard: a Race has more callers coming

@@ -3,7 +3,7 @@
 // HAProxy from Debian's package in front of several airlock instances.
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,6 +11,14 @@ import { randomBytes } from 'node:crypto';
 import { ROOT, run, freePort } from './airlock.mjs';
 
 const SCRIPT = path.join(ROOT, 'scripts', 'pg-test-cluster');
+
+/** The HAProxy configuration this test shares with server/scaleout_bench_test.go. */
+const HAPROXY_CFG = path.join(ROOT, 'e2e', 'testdata', 'haproxy.cfg');
+
+/** Fills the @MAXCONN@, @PORT@ and @SERVERS@ of the shared configuration. */
+function haproxyConfig(template, { maxconn, port, servers }) {
+  return template.replaceAll('@MAXCONN@', String(maxconn)).replaceAll('@PORT@', String(port)).replaceAll('@SERVERS@', servers);
+}
 
 /** psql from the newest /usr/lib/postgresql/N/bin, or null. */
 function psqlPath() {
@@ -70,21 +78,7 @@ export async function startHAProxy(backends, { port } = {}) {
   const dir = await mkdtemp(path.join(tmpdir(), 'airlock-haproxy-'));
   const cfg = path.join(dir, 'haproxy.cfg');
   const servers = backends.map((b, i) => `  server airlock${i} ${new URL(b).host} check inter 200ms`).join('\n');
-  await writeFile(cfg, `global
-  maxconn 2048
-defaults
-  mode http
-  option http-server-close
-  timeout connect 5s
-  timeout client 60s
-  timeout server 60s
-frontend mcp
-  bind 127.0.0.1:${port}
-  default_backend airlock
-backend airlock
-  balance roundrobin
-${servers}
-`);
+  await writeFile(cfg, haproxyConfig(await readFile(HAPROXY_CFG, 'utf8'), { maxconn: 2048, port, servers }));
   const proc = spawn('/usr/sbin/haproxy', ['-db', '-f', cfg], { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   proc.stdout.on('data', (b) => { log += b; });

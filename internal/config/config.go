@@ -45,6 +45,9 @@ type Config struct {
 	Notify      Notify                 `json:"notifications,omitempty" jsonschema:"description=Who is told when a declared need waits for an operator or expires undecided."`
 	Store       string                 `json:"store,omitempty" jsonschema:"description=Where the shared state lives: empty for the SQLite file in the state directory (the default)\\, or a postgres:// URL for several instances on one PostgreSQL database. No password here: use PGPASSWORD or a .pgpass file. AIRLOCK_STORE overrides it."`
 
+	// UpstreamSessions bounds the warm upstream sessions (issue 23).
+	UpstreamSessions UpstreamSessions `json:"upstream_sessions,omitempty" jsonschema:"description=Bounds on the warm sessions of upstream MCP servers (one process or MCP session per upstream and context by default)."`
+
 	// file is where the config came from (for errors); data its bytes (for
 	// turning YAML paths into lines); dir resolves relative paths.
 	file string
@@ -313,6 +316,25 @@ func (c *Config) relTokenFiles(m map[string]TokenSource) {
 
 func (c *Config) at(path string, err error) error { return yamlfile.At(c.file, c.data, path, err) }
 
+// itemAt is at for the fields of entry i of the list at path ("$.pipelines"):
+// the returned func names the field relative to the entry (".argv", or ""
+// for the entry itself).
+func (c *Config) itemAt(list string, i int) func(field string, err error) error {
+	return func(field string, err error) error { return c.at(fmt.Sprintf("%s[%d]%s", list, i, field), err) }
+}
+
+// checkName checks the name of one entry of a list whose entries are
+// referred to by name: it matches re and no earlier entry has it. seen
+// holds the earlier names; checkName adds this one. what says which name
+// it is ("pipeline name").
+func checkName(seen map[string]bool, re *regexp.Regexp, what, name string) error {
+	if !re.MatchString(name) || seen[name] {
+		return fmt.Errorf("%s %q must match %s and be unique: %w", what, name, re, ErrInvalid)
+	}
+	seen[name] = true
+	return nil
+}
+
 // check validates cross references; every error names the YAML node.
 // The sections are checked in this order and the first error is returned.
 func (c *Config) check() error {
@@ -327,6 +349,7 @@ func (c *Config) check() error {
 		func() error { return c.checkPipelines(pools) },
 		c.checkComm,
 		c.checkUpstreams,
+		c.checkUpstreamSessions,
 		c.checkAudit,
 		c.checkStore,
 		c.checkPolicies,

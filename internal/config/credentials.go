@@ -12,27 +12,33 @@ import (
 
 // Credential is one secret the server holds for its roles and injects
 // only at the boundary (package credentials, issue 12 item 7): as an HTTP
-// header on comm.fetch requests to named hosts, and/or as an environment
-// variable of named pipelines. The agent never sees it.
+// header on comm.fetch requests to named hosts or on the connection to
+// named HTTP upstreams, and/or as an environment variable of named
+// pipelines or stdio upstreams (issue 23 item 3, credentials_upstream.go).
+// The agent never sees it.
 type Credential struct {
 	ID     string            `json:"id" jsonschema:"pattern=^[a-z0-9][a-z0-9_.-]{0\\,63}$,description=Name of the credential in audit records and redaction markers ([REDACTED:credential:ID]); never the secret."`
 	Secret TokenSource       `json:"secret" jsonschema:"description=Where the secret is read from at each use (env or file). A file that is removed or emptied revokes the credential without a restart."`
 	Roles  []string          `json:"roles" jsonschema:"minItems=1,description=Roles whose calls may use it; other roles' calls never carry it."`
-	Header *CredentialHeader `json:"header,omitempty" jsonschema:"description=Send it as an HTTP header on comm.fetch requests to these hosts."`
-	Env    *CredentialEnv    `json:"env,omitempty" jsonschema:"description=Give it to these pipelines as an environment variable."`
+	Header *CredentialHeader `json:"header,omitempty" jsonschema:"description=Send it as an HTTP header on comm.fetch requests to these hosts and/or on the connection to these HTTP upstreams."`
+	Env    *CredentialEnv    `json:"env,omitempty" jsonschema:"description=Give it to these pipelines and/or stdio upstreams as an environment variable."`
 }
 
 // CredentialHeader injects a credential into comm.fetch requests.
 type CredentialHeader struct {
 	Name  string   `json:"name" jsonschema:"description=Header name (e.g. Authorization)."`
 	Value string   `json:"value,omitempty" jsonschema:"description=Header value template; {secret} is replaced by the secret (default {secret}\\, e.g. Bearer {secret})."`
-	Hosts []string `json:"hosts" jsonschema:"minItems=1,description=Hosts (host or host:port) that receive it\\, matched exactly after normalisation; a redirect to any other host is sent without it."`
+	Hosts []string `json:"hosts,omitempty" jsonschema:"description=Hosts (host or host:port) that receive it\\, matched exactly after normalisation; a redirect to any other host is sent without it."`
+	// Upstreams are HTTP upstreams (ids) whose connection carries it.
+	Upstreams []string `json:"upstreams,omitempty" jsonschema:"description=HTTP upstreams (ids) whose connection carries it on calls of the credential's roles (hosts\\, upstreams or both)."`
 }
 
 // CredentialEnv injects a credential into pipeline runs.
 type CredentialEnv struct {
 	Name      string   `json:"name" jsonschema:"pattern=^[A-Z_][A-Z0-9_]{0\\,63}$,description=Environment variable name."`
-	Pipelines []string `json:"pipelines" jsonschema:"minItems=1,description=Pipelines that receive it."`
+	Pipelines []string `json:"pipelines,omitempty" jsonschema:"description=Pipelines that receive it."`
+	// Upstreams are stdio upstreams (ids) whose process gets it.
+	Upstreams []string `json:"upstreams,omitempty" jsonschema:"description=Stdio upstreams (ids) whose sandboxed process gets it on calls of the credential's roles (pipelines\\, upstreams or both)."`
 }
 
 // SecretPlaceholder is replaced by the secret in a header value template.
@@ -76,6 +82,11 @@ func CredentialHost(h string) (string, error) {
 // resolveCredentialPaths makes secret files absolute (relative to the
 // config file) and hosts normal.
 func (c *Config) resolveCredentialPaths() {
+	for i := range c.Upstreams {
+		if te := c.Upstreams[i].TokenExchange; te != nil {
+			te.ClientSecret.File = c.rel(te.ClientSecret.File)
+		}
+	}
 	for i := range c.Credentials {
 		c.Credentials[i].Secret.File = c.rel(c.Credentials[i].Secret.File)
 		if h := c.Credentials[i].Header; h != nil {
@@ -95,13 +106,10 @@ func (c *Config) resolveCredentialPaths() {
 func (c *Config) checkCredentials() error {
 	seen := map[string]bool{}
 	for i, cr := range c.Credentials {
-		at := func(field string, err error) error {
-			return c.at(fmt.Sprintf("$.credentials[%d]%s", i, field), err)
+		at := c.itemAt("$.credentials", i)
+		if err := checkName(seen, nameRE, "id", cr.ID); err != nil {
+			return at(".id", err)
 		}
-		if !nameRE.MatchString(cr.ID) || seen[cr.ID] {
-			return at(".id", fmt.Errorf("id %q must match %s and be unique: %w", cr.ID, nameRE, ErrInvalid))
-		}
-		seen[cr.ID] = true
 		if (cr.Secret.Env == "") == (cr.Secret.File == "") {
 			return at(".secret", fmt.Errorf("exactly one of env and file: %w", ErrInvalid))
 		}
@@ -123,7 +131,7 @@ func (c *Config) checkCredentials() error {
 			return err
 		}
 	}
-	return nil
+	return c.checkUpstreamCredentials()
 }
 
 func (c *Config) checkCredentialHeader(h *CredentialHeader, at func(string, error) error) error {
@@ -136,8 +144,8 @@ func (c *Config) checkCredentialHeader(h *CredentialHeader, at func(string, erro
 	if strings.Count(h.Value, SecretPlaceholder) != 1 || strings.ContainsFunc(h.Value, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return at(".header.value", fmt.Errorf("the template must hold %s exactly once and no control characters: %w", SecretPlaceholder, ErrInvalid))
 	}
-	if len(h.Hosts) == 0 {
-		return at(".header.hosts", fmt.Errorf("at least one host: %w", ErrInvalid))
+	if len(h.Hosts) == 0 && len(h.Upstreams) == 0 {
+		return at(".header.hosts", fmt.Errorf("at least one host or upstream: %w", ErrInvalid))
 	}
 	for j, host := range h.Hosts {
 		if _, err := CredentialHost(host); err != nil || strings.ContainsAny(host, "*/@") {
@@ -154,8 +162,8 @@ func (c *Config) checkCredentialEnv(e *CredentialEnv, at func(string, error) err
 	if !envNameRE.MatchString(e.Name) || reservedEnv(e.Name) {
 		return at(".env.name", fmt.Errorf("%q is not a variable a credential may set: %w", e.Name, ErrInvalid))
 	}
-	if len(e.Pipelines) == 0 {
-		return at(".env.pipelines", fmt.Errorf("at least one pipeline: %w", ErrInvalid))
+	if len(e.Pipelines) == 0 && len(e.Upstreams) == 0 {
+		return at(".env.pipelines", fmt.Errorf("at least one pipeline or upstream: %w", ErrInvalid))
 	}
 	for j, p := range e.Pipelines {
 		pl, ok := c.Pipeline(p)

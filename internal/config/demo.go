@@ -34,8 +34,13 @@ func Demo(dir string) (*Config, error) {
 		if err != nil {
 			return err
 		}
-		// Pool files are written read-only: the demo pools are sources, not scratch space.
-		return os.WriteFile(target, data, 0o444)
+		// Pool files are read-only (the demo pools are sources, not
+		// scratch space) and readable by all: the pipeline sandbox's user
+		// reads them, so a umask of 077 must not cut them to 0400.
+		if err := os.WriteFile(target, data, 0o444); err != nil {
+			return err
+		}
+		return os.Chmod(target, 0o444)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("writing demo pools: %w", err)

@@ -68,10 +68,9 @@ func (c *Config) checkNotify() error {
 	seen := map[string]bool{}
 	for i, h := range c.Notify.Commands {
 		at := fmt.Sprintf("$.notifications.commands[%d]", i)
-		if !UpstreamIDRE.MatchString(h.ID) || seen[h.ID] {
-			return c.at(at+".id", fmt.Errorf("command hook id %q (want %s, unique): %w", h.ID, UpstreamIDRE, ErrInvalid))
+		if err := checkName(seen, UpstreamIDRE, "command hook id", h.ID); err != nil {
+			return c.at(at+".id", err)
 		}
-		seen[h.ID] = true
 		if err := checkHookArgv(h.Argv); err != nil {
 			return c.at(at+".argv", fmt.Errorf("command hook %q: %w", h.ID, err))
 		}

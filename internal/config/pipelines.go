@@ -54,13 +54,10 @@ var ArgvToken = regexp.MustCompile(`\{(?:out|tmp|pool\.[a-z0-9][a-z0-9_.-]{0,63}
 func (c *Config) checkPipelines(pools map[string]bool) error {
 	seen := map[string]bool{}
 	for i, p := range c.Pipelines {
-		at := func(field string, err error) error {
-			return c.at(fmt.Sprintf("$.pipelines[%d]%s", i, field), err)
+		at := c.itemAt("$.pipelines", i)
+		if err := checkName(seen, nameRE, "pipeline name", p.Name); err != nil {
+			return at(".name", err)
 		}
-		if !nameRE.MatchString(p.Name) || seen[p.Name] {
-			return at(".name", fmt.Errorf("pipeline name %q must match %s and be unique: %w", p.Name, nameRE, ErrInvalid))
-		}
-		seen[p.Name] = true
 		if len(p.Argv) == 0 || p.Argv[0] == "" {
 			return at(".argv", fmt.Errorf("argv needs a command: %w", ErrInvalid))
 		}

@@ -39,6 +39,9 @@ type Upstream struct {
 	URL string `json:"url,omitempty" jsonschema:"description=A streamable HTTP MCP server (http or https URL). Reached with comm.fetch's protections: connect-time address checks (comm.fetch.allow_private)\\, no proxy."`
 	// Headers are sent to an HTTP server with every request.
 	Headers map[string]TokenSource `json:"headers,omitempty" jsonschema:"description=HTTP headers for an HTTP server (e.g. Authorization)\\, each read from an env variable or a file. The agent's own token is never sent."`
+	// TokenExchange gets the connection's Authorization on the caller's
+	// behalf (credentials_upstream.go).
+	TokenExchange *TokenExchange `json:"token_exchange,omitempty" jsonschema:"description=OAuth 2.0 Token Exchange (RFC 8693): each call's Authorization is a token the provider issues for this upstream's audience in exchange for the calling agent's validated access token (on-behalf-of); the agent's own token is never sent. Needs transports.http.oauth."`
 	// Hosts a stdio server may reach through the egress proxy (see
 	// EgressHosts and package egress).
 	Hosts []string `json:"hosts,omitempty" jsonschema:"description=Hosts a stdio server may reach (host or host:port; exact names\\, no wildcards; a port-less entry means 443 for https and 80 for http). Only through Airlock's egress proxy (HTTPS_PROXY/HTTP_PROXY in its environment)\\, and only when the calling policy's network section also allows the host. Without hosts a stdio server has no network at all."`
@@ -47,6 +50,12 @@ type Upstream struct {
 	// sources.CheckReader); nil is public. Carried into the provenance
 	// labels of its answers.
 	Readers []string `json:"readers,omitempty" jsonschema:"minItems=1,maxItems=64,minLength=1,maxLength=256,description=Who may see what the upstream returns (principals\\, e-mail addresses or handles; free strings). Labels of its answers carry them so a policy can refuse to send the content to anyone else (provenance.NAME.readers\\, readable_by). Absent means public."`
+	// Warm sessions (issue 23; upstream_sessions.go).
+	Sessions                string `json:"sessions,omitempty" jsonschema:"enum=context,enum=principal,enum=shared,description=Who shares one warm session (a stdio server's process\\, an HTTP server's MCP session): context (default: one per runtime context)\\, principal (one per principal and role)\\, or shared (one for every caller of a policy; only with stateless: true)."`
+	Stateless               bool   `json:"stateless,omitempty" jsonschema:"description=The operator declares that the server keeps no state between calls that one caller could see of another's; required for sessions: shared."`
+	IdleTimeoutSeconds      int64  `json:"idle_timeout_seconds,omitempty" jsonschema:"minimum=0,description=Seconds a warm session may stay unused before it is stopped (default 300)."`
+	PinCheckIntervalSeconds int64  `json:"pin_check_interval_seconds,omitempty" jsonschema:"minimum=0,description=Seconds after which a warm session's tool list is listed again before the next call even without notifications/tools/list_changed (default 60)."`
+	PinCheck                string `json:"pin_check,omitempty" jsonschema:"enum=every_call,enum=announced,description=When a warm session's tools are listed again before a call: every_call (as a cold session: the strongest check\\, one more round trip per call; the default for url upstreams\\, whose notifications are not ordered with the calls) or announced (when the session starts\\, after the upstream sent notifications/tools/list_changed\\, after pin_check_interval_seconds\\, and every call if the upstream does not declare tools.listChanged; the default for command upstreams)."`
 	// Limits of one call.
 	TimeoutMS      int64 `json:"timeout_ms,omitempty" jsonschema:"minimum=0,description=Whole-call timeout: start\\, handshake\\, listing and the tool call (default 30000)."`
 	MaxResultBytes int64 `json:"max_result_bytes,omitempty" jsonschema:"minimum=0,description=Largest tool result accepted; a larger one is UPSTREAM_RESULT_TOO_LARGE (default 1048576)."`
@@ -98,9 +107,7 @@ func (c *Config) resolveUpstreamPaths() {
 func (c *Config) checkUpstreams() error {
 	seen := map[string]bool{}
 	for i, u := range c.Upstreams {
-		at := func(field string, err error) error {
-			return c.at(fmt.Sprintf("$.upstreams[%d]%s", i, field), err)
-		}
+		at := c.itemAt("$.upstreams", i)
 		if !UpstreamIDRE.MatchString(u.ID) {
 			return at(".id", fmt.Errorf("upstream id %q (want %s): %w", u.ID, UpstreamIDRE, ErrInvalid))
 		}

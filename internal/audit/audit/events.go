@@ -49,6 +49,8 @@ const (
 	KindUpstreamPin Kind = "upstream.pin"
 	// KindUpstreamEgress: one request of a sandboxed upstream through its egress proxy ([UpstreamEgress]).
 	KindUpstreamEgress Kind = "upstream.egress"
+	// KindUpstreamExited: a warm upstream's process ended by itself (a crash or a limit); the next call starts a new one ([UpstreamExited]).
+	KindUpstreamExited Kind = "upstream.exited"
 	// KindApprove: an operator approved a declared need ([Approve]).
 	KindApprove Kind = "operator.approve"
 	// KindDeny: an operator denied a declared need ([Deny]).
@@ -339,6 +341,29 @@ func UpstreamEgress(at time.Time, principal, upstreamID string, e Egress) *Recor
 		}
 	}
 	return r
+}
+
+// Exited is how a warm upstream's process ended: whose session it was
+// (the principal, "" for a shared one, and the scope: context:<id>,
+// principal:<name>:<role> or shared:<role>), its exit status and the last
+// lines of its stderr (bounded and scrubbed by its caller).
+type Exited struct {
+	Principal, Upstream, Scope, Status string
+	Stderr                             []string
+}
+
+// UpstreamExited records that a warm upstream's process ended by itself.
+func UpstreamExited(at time.Time, e Exited) *Record {
+	ctxID, _ := strings.CutPrefix(e.Scope, "context:")
+	if ctxID == e.Scope {
+		ctxID = ""
+	}
+	if e.Stderr == nil {
+		e.Stderr = []string{}
+	}
+	return &Record{Time: at, ContextID: ctxID, Principal: e.Principal, Transport: upstream, Capability: string(KindUpstreamExited),
+		Decision: allow, Outcome: OutcomeError, Reason: "upstream " + e.Upstream + " exited: " + e.Status, Error: e.Status,
+		Extra: jsonOf(map[string]any{"upstream": e.Upstream, "scope": e.Scope, "status": e.Status, "stderr": e.Stderr})}
 }
 
 // Approve records op approving declaration declarationID (of context

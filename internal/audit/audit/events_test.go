@@ -3,9 +3,7 @@ package audit_test
 import (
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,9 +11,8 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
+	"github.com/airlock-dev/airlock/internal/testkit/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the constructors")
 
 // at is the time of every event in the table: microsecond precision, as
 // the store keeps it.
@@ -101,6 +98,10 @@ func cases() []eventCase {
 		{"upstream-egress-refused", "UpstreamEgress", audit.UpstreamEgress(at, "alice", "github", audit.Egress{Method: "GET", Host: "169.254.169.254", Port: 80,
 			Code: violation.NetworkAccessAttempt, Err: errors.New("address not allowed")})},
 		{"upstream-egress-unreadable", "UpstreamEgress", audit.UpstreamEgress(at, "alice", "github", audit.Egress{Code: violation.MalformedMessage})},
+		{"upstream-exited", "UpstreamExited", audit.UpstreamExited(at, audit.Exited{Principal: "alice", Upstream: "memory", Scope: "context:ctx-1",
+			Status: "exit 3", Stderr: []string{"panic: out of cheese", "goroutine 1 [running]:"}})},
+		{"upstream-exited-shared", "UpstreamExited", audit.UpstreamExited(at, audit.Exited{Upstream: "clock", Scope: "shared:analyst",
+			Status: "signal SIGKILL (memory)"})},
 		{"approve", "Approve", audit.Approve(at, carol, "decl-1", "ctx-1", "looks right", nil)},
 		{"approve-failed", "Approve", audit.Approve(at, audit.Operator{Name: "carol", Transport: "cli"}, "decl-9", "", "", errX)},
 		{"deny", "Deny", audit.Deny(at, carol, "decl-1", "ctx-1", "not this week", nil)},
@@ -132,10 +133,10 @@ func cases() []eventCase {
 	}
 }
 
-// golden is how a record's canonical bytes are kept: a hex dump (the
+// goldenRecord is how a record's canonical bytes are kept: a hex dump (the
 // strings show in its right column), then the hash the record would carry
 // first in a chain.
-func golden(r *audit.Record) string {
+func goldenRecord(r *audit.Record) string {
 	c := *r
 	c.PrevHash = strings.Repeat("0", 64)
 	return fmt.Sprintf("%s %s %s\n%shash %s\n", c.Capability, c.Decision, c.Outcome, hex.Dump(c.Canonical()), c.ComputeHash())
@@ -153,21 +154,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("two cases named %s", c.name)
 			}
 			seen[c.name] = true
-			path := filepath.Join("testdata", c.name+".golden")
-			got := golden(c.rec)
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("canonical bytes of %s changed:\n got %s\nwant %s", c.name, got, want)
-			}
+			golden.Check(t, filepath.Join("testdata", c.name+".golden"), []byte(goldenRecord(c.rec)), "go test ./internal/audit/audit -run Golden -update")
 		})
 	}
 }

@@ -33,6 +33,10 @@ var (
 	ErrMCPTimeout = errors.New("upstream MCP server timed out")
 	// ErrMCPTooLarge: the upstream sent more than the session's byte cap.
 	ErrMCPTooLarge = errors.New("upstream MCP answer too large")
+	// ErrMCPSessionEnded: an HTTP upstream no longer knows the session
+	// (it answered 404): the request was not handled, and a new session
+	// may be initialized and the request sent again.
+	ErrMCPSessionEnded = errors.New("upstream MCP session ended by the server")
 )
 
 // MCPConn says how to reach one upstream MCP server: either URL (streamable
@@ -58,16 +62,39 @@ type MCPConn struct {
 	Out io.WriteCloser
 
 	// MaxBytes caps everything read from the upstream in this session
-	// (listing and answer): a hostile upstream cannot exhaust memory.
+	// (listing and answer): a hostile upstream cannot exhaust memory. A
+	// warm session's cap is per request ([MCPSession.Refill]).
 	MaxBytes int64
+
+	// OnNotify, if set, is called with the method of every notification
+	// the upstream sends (notifications/tools/list_changed), on the
+	// transport's reading goroutine: over stdio in the order the upstream
+	// wrote them, so one written before an answer is seen before the
+	// answer is returned.
+	OnNotify func(method string)
 }
 
 // MCPSession is one initialized connection to an upstream. Not safe for
 // concurrent use beyond what the transport allows; one call uses one.
 type MCPSession struct {
-	t      transport.Interface
-	budget *byteBudget
-	id     atomic.Int64
+	t           transport.Interface
+	budget      *byteBudget
+	max         int64
+	id          atomic.Int64
+	listChanged bool
+}
+
+// ListChanged reports whether the upstream declared, when the session
+// was initialized, that it announces changes of its tool list
+// (capabilities.tools.listChanged).
+func (s *MCPSession) ListChanged() bool { return s.listChanged }
+
+// Refill gives the session its whole byte cap again: a warm session's
+// cap bounds each request (its listing and answer), not its lifetime.
+func (s *MCPSession) Refill() {
+	s.budget.mu.Lock()
+	s.budget.left, s.budget.over = s.max, false
+	s.budget.mu.Unlock()
 }
 
 // mcpProtocolVersion is offered in initialize: the newest revision with the
@@ -95,12 +122,20 @@ func DialMCP(ctx context.Context, c MCPConn) (*MCPSession, error) {
 	default:
 		return nil, errors.New("comm: MCPConn needs a URL or In and Out")
 	}
-	s := &MCPSession{t: t, budget: b}
+	s := &MCPSession{t: t, budget: b, max: c.MaxBytes}
+	if c.OnNotify != nil {
+		t.SetNotificationHandler(func(n mcp.JSONRPCNotification) { c.OnNotify(n.Method) })
+	}
 	if err := t.Start(ctx); err != nil {
 		return nil, s.fail(ctx, "starting the connection", err)
 	}
 	var init struct {
 		ProtocolVersion string `json:"protocolVersion"`
+		Capabilities    struct {
+			Tools *struct {
+				ListChanged bool `json:"listChanged"`
+			} `json:"tools"`
+		} `json:"capabilities"`
 	}
 	params := map[string]any{
 		"protocolVersion": mcpProtocolVersion,
@@ -111,6 +146,7 @@ func DialMCP(ctx context.Context, c MCPConn) (*MCPSession, error) {
 		t.Close()
 		return nil, err
 	}
+	s.listChanged = init.Capabilities.Tools != nil && init.Capabilities.Tools.ListChanged
 	if hc, ok := t.(transport.HTTPConnection); ok && init.ProtocolVersion != "" {
 		hc.SetProtocolVersion(init.ProtocolVersion)
 	}
@@ -258,6 +294,8 @@ func (s *MCPSession) request(ctx context.Context, method string, params any, out
 // upstream being unavailable.
 func (s *MCPSession) fail(ctx context.Context, what string, err error) error {
 	switch {
+	case errors.Is(err, transport.ErrSessionTerminated):
+		return mcpErr(ErrMCPSessionEnded, "the upstream ended the session", err)
 	case s.budget.exceeded() || errors.Is(err, ErrMCPTooLarge):
 		return mcpErr(ErrMCPTooLarge, "the upstream sent more than max_result_bytes", err)
 	case errors.Is(context.Cause(ctx), ErrMCPTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrMCPTimeout):

@@ -63,14 +63,18 @@ type Options struct {
 	OnChange func(Change)
 	// Getenv reads environment variables (os.Getenv).
 	Getenv func(string) string
+	// Exchanger gets the tokens of upstreams with a token_exchange
+	// (ForUpstream); nil refuses their calls.
+	Exchanger Exchanger
 }
 
 // Set is the configured credentials. Safe for concurrent use; Reload
 // swaps the configuration under running calls.
 type Set struct {
-	creds    atomic.Pointer[[]config.Credential]
-	onChange func(Change)
-	getenv   func(string) string
+	creds     atomic.Pointer[[]config.Credential]
+	onChange  func(Change)
+	getenv    func(string) string
+	exchanger Exchanger
 
 	mu      sync.Mutex
 	revoked map[string]bool // last state seen per id (absent: never read)
@@ -82,7 +86,7 @@ func New(creds []config.Credential, opts *Options) *Set {
 	if opts != nil {
 		o = *opts
 	}
-	s := &Set{onChange: o.OnChange, getenv: o.Getenv, revoked: map[string]bool{}}
+	s := &Set{onChange: o.OnChange, getenv: o.Getenv, exchanger: o.Exchanger, revoked: map[string]bool{}}
 	if s.getenv == nil {
 		s.getenv = os.Getenv
 	}

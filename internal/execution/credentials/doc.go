@@ -7,7 +7,10 @@
 // calls may use it, and where it is injected: an HTTP header on comm.fetch
 // requests to named hosts ([Set.ForHosts], used inside comm's request loop
 // for each hop on its own), and/or an environment variable of named
-// pipelines ([Set.PipelineEnv], put into the sandbox spec).
+// pipelines ([Set.PipelineEnv], put into the sandbox spec); and on the
+// calls to named upstreams, as a header or a stdio upstream's variable,
+// with an upstream's token exchange obtained through the runner's
+// [Exchanger] ([Set.ForUpstream], issue 23 item 3).
 //
 // Invariants:
 //

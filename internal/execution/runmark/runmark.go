@@ -24,10 +24,6 @@
 //     dying between its action and its record does.
 //   - A mark not yet on the disk when the power went (it is not fsynced)
 //     is not found; a SIGKILL loses nothing (the page cache survives).
-//   - When the runs directory had to fall back outside the state
-//     directory (pipelinehost.ReachableDir), the marks stay in the state
-//     directory but the workspace they would clean is in a temporary
-//     directory the next start does not know; the run is still recorded.
 //   - Marks are per host: flock does not reach across machines sharing a
 //     state directory over a network file system.
 package runmark

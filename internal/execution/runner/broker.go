@@ -12,7 +12,6 @@ import (
 	"github.com/airlock-dev/airlock/internal/execution/comm"
 	"github.com/airlock-dev/airlock/internal/execution/credentials"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
-	"github.com/airlock-dev/airlock/internal/execution/upstream"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/limits"
 	"github.com/airlock-dev/airlock/internal/policy/policy"
@@ -170,9 +169,7 @@ func (b *sessionBroker) Execute(ctx context.Context, need declarations.Need) (*t
 		return &toolkit.External{Text: t.Text(), Source: "db:" + need.Parameters.Source, ContentType: "text/tab-separated-values",
 			RetrievedAt: b.s.r.now().UTC(), Truncated: t.Truncated, Details: map[string]any{"rows": len(t.Rows), "columns": t.Columns}}, nil
 	case declarations.OpMCP:
-		// The policy rides in ctx to a stdio upstream's egress proxy
-		// (package upstream): its network section judges every host.
-		return b.s.r.callUpstream(upstream.WithCaller(ctx, b.s.principal, b.policy), b.s.principal, b.policy, need)
+		return b.s.r.callUpstream(ctx, b.s, b.policy, need)
 	default:
 		return nil, violation.New(violation.InvalidArguments, "unknown operation %q", need.Operation)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/execution/credentials"
+	"github.com/airlock-dev/airlock/internal/execution/tokenexchange"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 )
 
@@ -14,7 +15,7 @@ import (
 // every revocation and restoration by id (never the value).
 
 func (r *Runner) newCredentials() *credentials.Set {
-	return credentials.New(r.Config().Credentials, &credentials.Options{OnChange: r.recordCredentialChange})
+	return credentials.New(r.Config().Credentials, &credentials.Options{OnChange: r.recordCredentialChange, Exchanger: tokenexchange.New(nil)})
 }
 
 // recordCredentialChange audits a credential becoming unusable (its file

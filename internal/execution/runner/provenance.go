@@ -80,7 +80,7 @@ func (c *call) saw(p *toolkit.Provenance, text, attributionID string, audit map[
 // readersOf is who may see content of provenance p: a pool's page (and a
 // pipeline's output) carries the readers the tool took from the pool's
 // configuration; an upstream's answer those of the configured upstream,
-// looked up here from the source the runner itself wrote (MCPSource).
+// looked up here from the source the runner itself wrote (upstream.Source).
 // Both when they apply meet; nil is public.
 func (c *call) readersOf(p *toolkit.Provenance) []string {
 	readers := p.Readers

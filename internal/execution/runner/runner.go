@@ -124,9 +124,9 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 		return nil, err
 	}
 	r.gen.Store(&generation{cfg: cfg, policies: policies, catalogs: &catalog.Cache{}})
-	// 0711: the sandbox user must traverse to the run workspaces and the
-	// demo pools beneath; nobody else may list it, and the store is 0600.
-	if err := os.MkdirAll(stateDir, 0o711); err != nil {
+	// 0700: only the server enters it; the sandbox binds what a run reads
+	// as root (pipelinehost). The store is 0600.
+	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating state dir: %w", err)
 	}
 	// One instance id names this process in its witness checkpoints and
@@ -176,7 +176,7 @@ func New(cfg *config.Config, stateDir string, opts *Options) (*Runner, error) {
 	})
 	r.pipelines = pipelinehost.New(cfg, stateDir, &pipelinehost.Options{SandboxTrampoline: opts.SandboxTrampoline, Metrics: opts.Metrics}, r.log)
 	pipelinehost.Recover(context.Background(), stateDir, r.db, r.now, r.log) // runs an earlier process left unfinished
-	r.upstreams = upstream.New(r.db, &upstream.Options{Logger: r.log, Now: r.now, SandboxTrampoline: opts.SandboxTrampoline, EgressResolver: opts.EgressResolver})
+	r.upstreams = upstream.New(r.db, &upstream.Options{Logger: r.log, Now: r.now, SandboxTrampoline: opts.SandboxTrampoline, EgressResolver: opts.EgressResolver, Metrics: opts.Metrics})
 	for _, t := range tools.All() {
 		r.tools[t.Name] = t
 		r.order = append(r.order, t.Name)
@@ -202,6 +202,7 @@ func (r *Runner) Close() error {
 	r.closeOnce.Do(func() {
 		close(r.stop)
 		r.broker.close()
+		r.upstreams.Close()
 		r.notifier.Close()
 		r.closeErr = errors.Join(r.pools.Close(), r.closeStore())
 	})

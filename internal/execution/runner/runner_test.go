@@ -2,9 +2,7 @@ package runner
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +16,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
+	"github.com/airlock-dev/airlock/internal/testkit/testpool"
 	"github.com/airlock-dev/airlock/phasegate"
 	"github.com/airlock-dev/airlock/store"
 )
@@ -41,18 +40,8 @@ func newRunner(t testing.TB, opts *Options) (*Runner, string) {
 func newRunnerWith(t testing.TB, yaml string, opts *Options) (*Runner, string) {
 	t.Helper()
 	dir := t.TempDir()
-	pool := filepath.Join(dir, "pool")
-	if err := os.MkdirAll(pool, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	content := strings.Repeat("é", 100) // 200 bytes, multi-byte runes
-	if err := os.WriteFile(filepath.Join(pool, "long.txt"), []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256([]byte(content))
-	if err := os.WriteFile(filepath.Join(pool, "SHA256SUMS"), []byte(hex.EncodeToString(sum[:])+"  long.txt\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// long.txt: 200 bytes, multi-byte runes
+	testpool.Write(t, filepath.Join(dir, "pool"), map[string]string{"long.txt": strings.Repeat("é", 100)})
 	cfg, err := config.Parse("test.yaml", []byte(yaml), dir)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 	"github.com/airlock-dev/airlock/internal/execution/upstream"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
-	"github.com/airlock-dev/airlock/internal/policy/pinning"
 	"github.com/airlock-dev/airlock/internal/policy/policy"
 )
 
@@ -30,14 +29,14 @@ func (p *upstreamPins) Check(ctx context.Context, upstream, tool string, args js
 	return r.upstreams.Check(ctx, r.Config(), p.c.policy, p.c.rec, upstream, tool, args)
 }
 
-// callUpstream performs an approved comm.mcp need: connect, list the tools
-// again (a rug pull between the approval and now is caught here, recorded,
-// and blocks the call), check that the listed definition is still the one
-// the need was checked against, call, and return the answer as untrusted
-// content attributed to the upstream, the tool and the pinned digest.
-func (r *Runner) callUpstream(ctx context.Context, principal string, pol *policy.Policy, need declarations.Need) (*toolkit.External, error) {
-	cfg := r.Config()
-	p := need.Parameters
+// callUpstream performs an approved comm.mcp need on the warm session of
+// the caller's key (upstream.Connector.Call: listed again when a rug pull
+// may have happened since, checked against the digest the need was checked
+// against), with the role's brokered credentials (credentials.Set.
+// ForUpstream; scrubbed from all it reads back), and returns the answer as
+// untrusted content attributed to the upstream, the tool and the digest.
+func (r *Runner) callUpstream(ctx context.Context, s *Session, pol *policy.Policy, need declarations.Need) (*toolkit.External, error) {
+	cfg, p := r.Config(), need.Parameters
 	up, ok := cfg.Upstream(p.Upstream)
 	if !ok {
 		return nil, violation.New(violation.UpstreamUnavailable, "no upstream %q is configured", p.Upstream)
@@ -51,25 +50,14 @@ func (r *Runner) callUpstream(ctx context.Context, principal string, pol *policy
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, upstream.Timeout(up), comm.ErrMCPTimeout)
 	defer cancel()
-	s, err := r.upstreams.Dial(ctx, cfg, up, pol)
+	creds, err := r.creds.ForUpstream(ctx, s.role, up)
+	if err != nil {
+		return nil, upstream.CredentialViolation(up.ID, err)
+	}
+	res, err := r.upstreams.Call(ctx, cfg, up, upstream.Caller{Principal: s.principal, Role: s.role, Context: s.contextID, Policy: pol,
+		Extra: &upstream.Extra{Headers: creds.Headers, Env: creds.Env, Scrub: creds.Scrubber.String}}, p.Tool, p.Arguments, digest)
 	if err != nil {
 		return nil, err
-	}
-	defer s.Close()
-	pins, err := r.upstreams.Observe(ctx, s, up, principal)
-	if err != nil {
-		return nil, err
-	}
-	pin := pins[p.Tool]
-	switch {
-	case pin == nil || pin.State == pinning.Removed:
-		return nil, violation.New(violation.UpstreamNotApproved, "upstream %q no longer lists tool %q", p.Upstream, p.Tool)
-	case pin.State == pinning.Changed || !pin.Usable() || pin.ApprovedDigest != digest:
-		return nil, violation.New(violation.UpstreamChanged, "tool %q of upstream %q changed since it was approved; it is blocked until an operator reviews the change", p.Tool, p.Upstream)
-	}
-	res, err := s.CallTool(ctx, p.Tool, p.Arguments)
-	if err != nil {
-		return nil, comm.MCPViolation(p.Upstream, err)
 	}
 	if int64(len(res.Text)) > up.MaxResultBytes {
 		return nil, violation.New(violation.UpstreamResultTooLarge, "upstream %q: the answer of %q has %d bytes, more than max_result_bytes (%d)", p.Upstream, p.Tool, len(res.Text), up.MaxResultBytes)
@@ -78,13 +66,6 @@ func (r *Runner) callUpstream(ctx context.Context, principal string, pol *policy
 	if res.IsError {
 		details["code"] = string(violation.UpstreamError)
 	}
-	return &toolkit.External{Text: res.Text, Source: MCPSource(p.Upstream, p.Tool, digest), ContentType: "text/plain",
-		RetrievedAt: r.now().UTC(), Details: details}, nil
-}
-
-// MCPSource is the attributed source of an upstream tool's answer: the
-// upstream, the tool and the pinned definition's digest, covered by the
-// attribution's signature.
-func MCPSource(upstream, tool, digest string) string {
-	return "mcp://" + upstream + "/" + tool + "?pin=sha256:" + digest
+	return &toolkit.External{Text: res.Text, Source: upstream.Source(p.Upstream, p.Tool, digest), ContentType: "text/plain",
+		RetrievedAt: r.now().UTC(), Details: details, Scrub: creds.Scrubber.String}, nil
 }

@@ -46,9 +46,13 @@
 //     namespaces, Landlock scoping), but RLIMIT_NPROC is per uid and host
 //     wide, so it is only a backstop; the pids cgroup is the real limit.
 //   - Pool files must be readable by that uid under ordinary permissions
-//     (mode o+r); they are bound by root, so their directories need not be
-//     traversable by it. Pool files are bound live: a file rewritten in
-//     place after the server's hash check is read as rewritten — which is
+//     (mode o+r, or an ACL); they are bound by root before the uid drop, so
+//     their directories need not be traversable by it (a pool in a 0700
+//     home: TestPoolUnderPrivateDir). A bind keeps the file's owner and
+//     mode, so a file the uid cannot read refuses the run before the
+//     pipeline starts ([ErrPoolUnreadable], TestPoolFileUnreadable). Pool
+//     files are bound live: a file rewritten in place after the server's
+//     hash check is read as rewritten — which is
 //     why run_pipeline checks the files again once the run has ended and
 //     publishes nothing if one changed (sources.Context.VerifyUnchanged).
 //   - Disk use is bounded by the run's tmpfs (Limits.DiskBytes) and per

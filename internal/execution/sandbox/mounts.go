@@ -342,6 +342,27 @@ func bindPoolFile(fd int, base, id, name string) error {
 	return attach(tree, base+"/"+name, false, roAttrs)
 }
 
+// poolsReadable runs in the trampoline after the uid drop, before Landlock:
+// every bound pool file must be readable by the pipeline's uid. Root bound
+// it, so the directories above it on the host need not be traversable by
+// that uid (a pool in a 0700 home: TestPoolUnderPrivateDir), but the bind
+// keeps the file's own owner, mode and ACL: root's bind widens what paths
+// lead to a file, never who may read it. A file the uid cannot read
+// refuses the run here, naming the pool and the file, rather than
+// surfacing as an EACCES somewhere in the pipeline's output
+// (TestPoolFileUnreadable). faccessat with the real ids, which the drop
+// set to the sandbox uid, asks the kernel itself: mode bits and ACLs.
+func poolsReadable(ws *wireSpec) error {
+	for _, p := range ws.Pools {
+		for _, name := range p.Files {
+			if err := unix.Faccessat(unix.AT_FDCWD, PoolMountDir+"/"+p.ID+"/"+name, unix.R_OK, 0); err != nil {
+				return fmt.Errorf("pool %s: file %q is not readable by the sandbox user (uid %d): %w", p.ID, name, ws.UID, err)
+			}
+		}
+	}
+	return nil
+}
+
 // pivotInto makes r the root and detaches the old one, so no host path
 // outside the binds resolves any more.
 func pivotInto(r string) error {

@@ -134,7 +134,7 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.execute(ctx, ws, lim, stdio{data: spec.Stdin, in: spec.StdinFile, out: spec.StdoutFile, loop: spec.Loopback}, spec.Collect)
+	res, err := s.execute(ctx, ws, lim, stdio{data: spec.Stdin, in: spec.StdinFile, out: spec.StdoutFile, errf: spec.StderrFile, loop: spec.Loopback}, spec.Collect)
 	if err == nil && res.KillReason == KillCanceled {
 		err = ctx.Err()
 	}
@@ -235,9 +235,9 @@ func mountPoints(ws *wireSpec) int {
 // handed over (Spec.StdinFile, Spec.StdoutFile), and the listener it may
 // connect to (Spec.Loopback).
 type stdio struct {
-	data    []byte
-	in, out *os.File
-	loop    *Loopback
+	data          []byte
+	in, out, errf *os.File
+	loop          *Loopback
 }
 
 func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin stdio, collect func(*os.Root) error) (*Result, error) {
@@ -379,6 +379,9 @@ func (s *Sandbox) start(lim Limits, stdin stdio, scratch *os.File) (*launch, err
 	}
 	if stdin.out != nil {
 		l.cmd.Stdout = stdin.out
+	}
+	if stdin.errf != nil {
+		l.cmd.Stderr = stdin.errf
 	}
 	err = l.cmd.Start()
 	specR.Close()

@@ -22,7 +22,17 @@ var (
 	// trampoline refused, or the program could not be executed); the
 	// error is a *SetupError.
 	ErrSetup = errors.New("sandbox setup failed")
+	// ErrPoolUnreadable means a manifest file of a pool is bound but not
+	// readable by the sandbox uid: root binds it wherever it lies, but a
+	// bind keeps the file's owner and mode (a 0600 file in a home
+	// directory). The error is a *SetupError at StagePoolAccess, whose Msg
+	// names the pool and the file by their sandbox names, never the host
+	// path.
+	ErrPoolUnreadable = errors.New("pool file not readable by the sandbox user")
 )
+
+// StagePoolAccess is the SetupError stage of ErrPoolUnreadable.
+const StagePoolAccess = "pool_access"
 
 // SetupError is a failure inside the trampoline, before or at execve.
 type SetupError struct {
@@ -35,8 +45,11 @@ func (e *SetupError) Error() string {
 	return fmt.Sprintf("sandbox setup failed at %s: %s", e.Stage, e.Msg)
 }
 
-// Is makes errors.Is(err, ErrSetup) true for every *SetupError.
-func (e *SetupError) Is(target error) bool { return target == ErrSetup }
+// Is makes errors.Is(err, ErrSetup) true for every *SetupError, and
+// errors.Is(err, ErrPoolUnreadable) for one at StagePoolAccess.
+func (e *SetupError) Is(target error) bool {
+	return target == ErrSetup || (target == ErrPoolUnreadable && e.Stage == StagePoolAccess)
+}
 
 // UnavailableError is New's refusal: why no sandbox can be built here,
 // with the report of every mechanism New checked (its self-test included
@@ -95,6 +108,12 @@ type Spec struct {
 	// with StdoutFile, Result.Stdout stays empty. The caller keeps and
 	// closes its own copies (after Run returns).
 	StdinFile, StdoutFile *os.File
+	// StderrFile, when set, is the process's stderr (a pipe's write end):
+	// a long-lived server's log is drained by its caller, which keeps
+	// what it needs (the last lines), instead of being captured here,
+	// where Limits.OutputBytes would cap, and a flood would kill, a server
+	// that logs a line per request. Result.Stderr then stays empty.
+	StderrFile *os.File
 	// Loopback, when set, is the run's one way out: the sandbox brings up
 	// the loopback interface of the run's (otherwise empty) network
 	// namespace, opens a TCP listener on 127.0.0.1:Loopback.Port inside

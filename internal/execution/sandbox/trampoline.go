@@ -80,8 +80,8 @@ func MaybeRunTrampoline() {
 //   - the new root (mounts.go), rlimits and the hostname need root, so they
 //     precede the uid drop; cap_last_cap is read before the new root hides
 //     /proc;
-//   - chdir follows the drop, so the working directory is checked with the
-//     pipeline's own permissions;
+//   - the pool files' readability and chdir follow the drop, so both are
+//     checked with the pipeline's own permissions;
 //   - no_new_privs precedes Landlock and seccomp, which require it;
 //   - seccomp is last because it denies calls the earlier steps make.
 func runTrampoline(status *os.File) (stage string, err error) {
@@ -123,6 +123,9 @@ func runTrampoline(status *os.File) (stage string, err error) {
 		return "uid_drop", err
 	}
 	mech = append(mech, fmt.Sprintf("uid_drop:%d:%d,no_groups,no_caps", ws.UID, ws.GID))
+	if err := poolsReadable(ws); err != nil {
+		return StagePoolAccess, err
+	}
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
 		return "pdeathsig", err
 	}

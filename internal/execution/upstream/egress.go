@@ -39,15 +39,18 @@ const egressPort = 3128
 type egressCaller struct {
 	principal string
 	policy    *policy.Policy
+	// inCall, when set, says whether a call is in flight on the warm
+	// session: its egress admits nothing between calls (warmcall.go).
+	inCall func() bool
 }
 
 type egressCallerKey struct{}
 
-// WithCaller marks ctx as a call by principal under p: a stdio upstream
+// withCaller marks ctx as a call by principal under p: a stdio upstream
 // dialled with it admits through its egress what p's network section
-// allows.
-func WithCaller(ctx context.Context, principal string, p *policy.Policy) context.Context {
-	return context.WithValue(ctx, egressCallerKey{}, egressCaller{principal: principal, policy: p})
+// allows, while inCall (if set) says a call is in flight.
+func withCaller(ctx context.Context, principal string, p *policy.Policy, inCall func() bool) context.Context {
+	return context.WithValue(ctx, egressCallerKey{}, egressCaller{principal: principal, policy: p, inCall: inCall})
 }
 
 // egressFor returns the sandbox listener and the environment of up's
@@ -91,6 +94,9 @@ func (u *Connector) egressFor(ctx context.Context, cfg *config.Config, up config
 		pol := caller.policy
 		ipRules = pol
 		opts.Check = func(scheme, host string, port int) error {
+			if caller.inCall != nil && !caller.inCall() {
+				return errNoCall
+			}
 			return pol.CheckURL(&url.URL{Scheme: scheme, Host: net.JoinHostPort(host, strconv.Itoa(port))})
 		}
 	}

@@ -33,7 +33,9 @@ import (
 	"github.com/airlock-dev/airlock/internal/execution/comm"
 	"github.com/airlock-dev/airlock/internal/execution/sandbox"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/execution/upstream/warm"
 	"github.com/airlock-dev/airlock/internal/kit/argschema"
+	"github.com/airlock-dev/airlock/internal/kit/metrics"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/pinning"
 	"github.com/airlock-dev/airlock/internal/policy/policy"
@@ -54,6 +56,9 @@ type Connector struct {
 	sbErr  error
 
 	schemas sync.Map // approved digest → *checker
+
+	pool  *warm.Pool // warm sessions (warmcall.go)
+	stats *stats     // per upstream, for status and metrics (status.go)
 }
 
 // Options configure a Connector; nil means defaults.
@@ -67,6 +72,8 @@ type Options struct {
 	// proxy connects to (default: the system's); tests map names to
 	// loopback with it.
 	EgressResolver comm.Resolver
+	// Metrics receives the upstreams' series (status.go); nil records none.
+	Metrics *metrics.Metrics
 }
 
 // New returns a connector whose pins, and the audit records of their
@@ -82,6 +89,7 @@ func New(db *store.DB, opts *Options) *Connector {
 	if u.now == nil {
 		u.now = time.Now
 	}
+	u.initWarm(opts)
 	return u
 }
 
@@ -103,6 +111,11 @@ const stdioGrace = 5 * time.Second
 type Session struct {
 	*comm.MCPSession
 	closeProc func()
+	extra     *Extra // brokered credentials (brokered.go); nil: none
+	// done is closed when a stdio upstream's process has ended and exit
+	// says how (nil for an HTTP upstream): warm.Conn's Done and Exit.
+	done <-chan struct{}
+	exit func() *warm.Exit
 }
 
 // Close ends the session and, for a stdio upstream, its process.
@@ -121,7 +134,15 @@ func (s *Session) Close() {
 // rules, when set, judges every address an HTTP upstream's connection
 // reaches (the calling policy's network section, as for comm.fetch); the
 // operator's review (`airlock upstreams review`) has no caller and passes nil.
-func (u *Connector) Dial(ctx context.Context, cfg *config.Config, up config.Upstream, rules comm.IPRules) (*Session, error) {
+//
+// extra, when set, is what this call's connection carries on the caller's
+// behalf (brokered.go): scrubbed from everything the session reads back.
+func (u *Connector) Dial(ctx context.Context, cfg *config.Config, up config.Upstream, rules comm.IPRules, extra *Extra) (*Session, error) {
+	return u.dial(ctx, cfg, up, rules, extra, dialOpts{})
+}
+
+// dial is Dial, for one call (o zero) or for a warm session (warmcall.go).
+func (u *Connector) dial(ctx context.Context, cfg *config.Config, up config.Upstream, rules comm.IPRules, extra *Extra, o dialOpts) (*Session, error) {
 	maxBytes := up.MaxResultBytes*2 + 1<<20 // the listing and the answer, JSON-encoded
 	if !up.Stdio() {
 		private, err := cfg.Comm.Fetch.PrivatePrefixes()
@@ -136,15 +157,16 @@ func (u *Connector) Dial(ctx context.Context, cfg *config.Config, up config.Upst
 			}
 			headers[name] = v
 		}
-		conn := comm.MCPConn{URL: up.URL, Headers: headers, AllowPrivate: private, MaxBytes: maxBytes}
+		extra.addHeaders(headers)
+		conn := comm.MCPConn{URL: up.URL, Headers: headers, AllowPrivate: private, MaxBytes: maxBytes, OnNotify: o.notify}
 		if rules != nil {
 			conn.Rules = rules
 		}
 		s, err := comm.DialMCP(ctx, conn)
 		if err != nil {
-			return nil, comm.MCPViolation(up.ID, err)
+			return nil, extra.ScrubError(comm.MCPViolation(up.ID, err))
 		}
-		return &Session{MCPSession: s}, nil
+		return &Session{MCPSession: s, extra: extra}, nil
 	}
 	sb, err := u.sandbox()
 	if err != nil {
@@ -164,22 +186,31 @@ func (u *Connector) Dial(ctx context.Context, cfg *config.Config, up config.Upst
 		inW.Close()
 		return nil, err
 	}
+	tail, errW, err := newStderrTail()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, err
+	}
 	loop, egressEnv, err := u.egressFor(ctx, cfg, up)
 	if err != nil {
 		inR.Close()
 		inW.Close()
 		outR.Close()
 		outW.Close()
+		errW.Close()
 		return nil, violation.Wrap(violation.UpstreamUnavailable, err, "upstream %q: its egress cannot be set up", up.ID)
 	}
 	// HOME and TMPDIR in its scratch directory, then its configured
 	// variables and its egress.
-	env = append(append([]string{"HOME=" + sandbox.TempDir, "TMPDIR=" + sandbox.TempDir}, env...), egressEnv...)
+	env = append(append(append([]string{"HOME=" + sandbox.TempDir, "TMPDIR=" + sandbox.TempDir}, env...), extra.env()...), egressEnv...)
 	mem := up.MemoryBytes
 	spec := sandbox.Spec{
 		Argv: up.Command, Env: env, ReadOnly: up.ReadOnly, Temp: true, Dir: sandbox.TempDir,
-		StdinFile: inR, StdoutFile: outW, Loopback: loop,
-		Limits: sandbox.Limits{Wall: time.Duration(up.TimeoutMS)*time.Millisecond + stdioGrace, MemoryBytes: mem, Procs: 64, OutputBytes: 64 << 10},
+		StdinFile: inR, StdoutFile: outW, StderrFile: errW, Loopback: loop,
+		Limits: sandbox.Limits{Wall: o.wall(up), MemoryBytes: mem, Procs: 64, OutputBytes: 64 << 10},
 	}
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
@@ -192,27 +223,31 @@ func (u *Connector) Dial(ctx context.Context, cfg *config.Config, up config.Upst
 		// client reads EOF instead of waiting.
 		inR.Close()
 		outW.Close()
+		errW.Close()
+		tail.wait()
 	}()
+	// Killed first, then its stdin closed: an end this side ordered is
+	// always the sandbox's "canceled", never the upstream's own exit (which
+	// exit reports as a crash).
 	closeProc := func() {
-		inW.Close()
 		stop()
+		inW.Close()
 		<-done
 		outR.Close()
 		if runErr != nil && !errors.Is(runErr, context.Canceled) {
 			u.log.Warn("upstream sandbox", "upstream", up.ID, "err", runErr)
-		} else if res != nil && len(res.Stderr) > 0 {
-			u.log.Debug("upstream stderr", "upstream", up.ID, "bytes", len(res.Stderr))
 		}
 	}
-	s, err := comm.DialMCP(ctx, comm.MCPConn{In: outR, Out: inW, MaxBytes: maxBytes})
+	exit := func() *warm.Exit { <-done; return exitOf(res, runErr, tail, spec.Env) }
+	s, err := comm.DialMCP(ctx, comm.MCPConn{In: outR, Out: inW, MaxBytes: maxBytes, OnNotify: o.notify})
 	if err != nil {
 		closeProc()
 		if runErr != nil && !errors.Is(runErr, context.Canceled) {
 			err = errors.Join(err, runErr)
 		}
-		return nil, comm.MCPViolation(up.ID, err)
+		return nil, extra.ScrubError(comm.MCPViolation(up.ID, err))
 	}
-	return &Session{MCPSession: s, closeProc: closeProc}, nil
+	return &Session{MCPSession: s, closeProc: closeProc, extra: extra, done: done, exit: exit}, nil
 }
 
 // Observe lists up's tools and brings the pins up to date in one store
@@ -455,7 +490,7 @@ func (u *Connector) Approved(ctx context.Context, cfg *config.Config) []toolkit.
 func (u *Connector) Review(ctx context.Context, cfg *config.Config, up config.Upstream, by string) error {
 	ctx, cancel := context.WithTimeout(ctx, Timeout(up))
 	defer cancel()
-	s, err := u.Dial(ctx, cfg, up, nil)
+	s, err := u.Dial(ctx, cfg, up, nil, nil)
 	if err != nil {
 		return err
 	}

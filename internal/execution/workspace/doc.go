@@ -34,9 +34,9 @@
 //     during collection is refused, not followed.
 //   - A declared output that is hard-linked (link count > 1) is refused,
 //     even when both names are declared outputs.
-//   - The pipeline must be able to traverse baseDir (the run directory is
-//     created 0711); out/ and tmp/ are handed to the sandbox uid by the
-//     sandbox, not here.
+//   - Only the server enters baseDir: a pipeline writes to its run's tmpfs
+//     and never sees a host path, so baseDir may lie in a private (0700)
+//     state directory (issue 24 item 11).
 //   - Output sizes are bounded by the sandbox's disk quota and RLIMIT_FSIZE,
 //     not here.
 package workspace

@@ -94,8 +94,8 @@ func Create(baseDir, runID string, outputs []string, allowTemp bool) (*Workspace
 	}
 	w.outputs = slices.Sorted(maps.Keys(w.declared))
 
-	// 0711: the sandbox uid may pass through to out/ and tmp/ but cannot
-	// list the base or the run directory.
+	// 0711: nobody else may list the base or the run directory (a pipeline
+	// writes to its tmpfs and never enters them).
 	if err := os.MkdirAll(baseDir, 0o711); err != nil {
 		return nil, fmt.Errorf("creating workspace base: %w", err)
 	}

@@ -42,6 +42,7 @@ type Metrics struct {
 	sandboxLimit *prometheus.CounterVec
 	approvalWait *prometheus.HistogramVec
 	notices      *prometheus.CounterVec
+	upstreams    *upstreamSeries // upstreams.go
 }
 
 // approvalBuckets span a person answering at once (seconds) to a need
@@ -92,6 +93,7 @@ func New() *Metrics {
 		Name: "airlock_notifications_total", Help: "Notification deliveries by sink (webhook, command) and outcome: delivered, failed (every attempt failed), timeout (the last attempt ran out of time; a command hook was killed), dropped (the sink's queue was full).",
 	}, []string{"sink", "outcome"})
 	m.reg.MustRegister(m.notices)
+	m.registerUpstreams()
 	m.reg.MustRegister(m.calls, m.approvalWait, m.callSeconds, m.stepSeconds, m.auditSeconds, m.auditGroup, m.auditFailed,
 		m.sandboxRuns, m.sandboxLimit,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -22,3 +22,15 @@ func TestMarshal(t *testing.T) {
 		})
 	}
 }
+
+// TestPlain: compact, no HTML escaping, no trailing newline; a value that
+// cannot be encoded is an error.
+func TestPlain(t *testing.T) {
+	got, err := Plain(map[string]any{"b": "<b>&amp;</b>", "a": []int{1, 2}})
+	if err != nil || string(got) != `{"a":[1,2],"b":"<b>&amp;</b>"}` {
+		t.Errorf("Plain = %s, %v", got, err)
+	}
+	if _, err := Plain(make(chan int)); err == nil {
+		t.Error("Plain of a channel: no error")
+	}
+}

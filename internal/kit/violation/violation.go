@@ -93,6 +93,11 @@ const (
 	UpstreamChanged        Code = "UPSTREAM_DEFINITION_CHANGED"      // the upstream lists the tool differently from the approved pin (rug pull)
 	UpstreamArguments      Code = "UPSTREAM_ARGUMENTS_INVALID"       // the arguments do not satisfy the pinned input schema
 	UpstreamError          Code = "UPSTREAM_ERROR"                   // the upstream answered with an error; its text comes back fenced
+	// Brokered upstream credentials (issue 23 item 3): a configured secret
+	// is revoked or invalid; a token exchange was refused by the provider,
+	// the caller's token expired, or the caller has no token to exchange.
+	UpstreamCredential    Code = "UPSTREAM_CREDENTIAL_UNAVAILABLE"
+	UpstreamTokenExchange Code = "UPSTREAM_TOKEN_EXCHANGE_REFUSED"
 )
 
 // Error is a refusal the agent may see: Code and Message are public, Err is

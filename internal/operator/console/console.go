@@ -187,6 +187,7 @@ func (c *Console) routes() {
 	m.Handle("GET "+Path+"/upstreams", c.authed(c.upstreamsPage))
 	m.Handle("POST "+Path+"/upstreams/refresh", c.authed(c.refreshUpstreams))
 	m.Handle("POST "+Path+"/upstreams/approve", c.authed(c.approveUpstream))
+	m.Handle("POST "+Path+"/upstreams/approve-all", c.authed(c.approveUpstreamSet))
 	m.Handle("GET "+Path+"/kill", c.authed(c.killPage))
 	m.Handle("POST "+Path+"/kill", c.authed(c.setKill))
 	c.mux = m
@@ -341,6 +342,7 @@ var messages = map[string]string{
 	"released": "Kill switch released.",
 	"phase":    "Phase changed: in force from the context's next call.",
 	"upstream": "Approved: calls may use that definition now; declare_need's catalog lists it from the next tools/list.",
+	"set":      "Approved every reviewed definition the review does not flag: calls may use them now; declare_need's catalog lists them from the next tools/list.",
 }
 
 // publicError is what the admin is shown for an operator error: the
@@ -362,6 +364,10 @@ func (c *Console) publicError(err error) (int, string) {
 		return http.StatusConflict, "A child context cannot be put in execution while its parent is in planning."
 	case errors.Is(err, phasegate.ErrUnknownPhase):
 		return http.StatusBadRequest, "The phase is planning or execution."
+	case errors.As(err, new(*pinning.SetChangedError)):
+		return http.StatusConflict, "The upstream's tools changed since this page showed them (" + strings.Join(setChanges(err), "; ") + "): nothing was approved. Review what is listed now."
+	case errors.Is(err, pinning.ErrNothingToApprove):
+		return http.StatusConflict, "Nothing in this set waits for an approval the review does not flag: nothing was approved."
 	case errors.Is(err, pinning.ErrStale):
 		return http.StatusConflict, "That tool's definition changed since this page showed it: nothing was approved. Review the definition listed now."
 	case errors.Is(err, pinning.ErrOverrideRequired):

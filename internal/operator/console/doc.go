@@ -44,6 +44,11 @@
 //     one is approved only with the override box and a reason, or with a
 //     description of the operator's own (issue 25,
 //     TestConsoleUpstreamsOverride).
+//     "Approve all reviewed" (issue 23 item 4) carries every waiting
+//     definition the page showed and approves, through
+//     API.ApproveUpstreamSet, those the review does not flag — or nothing,
+//     if the waiting set changed since the render
+//     (TestConsoleUpstreamsApproveAll).
 //
 // Limits: sessions live in the memory of the instance that issued them
 // (behind a load balancer, pin the console to one instance, or log in on

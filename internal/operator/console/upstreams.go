@@ -29,6 +29,13 @@ type upstreamGroup struct {
 	Where       string // the URL, or the command's program
 	Configured  bool   // false: pins of an upstream no longer configured
 	Tools       []upstreamTool
+	// Waiting are the definitions the "approve all reviewed" form
+	// carries (upstreams_set.go); Unflagged of them would be approved.
+	Waiting   []upstreamTool
+	Unflagged int
+	// Health is the upstream's warm sessions (upstream_health.go); nil:
+	// none reported.
+	Health *upstreamHealth
 }
 
 // upstreamTool is one pin as the review shows it: every text an upstream
@@ -110,9 +117,12 @@ func (c *Console) upstreams(r *http.Request) (upstreamsData, error) {
 		}
 		g.Tools = append(g.Tools, reviewRow(pin))
 	}
+	c.addHealth(r.Context(), byID)
 	var d upstreamsData
 	for _, id := range order {
-		d.Groups = append(d.Groups, *byID[id])
+		g := byID[id]
+		g.Waiting, g.Unflagged = reviewedSet(g.Tools)
+		d.Groups = append(d.Groups, *g)
 	}
 	return d, nil
 }
@@ -275,13 +285,7 @@ func (c *Console) approveUpstream(w http.ResponseWriter, r *http.Request, s *ses
 		_, err = c.op.ApproveUpstreamToolAs(r.Context(), upstream, tool, digest, s.principal, why, approvalOf(f))
 	}
 	if err != nil {
-		status, msg := c.publicError(err)
-		p := newPage(s, "upstreams", "Upstream tools", r)
-		if data, derr := c.upstreams(r); derr == nil {
-			p.Data = data
-		}
-		p.Error = msg
-		c.render(w, status, "upstreams", p)
+		c.refusedApproval(w, r, s, err)
 		return
 	}
 	http.Redirect(w, r, Path+"/upstreams?done=upstream", http.StatusSeeOther)

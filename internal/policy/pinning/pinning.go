@@ -107,6 +107,10 @@ type Pin struct {
 	// the approved digest (ApproveReviewed), kept by the store beside the
 	// pin, not in it.
 	Decision *Decision `json:"-"`
+	// Reviewed is the definition the operator's last review showed
+	// (MarkReviewed): what `airlock upstreams approve UPSTREAM --all`
+	// approves, and only while it is still the one listed (SetChanges).
+	Reviewed *Reviewed `json:"reviewed,omitempty"`
 }
 
 // Usable reports whether calls to the tool may go ahead: approved, and

@@ -13,6 +13,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 )
 
 // Suite is one exported AgentDojo suite (testdata/agentdojo/*.json).
@@ -226,11 +228,6 @@ func canonicalJSON(raw []byte) (string, error) {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return "", err
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return "", err
-	}
-	return strings.TrimSuffix(buf.String(), "\n"), nil
+	b, err := rawjson.Plain(v)
+	return string(b), err
 }

@@ -26,11 +26,12 @@ type scale struct {
 	sessions     int
 	stdioCalls   int // per side and round
 	pipelineRuns int // per side and round
+	pagedBytes   int // the paged read's file
 }
 
 var (
-	full  = scale{rounds: 3, window: 2 * time.Second, clients: []int{1, 8, 32, 128}, sessions: 1000, stdioCalls: 1000, pipelineRuns: 40}
-	smoke = scale{rounds: 1, window: 150 * time.Millisecond, clients: []int{1, 4}, sessions: 20, stdioCalls: 20, pipelineRuns: 2}
+	full  = scale{rounds: 3, window: 2 * time.Second, clients: []int{1, 8, 32, 128}, sessions: 1000, stdioCalls: 1000, pipelineRuns: 40, pagedBytes: 100 << 20}
+	smoke = scale{rounds: 1, window: 150 * time.Millisecond, clients: []int{1, 4}, sessions: 20, stdioCalls: 20, pipelineRuns: 2, pagedBytes: 1 << 20}
 )
 
 // BenchmarkPeersHTTP: governed read_pool_file over streamable HTTP against

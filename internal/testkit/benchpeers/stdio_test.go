@@ -35,42 +35,58 @@ func peersStdio(tb testing.TB, sc scale, metric func(float64, string)) {
 	fx := newFixture(tb)
 	type side struct {
 		c   *client.Client
+		pid int
 		req mcp.CallToolRequest
 	}
 	fsReq := mcp.CallToolRequest{}
 	fsReq.Params.Name = "read_text_file"
 	fsReq.Params.Arguments = map[string]any{"path": fx.file}
-	all := map[string]side{"filesystem": {stdioClient(tb, nil, fsServer, filepath.Dir(fx.file)), fsReq}}
+	fsc, fsPid := stdioClient(tb, nil, fsServer, filepath.Dir(fx.file))
+	all := map[string]side{"filesystem": {fsc, fsPid, fsReq}}
 	for name, bin := range airlockBins(tb) {
-		all[name] = side{stdioClient(tb, nil, bin, "serve", "--config", fx.cfg, "--state", tb.TempDir()), readReq()}
+		c, pid := stdioClient(tb, nil, bin, "serve", "--config", fx.cfg, "--state", tb.TempDir())
+		all[name] = side{c, pid, readReq()}
 	}
 	var names []string
 	for n, s := range all {
 		names = append(names, n)
 		callsPerSecond(tb, s.c, s.req, sc.stdioCalls/10+1) // warm up
 	}
-	figures := map[string][]float64{}
+	figures, cpu := map[string][]float64{}, map[string][]float64{}
 	for r := range sc.rounds {
 		for _, n := range sides(names, r) {
+			cpu0 := cpuTime(tb, all[n].pid)
 			figures[n] = append(figures[n], callsPerSecond(tb, all[n].c, all[n].req, sc.stdioCalls))
+			cpu[n] = append(cpu[n], float64((cpuTime(tb, all[n].pid)-cpu0).Microseconds())/float64(sc.stdioCalls))
 		}
 	}
 	ratios := report(tb, fmt.Sprintf("stdio read calls=%d", sc.stdioCalls), "calls/s", "filesystem", "/", figures,
+		func(side, base float64) float64 { return side / base })
+	// The server's CPU per call (from /proc, 10 ms ticks) is steadier than
+	// calls/s on a loaded machine.
+	report(tb, fmt.Sprintf("stdio server-cpu calls=%d", sc.stdioCalls), "µs/call", "filesystem", "/", cpu,
 		func(side, base float64) float64 { return side / base })
 	metric(ratios["airlock"].med, "ratio")
 }
 
 // stdioClient starts argv as an MCP server on stdio, initialized, its
-// stderr drained (Airlock logs a line per call; a full pipe would block it).
-func stdioClient(tb testing.TB, env []string, argv ...string) *client.Client {
-	c, err := client.NewStdioMCPClient(argv[0], env, argv[1:]...)
+// stderr drained (Airlock logs a line per call; a full pipe would block
+// it), and returns it with the server's process id.
+func stdioClient(tb testing.TB, env []string, argv ...string) (*client.Client, int) {
+	var cmd *exec.Cmd
+	c, err := client.NewStdioMCPClientWithOptions(argv[0], env, argv[1:], transport.WithCommandFunc(
+		func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+			cmd = exec.CommandContext(ctx, command, args...)
+			cmd.Env = append(os.Environ(), env...)
+			return cmd, nil
+		}))
 	must(tb, err)
 	tb.Cleanup(func() { c.Close() })
 	if t, ok := c.GetTransport().(*transport.Stdio); ok {
 		go io.Copy(io.Discard, t.Stderr())
 	}
 	mcptest.Initialize(tb, withTimeout(tb, 30*time.Second), c, "airlock-benchpeers", mcp.LATEST_LEGACY_PROTOCOL_VERSION)
-	return c
+	return c, cmd.Process.Pid
 }
 
 // callsPerSecond makes n calls in a row and returns calls/s; every answer
@@ -114,7 +130,7 @@ func peersPipeline(tb testing.TB, sc scale, metric func(float64, string)) {
 	req.Params.Name = "run_pipeline"
 	req.Params.Arguments = map[string]any{"pipeline": "sales_summary"}
 	for name, bin := range airlockBins(tb) {
-		c := stdioClient(tb, nil, bin, "serve", "--state", tb.TempDir())
+		c, _ := stdioClient(tb, nil, bin, "serve", "--state", tb.TempDir())
 		run[name] = func() time.Duration {
 			start := time.Now()
 			res, err := c.CallTool(context.Background(), req)

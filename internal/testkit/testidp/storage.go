@@ -23,11 +23,12 @@ import (
 type store struct {
 	*storage.Storage
 
-	mu      sync.Mutex
-	current *signingKey
-	keys    []*signingKey // published in the key set
-	clients map[string]Client
-	tokens  map[string]issued
+	mu        sync.Mutex
+	current   *signingKey
+	keys      []*signingKey // published in the key set
+	clients   map[string]Client
+	tokens    map[string]issued
+	exchanges int // token exchanges asked for (exchange.go)
 }
 
 type issued struct {
@@ -131,6 +132,9 @@ func (s *store) CreateAccessToken(_ context.Context, req op.TokenRequest) (strin
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.clients[req.GetSubject()]
+	if te, ok := req.(op.TokenExchangeRequest); ok {
+		c = s.clients[te.GetClientID()] // the exchanging client's lifetime
+	}
 	life := c.Lifetime
 	if life == 0 {
 		life = 5 * time.Minute
@@ -176,6 +180,9 @@ func (o opClient) ApplicationType() op.ApplicationType { return op.ApplicationTy
 func (o opClient) AuthMethod() oidc.AuthMethod         { return oidc.AuthMethodBasic }
 func (o opClient) ResponseTypes() []oidc.ResponseType  { return nil }
 func (o opClient) GrantTypes() []oidc.GrantType {
+	if len(o.c.Exchange) > 0 {
+		return []oidc.GrantType{oidc.GrantTypeClientCredentials, oidc.GrantTypeTokenExchange}
+	}
 	return []oidc.GrantType{oidc.GrantTypeClientCredentials}
 }
 func (o opClient) LoginURL(string) string               { return "" }

@@ -1,7 +1,7 @@
 // Package testidp is a real OpenID Provider for Airlock's tests: zitadel's
 // OIDC provider library (pkg/op) serving discovery, a key set, the token
-// endpoint (client-credentials grant) and introspection on a listener the
-// caller gives it, with keys that can be rotated. Tests and the e2e suite
+// endpoint (client-credentials grant, and token exchange for clients
+// allowed it) and introspection on a listener the caller gives it, with keys that can be rotated. Tests and the e2e suite
 // (cmd/testidp) use it; it is never part of the airlock binary.
 package testidp
 
@@ -33,6 +33,9 @@ type Client struct {
 	Lifetime time.Duration `json:"lifetime_ns,omitempty"`
 	// Opaque clients get opaque access tokens (introspection), others JWTs.
 	Opaque bool `json:"opaque,omitempty"`
+	// Exchange are the audiences the client may ask for by token exchange
+	// (RFC 8693, exchange.go); none: it may not exchange.
+	Exchange []string `json:"exchange,omitempty"`
 }
 
 // IdP is a running provider.

@@ -11,10 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/kit/racetest"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
@@ -227,20 +227,15 @@ func confEnsureContextRace(t *testing.T, a, b contexts.Store) {
 	got := make([]*contexts.Context, 2*perHandle)
 	errs := make([]error, 2*perHandle)
 	inputs := make([]string, 2*perHandle)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range 2 * perHandle {
-		st := [2]contexts.Store{a, b}[i%2]
-		c := confContext(id, "alice", confEpoch)
-		c.Parent, c.CreatedBy = "", fmt.Sprint("caller ", i)
-		inputs[i] = confCtxJSON(c)
-		wg.Go(func() {
-			<-start
-			got[i], errs[i] = st.EnsureContext(ctx, c)
-		})
+	cs := make([]*contexts.Context, 2*perHandle)
+	for i := range cs {
+		cs[i] = confContext(id, "alice", confEpoch)
+		cs[i].Parent, cs[i].CreatedBy = "", fmt.Sprint("caller ", i)
+		inputs[i] = confCtxJSON(cs[i])
 	}
-	close(start)
-	wg.Wait()
+	racetest.Go(2*perHandle, func(i int) {
+		got[i], errs[i] = [2]contexts.Store{a, b}[i%2].EnsureContext(ctx, cs[i])
+	})
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("caller %d: %v", i, err)
@@ -318,26 +313,19 @@ func confUpdateContextConcurrent(t *testing.T, a, b contexts.Store) {
 	c.Pools = nil
 	confCreateCtx(t, a, c)
 	const perHandle = 10
-	var wg sync.WaitGroup
-	start := make(chan struct{})
 	want := make([]string, 0, 2*perHandle)
 	for i := range 2 * perHandle {
-		st := [2]contexts.Store{a, b}[i%2]
-		pool := fmt.Sprintf("p%02d", i)
-		want = append(want, pool)
-		wg.Go(func() {
-			<-start
-			_, err := st.UpdateContext(ctx, "c1", func(c *contexts.Context) error {
-				c.Pools = append(c.Pools, pool)
-				return nil
-			})
-			if err != nil {
-				t.Errorf("caller %d: %v", i, err)
-			}
-		})
+		want = append(want, fmt.Sprintf("p%02d", i))
 	}
-	close(start)
-	wg.Wait()
+	racetest.Go(2*perHandle, func(i int) {
+		_, err := [2]contexts.Store{a, b}[i%2].UpdateContext(ctx, "c1", func(c *contexts.Context) error {
+			c.Pools = append(c.Pools, want[i])
+			return nil
+		})
+		if err != nil {
+			t.Errorf("caller %d: %v", i, err)
+		}
+	})
 	got := confGetCtx(t, b, "c1").Pools
 	slices.Sort(got)
 	if !slices.Equal(got, want) {

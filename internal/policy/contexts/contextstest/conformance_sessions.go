@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/kit/racetest"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
@@ -455,30 +455,21 @@ func confUsageConcurrent(t *testing.T, a, b contexts.Store) {
 	ctx := context.Background()
 	const perHandle = 50
 	keys := []string{"calls", "pair"}
-	racing.Add(1)
-	defer racing.Add(-1)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range 2 * perHandle {
+	racetest.Go(2*perHandle, func(i int) {
 		st := [2]contexts.Store{a, b}[i%2]
-		wg.Go(func() {
-			<-start
-			err := st.UpdateUsage(ctx, keys, func(cur map[string][]byte) (map[string][]byte, error) {
-				calls, _ := strconv.Atoi(string(cur["calls"]))
-				pair, _ := strconv.Atoi(string(cur["pair"]))
-				if calls != pair {
-					return nil, fmt.Errorf("calls %d and pair %d differ: an update was half applied", calls, pair)
-				}
-				next := []byte(strconv.Itoa(calls + 1))
-				return map[string][]byte{"calls": next, "pair": next}, nil
-			})
-			if err != nil {
-				t.Errorf("caller %d: %v", i, err)
+		err := st.UpdateUsage(ctx, keys, func(cur map[string][]byte) (map[string][]byte, error) {
+			calls, _ := strconv.Atoi(string(cur["calls"]))
+			pair, _ := strconv.Atoi(string(cur["pair"]))
+			if calls != pair {
+				return nil, fmt.Errorf("calls %d and pair %d differ: an update was half applied", calls, pair)
 			}
+			next := []byte(strconv.Itoa(calls + 1))
+			return map[string][]byte{"calls": next, "pair": next}, nil
 		})
-	}
-	close(start)
-	wg.Wait()
+		if err != nil {
+			t.Errorf("caller %d: %v", i, err)
+		}
+	})
 	for _, key := range keys {
 		if v := confUsageValue(t, b, key); string(v) != strconv.Itoa(2*perHandle) {
 			t.Errorf("%s after %d increments: %q (an update was lost)", key, 2*perHandle, v)
@@ -511,39 +502,12 @@ func confUseChallenge(t *testing.T, a, b contexts.Store) {
 	}
 }
 
-// racing counts the races running, so a test's deliberately broken store
-// knows more callers are coming and waits for them rather than for a
-// guessed duration (TestConformanceCatchesBrokenStores).
-var racing atomic.Int32
-
 // raceHandles runs call n times at once, alternately through a and b, and
 // returns how many calls succeeded; a call failing with anything but lost
 // (the error of a caller that lost the race) fails the test.
 func raceHandles(t *testing.T, a, b contexts.Store, n int, lost error, call func(i int, st contexts.Store) error) (won int) {
 	t.Helper()
-	racing.Add(1)
-	defer racing.Add(-1)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		st := [2]contexts.Store{a, b}[i%2]
-		wg.Go(func() {
-			<-start
-			errs[i] = call(i, st)
-		})
-	}
-	close(start)
-	wg.Wait()
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			won++
-		case !errors.Is(err, lost):
-			t.Errorf("caller %d: %v, want nil or %v", i, err, lost)
-		}
-	}
-	return won
+	return racetest.Won(t, n, lost, func(i int) error { return call(i, [2]contexts.Store{a, b}[i%2]) })
 }
 
 // confContextCanceled: with a done context every method fails with its

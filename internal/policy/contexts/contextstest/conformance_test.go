@@ -4,16 +4,14 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
-	"os"
-	"os/exec"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/airlock-dev/airlock/internal/kit/racetest"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
+	"github.com/airlock-dev/airlock/internal/testkit/childtest"
 )
 
 // memStore is a minimal in-memory Store, here only so that the
@@ -337,6 +335,9 @@ type arrivals struct {
 // callers have arrived (a minute is a hang guard: the race has them).
 // Each mutant always asks for the same want.
 func (a *arrivals) wait(want int) {
+	if !racetest.Running() {
+		return // a call outside a race is no arrival: it would close the gate early
+	}
 	a.mu.Lock()
 	if a.reached == nil {
 		a.reached = make(chan struct{})
@@ -346,11 +347,9 @@ func (a *arrivals) wait(want int) {
 	}
 	ch := a.reached
 	a.mu.Unlock()
-	if racing.Load() > 0 {
-		select {
-		case <-ch:
-		case <-time.After(time.Minute):
-		}
+	select {
+	case <-ch:
+	case <-time.After(time.Minute):
 	}
 }
 
@@ -361,7 +360,10 @@ func (m *memStore) openInSteps(ctx context.Context, s *contexts.Session, maxOpen
 	open, _ := m.ListSessions(ctx, "", true)
 	live := slices.DeleteFunc(open, func(o *contexts.Session) bool { return !counts(o) })
 	if counted != nil {
-		counted.wait(maxOpen + 1) // every racing caller has counted before any inserts
+		// Every racing caller has counted before any inserts: were it only
+		// the first maxOpen+1, later callers could evict the excess again
+		// and the race would be caught only when scheduling allowed.
+		counted.wait(racetest.Callers())
 	}
 	var evicted []*contexts.Session
 	if maxOpen > 0 && len(live) >= maxOpen {
@@ -429,19 +431,16 @@ const brokenEnv = "CONTEXTS_BROKEN_STORE"
 
 // mutants are stores with one bug each, and the conformance check that
 // must catch it.
-var mutants = map[string]struct {
-	store  func() contexts.Store
-	caught string
-}{
-	"ensure overwrites":      {func() contexts.Store { return ensureOverwrites{newMemStore()} }, "EnsureContext"},
-	"mutate error stores":    {func() contexts.Store { return mutateErrStores{newMemStore()} }, "UpdateContext"},
-	"shares memory":          {func() contexts.Store { return sharesMemory{newMemStore()} }, "ContextNoSharedMemory"},
-	"cap check then act":     {func() contexts.Store { return capCheckThenAct{newMemStore(), &arrivals{}} }, "SessionCapConcurrent"},
-	"cap ignores idle":       {func() contexts.Store { return capIgnoresIdle{newMemStore()} }, "SessionCapIdle"},
-	"cap evicts the newest":  {func() contexts.Store { return evictsNewest{newMemStore()} }, "SessionCap"},
-	"cap across transports":  {func() contexts.Store { return capAcrossTransports{newMemStore()} }, "SessionCap"},
-	"usage lost update":      {func() contexts.Store { return usageLostUpdate{newMemStore(), &arrivals{}} }, "UsageConcurrent"},
-	"closes no idle session": {func() contexts.Store { return closesNothing{newMemStore()} }, "CloseIdleSessions"},
+var mutants = map[string]childtest.Mutant[contexts.Store]{
+	"ensure overwrites":      {Store: func() contexts.Store { return ensureOverwrites{newMemStore()} }, Caught: "EnsureContext"},
+	"mutate error stores":    {Store: func() contexts.Store { return mutateErrStores{newMemStore()} }, Caught: "UpdateContext"},
+	"shares memory":          {Store: func() contexts.Store { return sharesMemory{newMemStore()} }, Caught: "ContextNoSharedMemory"},
+	"cap check then act":     {Store: func() contexts.Store { return capCheckThenAct{newMemStore(), &arrivals{}} }, Caught: "SessionCapConcurrent"},
+	"cap ignores idle":       {Store: func() contexts.Store { return capIgnoresIdle{newMemStore()} }, Caught: "SessionCapIdle"},
+	"cap evicts the newest":  {Store: func() contexts.Store { return evictsNewest{newMemStore()} }, Caught: "SessionCap"},
+	"cap across transports":  {Store: func() contexts.Store { return capAcrossTransports{newMemStore()} }, Caught: "SessionCap"},
+	"usage lost update":      {Store: func() contexts.Store { return usageLostUpdate{newMemStore(), &arrivals{}} }, Caught: "UsageConcurrent"},
+	"closes no idle session": {Store: func() contexts.Store { return closesNothing{newMemStore()} }, Caught: "CloseIdleSessions"},
 }
 
 // TestConformanceOnMemoryStore: the suite passes a store known to be right.
@@ -456,31 +455,13 @@ func TestConformanceOnMemoryStore(t *testing.T) {
 // process against each mutant and expects the named check to fail: a
 // suite that passes a broken store would vouch for a broken SQLite one.
 func TestConformanceCatchesBrokenStores(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a test process per mutant")
-	}
-	for _, name := range slices.Sorted(maps.Keys(mutants)) {
-		t.Run(name, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestBrokenStoreChild$", "-test.v", "-test.count=1")
-			cmd.Env = append(os.Environ(), brokenEnv+"="+name)
-			out, err := cmd.CombinedOutput()
-			if err == nil {
-				t.Fatalf("the conformance suite passed a store where %s", name)
-			}
-			if !strings.Contains(string(out), "--- FAIL: TestBrokenStoreChild/"+mutants[name].caught+" ") {
-				t.Errorf("%s was not caught by %s:\n%s", name, mutants[name].caught, out)
-			}
-		})
-	}
+	childtest.CatchMutants(t, brokenEnv, mutants)
 }
 
 func TestBrokenStoreChild(t *testing.T) {
-	name := os.Getenv(brokenEnv)
-	if name == "" {
-		t.Skip("run by TestConformanceCatchesBrokenStores")
-	}
+	mu := childtest.ChildMutant(t, brokenEnv, mutants)
 	StoreConformance(t, func(*testing.T) (contexts.Store, contexts.Store) {
-		st := mutants[name].store()
+		st := mu.Store()
 		return st, st
 	})
 }

@@ -1,0 +1,132 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func openInternal(t *testing.T, path string) *DB {
+	t.Helper()
+	db, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestRecordContentCostFlat: a label's bookkeeping reads a bounded number
+// of rows however long the context's history is. Before issue 27 it read
+// every live row of the context on every label (~1 ms a call at 1,500
+// rows, the largest share of a stdio read's CPU).
+func TestRecordContentCostFlat(t *testing.T) {
+	db := openInternal(t, filepath.Join(t.TempDir(), "airlock.db"))
+	var walked atomic.Int64
+	h := func(n int) { walked.Add(int64(n)) }
+	db.walkedHook.Store(&h)
+	ctx := context.Background()
+	const cap, labels = 64 << 10, 600 // ~1 KiB labels: the cap holds 64 of them
+	var evicted int64
+	for i := range labels {
+		l := &ContentLabel{ContextID: "c", Source: fmt.Sprintf("s%d", i), Kind: "pool_file", Integrity: IntegrityTrusted, Text: strings.Repeat("x", 1000+i%48)}
+		n, err := db.RecordContent(ctx, l, cap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evicted += int64(n)
+		// The context's totals are kept in provenance_live (labels.go):
+		// eviction reads the oldest live rows 64 at a time, so however
+		// long the history, the rows read are the rows evicted and at
+		// most one read-ahead of 64.
+		if got := walked.Load(); got > evicted+64 {
+			t.Fatalf("after label %d: %d rows read for %d evicted", i, got, evicted)
+		}
+	}
+}
+
+// TestRecordContentAcrossHandles: two handles (two processes) interleave
+// labels of one context at random; every eviction count and the final set
+// of live rows are those of the plain model (evict the oldest until the
+// live bytes fit), however stale one handle's memory of the context is.
+func TestRecordContentAcrossHandles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "airlock.db")
+	dbs := []*DB{openInternal(t, path), openInternal(t, path)}
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(27, 1))
+	for _, tc := range []struct {
+		name string
+		cap  int64
+		n    int
+	}{{"small cap", 100, 200}, {"roomy cap", 1000, 200}, {"label over cap", 30, 50}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var model []int64 // live bytes, oldest first
+			var total int64
+			for i := range tc.n {
+				db := dbs[rng.IntN(2)]
+				if rng.IntN(4) == 0 {
+					db = dbs[0] // runs of one handle keep its memory warm
+				}
+				text := strings.Repeat("y", 1+rng.IntN(40))
+				l := &ContentLabel{ContextID: tc.name, Source: "s", Kind: "k", Integrity: IntegrityUntrusted, Text: text, CreatedAt: time.Unix(0, 0)}
+				got, err := db.RecordContent(ctx, l, tc.cap)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b := min(int64(len(text)), tc.cap)
+				model, total = append(model, b), total+b
+				want := 0
+				for total > tc.cap {
+					total -= model[0]
+					model = model[1:]
+					want++
+				}
+				if got != want || l.Seq != int64(i+1) {
+					t.Fatalf("label %d: evicted %d seq %d, want %d and %d", i, got, l.Seq, want, i+1)
+				}
+			}
+			p, err := dbs[1].ContextProvenance(ctx, tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			live := 0
+			for _, c := range p.Content {
+				if !c.Evicted {
+					live++
+				}
+			}
+			if live != len(model) || p.Content[len(p.Content)-len(model)].Evicted {
+				t.Fatalf("%d live rows, want the newest %d", live, len(model))
+			}
+		})
+	}
+}
+
+// TestEvictionSeeksItsRows: the eviction's UPDATE walks the context's key
+// from the oldest live seq, not from the context's first row — otherwise
+// every label re-reads every row the context ever evicted (issue 27).
+func TestEvictionSeeksItsRows(t *testing.T) {
+	db := openInternal(t, filepath.Join(t.TempDir(), "airlock.db"))
+	rows, err := db.r.Query(`EXPLAIN QUERY PLAN `+sqlEvictRange, "c", 5, 9, []byte{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(detail + "\n")
+	}
+	if !strings.Contains(plan.String(), "seq>? AND seq<?") {
+		t.Fatalf("eviction plan does not bound seq on both sides:\n%s", plan.String())
+	}
+}
