@@ -53,7 +53,7 @@ const (
 	sqlUpdateLive = `UPDATE provenance_live SET next_seq = $2, live_bytes = $3, oldest_live = $4 WHERE context_id = $1`
 	// sqlOldestLive reads only columns stored before the text: no
 	// overflow page is read for a row that is not evicted.
-	sqlOldestLive = `SELECT seq, bytes FROM provenance_content WHERE context_id = $1 AND seq >= $2 ORDER BY seq LIMIT 64`
+	sqlOldestLive = `SELECT seq, bytes FROM provenance_content WHERE context_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3`
 	sqlEvictRange = `UPDATE provenance_content SET text = $4, evicted = 1 WHERE context_id = $1 AND seq >= $2 AND seq <= $3`
 )
 
@@ -127,6 +127,7 @@ type liveState struct {
 	before              int64 // oldest as read: rows from here on were live
 	first               int64 // the first seq this transaction assigns
 	olds                []seqBytes
+	fetch               int // rows the last read of olds asked for
 }
 
 type seqBytes struct{ seq, bytes int64 }
@@ -223,7 +224,7 @@ func (db *DB) readLive(ctx context.Context, tx *sql.Tx, id string) (*liveState, 
 }
 
 // evictOne drops the oldest live row of a context from st: one stored
-// before this transaction (read 64 at a time), else one of its pending
+// before this transaction (read a few at a time), else one of its pending
 // labels.
 func (db *DB) evictOne(ctx context.Context, tx *sql.Tx, id string, st *liveState, pending []*pendingLabel) error {
 	if st.oldest >= st.first {
@@ -234,7 +235,10 @@ func (db *DB) evictOne(ctx context.Context, tx *sql.Tx, id string, st *liveState
 		return nil
 	}
 	if len(st.olds) == 0 {
-		rows, err := db.queryW(ctx, tx, sqlOldestLive, id, st.oldest)
+		// 2 rows, then 8, then 64 at a time: a label usually evicts one
+		// or two, a large one many.
+		st.fetch = min(max(2, st.fetch*4), 64)
+		rows, err := db.queryW(ctx, tx, sqlOldestLive, id, st.oldest, st.fetch)
 		if err != nil {
 			return fmt.Errorf("reading the oldest content of context %s: %w", id, err)
 		}
