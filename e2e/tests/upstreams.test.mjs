@@ -265,6 +265,50 @@ upstreams:
     assert.ok(egress.some((r) => r.decision === 'deny' && r.extra.port === port(strayOrigin.url) && r.violation === 'NETWORK_ACCESS_ATTEMPT'), tail.stdout);
   });
 
+  // Issue 23: a stdio upstream stays warm — one sandboxed process serves
+  // the context's calls — and the kill switch stops it.
+  it('ten calls reach one warm everything server, and the kill switch stops it', async () => {
+    // The everything server on the host's node (everything-net runs on Node 22).
+    const everythingPids = async () => {
+      const pids = [];
+      for (const pid of await fs.readdir('/proc')) {
+        if (!/^\d+$/.test(pid)) continue;
+        const argv = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+        const [prog, script, mode] = argv.split('\0');
+        if (prog === NODE && script === EVERYTHING && mode === 'stdio') pids.push(Number(pid));
+      }
+      return pids;
+    };
+    const seen = new Set();
+    for (let i = 0; i < 10; i++) {
+      const res = await declare('everything', 'echo', { message: `warm ${i}` });
+      assert.notEqual(res.isError, true, textOf(res));
+      assert.match(textOf(res), new RegExp(`Echo: warm ${i}`));
+      for (const pid of await everythingPids()) seen.add(pid);
+    }
+    assert.equal(seen.size, 1, `ten calls in one context ran ${seen.size} everything processes: ${[...seen]}`);
+    const [pid] = seen;
+    const status = await cli('upstreams', 'status', '--config', config, '--json');
+    assert.equal(status.code, 0, status.stdout + status.stderr);
+    const everything = JSON.parse(status.stdout).find((u) => u.Upstream === 'everything');
+    assert.ok(everything?.Warm >= 1, status.stdout);
+
+    const kill = await cli('kill', '--reason', 'e2e: stop the warm upstream');
+    assert.equal(kill.code, 0, kill.stdout + kill.stderr);
+    try {
+      const refused = await declare('everything', 'echo', { message: 'after the kill' });
+      assert.equal(codeOf(refused), 'KILL_SWITCH_ENGAGED', textOf(refused));
+      // The refusal returns after the warm process is stopped.
+      assert.deepEqual(await everythingPids(), [], `the warm everything server (pid ${pid}) outlived the kill switch`);
+    } finally {
+      const release = await cli('kill', '--release', '--reason', 'e2e: drill over');
+      assert.equal(release.code, 0, release.stdout + release.stderr);
+    }
+    const again = await declare('everything', 'echo', { message: 'cold again' });
+    assert.notEqual(again.isError, true, textOf(again));
+    assert.ok(!(await everythingPids()).includes(pid), 'a call after the release reused the stopped process');
+  });
+
   it('leaves a verifiable audit trail naming the pin changes', async () => {
     await client.close();
     client = null;
