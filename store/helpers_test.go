@@ -85,6 +85,16 @@ func appendN(t testing.TB, db *store.DB, base, n int) {
 	}
 }
 
+// fullAfter appends n records to a new store, closes it and opens it
+// again full (openFull).
+func fullAfter(t testing.TB, n int) *store.DB {
+	t.Helper()
+	db, path := openTemp(t, nil)
+	appendN(t, db, 0, n)
+	db.Close()
+	return openFull(t, path)
+}
+
 // openFull opens the closed store at path capped at its current size
 // (Options.MaxPageCount), so that SQLite fails any write needing a new
 // page with SQLITE_FULL; it is closed when the test ends.
