@@ -287,17 +287,7 @@ func TestWarmUpstreamConfined(t *testing.T) {
     read_only: [%s]
     timeout_ms: 20000
 `, bin, tag, filepath.Dir(bin)))
-	op, err := operator.Open(f.state, false)
-	must(t, err)
-	op.UseSandboxTrampoline(trampoline)
-	if errs := op.RefreshUpstreams(context.Background(), f.cfg, "probe", "tester"); len(errs) > 0 {
-		t.Fatalf("listing: %v", errs)
-	}
-	pins, err := op.UpstreamPins(context.Background(), "probe")
-	must(t, err)
-	_, err = op.ApproveUpstreamTool(context.Background(), "probe", "probe", pins[0].SeenDigest, "tester")
-	must(t, err)
-	op.Close()
+	approveProbe(t, f, "probe", "probe")
 	c := f.connect(t)
 	for i := range 2 {
 		out := text(callOK(t, c, "declare_need", upstreamNeed("probe", "probe", map[string]any{"addr": ln.Addr().String(), "path": f.state})))
