@@ -31,11 +31,7 @@ func openPath(t testing.TB, path string) *store.DB {
 func openPathWith(t testing.TB, path string, opts *store.Options) *store.DB {
 	t.Helper()
 	db, err := store.Open(path, opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return opened(t, "Open", db, err)
 }
 
 // openRO opens the store at path read-only; it is closed when the test
@@ -43,8 +39,15 @@ func openPathWith(t testing.TB, path string, opts *store.Options) *store.DB {
 func openRO(t testing.TB, path string) *store.DB {
 	t.Helper()
 	db, err := store.OpenReadOnly(path)
+	return opened(t, "OpenReadOnly", db, err)
+}
+
+// opened is every open helper's end: the open (named by how) failing
+// fails the test, else the handle is closed when the test ends.
+func opened(t testing.TB, how string, db *store.DB, err error) *store.DB {
+	t.Helper()
 	if err != nil {
-		t.Fatalf("OpenReadOnly: %v", err)
+		t.Fatalf("%s: %v", how, err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db

@@ -32,11 +32,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func openPG(t testing.TB, dsn string, opts *store.Options) *store.DB {
 	t.Helper()
 	db, err := store.OpenPostgres(dsn, opts)
-	if err != nil {
-		t.Fatalf("OpenPostgres: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return opened(t, "OpenPostgres", db, err)
 }
 
 // rawPG is a connection an attacker (or a DBA) with database access has.
