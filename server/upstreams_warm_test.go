@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
@@ -171,15 +170,6 @@ func TestWarmStateStaysInItsContext(t *testing.T) {
 	if n := len(tagged(t, tag)); n != 4 {
 		t.Fatalf("%d upstream processes for four contexts, want 4", n)
 	}
-}
-
-// bearerClientHeaders is bearerClient with headers given whole.
-func bearerClientHeaders(t *testing.T, base string, headers map[string]string) *client.Client {
-	t.Helper()
-	c, err := client.NewStreamableHttpClient(base+PathStreamable, transport.WithHTTPHeaders(headers))
-	must(t, err)
-	initialize(t, c)
-	return c
 }
 
 // TestWarmCrashRestartedAndAudited: a warm upstream whose process exits by
