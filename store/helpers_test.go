@@ -53,6 +53,20 @@ func opened(t testing.TB, how string, db *store.DB, err error) *store.DB {
 	return db
 }
 
+// writeTemplate appends records 1 to 10 to the store just opened (the
+// open failing fails the test) and closes it: the chain each tamper case
+// copies, SQLite or PostgreSQL alike.
+func writeTemplate(t *testing.T, db *store.DB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, db, 1, 10)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // sample returns a filled-in record whose contents depend on i.
 func sample(i int) *audit.Record {
 	return &audit.Record{
