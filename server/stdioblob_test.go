@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -164,5 +165,46 @@ func TestStdioPageNotReencoded(t *testing.T) {
 	t.Logf("%d bytes allocated for a %d-byte page", allocated, page)
 	if allocated > 2*page {
 		t.Fatalf("%d bytes allocated for a %d-byte page, want at most %d: the page is re-encoded", allocated, page, 2*page)
+	}
+}
+
+// TestStdioPagesInFlight: pages read concurrently over one stdio
+// connection (a bulk reader keeping requests in flight) each arrive with
+// their own bytes — placeholders pending side by side are each replaced in
+// their own answer.
+func TestStdioPagesInFlight(t *testing.T) {
+	const page, pages = 20 << 10, 24
+	cfg := strings.Replace(fmt.Sprintf(testConfig, "local"), "max_read_bytes: 4096\n  max_output_bytes: 16384",
+		fmt.Sprintf("max_read_bytes: %d\n  max_output_bytes: %d", page, page), 1)
+	f := newFixtureConfig(t, cfg)
+	data := randomBytes(pages * page)
+	testpool.WriteFile(t, filepath.Join(f.dir, "pools", "alpha"), "big.bin", string(data))
+	appendManifest(t, filepath.Join(f.dir, "pools", "alpha"), "big.bin", string(data))
+	f = f.withRunner(t, runner.Options{}, nil)
+	c := stdioPipeClient(t, f)
+	errs := make(chan error, pages)
+	for i := range pages {
+		go func() {
+			req := mcp.CallToolRequest{}
+			req.Params.Name = "read_pool_file"
+			req.Params.Arguments = map[string]any{"pool": "alpha", "path": "big.bin", "offset": i * page, "limit": page}
+			res, err := c.CallTool(context.Background(), req)
+			if err != nil || res.IsError || len(res.Content) < 2 {
+				errs <- fmt.Errorf("page %d: %v %+v", i, err, res)
+				return
+			}
+			blob := res.Content[1].(mcp.EmbeddedResource).Resource.(mcp.BlobResourceContents).Blob
+			got, err := base64.StdEncoding.DecodeString(blob)
+			if err != nil || !bytes.Equal(got, data[i*page:(i+1)*page]) {
+				errs <- fmt.Errorf("page %d: %d bytes, %v: not the file's", i, len(got), err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range pages {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
