@@ -48,6 +48,9 @@ const maxPendingBlobs = 16
 type blobSplicer struct {
 	mu      sync.Mutex
 	pending map[string][]byte // token → page bytes
+	// bw is the buffer a spliced message is written through, kept between
+	// messages; only writeSpliced uses it, under lineWriter's lock.
+	bw *bufio.Writer
 }
 
 // placeholder registers data and returns the token that stands for its
@@ -100,14 +103,19 @@ func (b *blobSplicer) take(msg []byte) (at int, token string, data []byte) {
 }
 
 // writeSpliced writes msg to w with every pending token in it replaced by
-// its page's base64, streamed through one buffer.
+// its page's base64, streamed through one buffer. Its caller serialises
+// calls (lineWriter's lock) and always passes the same w.
 func (b *blobSplicer) writeSpliced(w io.Writer, msg []byte) error {
 	at, token, data := b.take(msg)
 	if at < 0 {
 		_, err := w.Write(msg)
 		return err
 	}
-	bw := bufio.NewWriterSize(w, 64<<10)
+	if b.bw == nil {
+		b.bw = bufio.NewWriterSize(w, 64<<10)
+	}
+	bw := b.bw
+	defer bw.Reset(w) // a failed write leaves no error or bytes for the next message
 	for at >= 0 {
 		bw.Write(msg[:at]) //nolint:errcheck // bufio keeps the first error; Flush returns it
 		enc := base64.NewEncoder(base64.StdEncoding, bw)
