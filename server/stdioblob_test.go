@@ -28,6 +28,19 @@ func marshalLine(t *testing.T, res *mcp.CallToolResult) []byte {
 	return fmt.Appendf(nil, "%s\n", b)
 }
 
+// bigFileFixture is a fixture whose pages are page bytes (max_read_bytes and
+// max_output_bytes), serving pool alpha's big.bin: size random bytes.
+func bigFileFixture(t *testing.T, page, size int) (*fixture, []byte) {
+	t.Helper()
+	cfg := strings.Replace(fmt.Sprintf(testConfig, "local"), "max_read_bytes: 4096\n  max_output_bytes: 16384",
+		fmt.Sprintf("max_read_bytes: %d\n  max_output_bytes: %d", page, page), 1)
+	f := newFixtureConfig(t, cfg)
+	data := randomBytes(size)
+	testpool.WriteFile(t, filepath.Join(f.dir, "pools", "alpha"), "big.bin", string(data))
+	appendManifest(t, filepath.Join(f.dir, "pools", "alpha"), "big.bin", string(data))
+	return f.withRunner(t, runner.Options{}, nil), data // a runner that loads the manifest with big.bin
+}
+
 func randomBytes(n int) []byte {
 	b := make([]byte, n)
 	rand.Read(b)
@@ -126,13 +139,7 @@ func errorOf(_ int, err error) error { return err }
 // Memory, not time: the allocation count is the same on a loaded machine.
 func TestStdioPageNotReencoded(t *testing.T) {
 	const page = 512 << 10
-	cfg := strings.Replace(fmt.Sprintf(testConfig, "local"), "max_read_bytes: 4096\n  max_output_bytes: 16384",
-		fmt.Sprintf("max_read_bytes: %d\n  max_output_bytes: %d", page, page), 1)
-	f := newFixtureConfig(t, cfg)
-	data := randomBytes(4 * page)
-	testpool.WriteFile(t, filepath.Join(f.dir, "pools", "alpha"), "big.bin", string(data))
-	appendManifest(t, filepath.Join(f.dir, "pools", "alpha"), "big.bin", string(data))
-	f = f.withRunner(t, runner.Options{}, nil) // a runner that loads the manifest with big.bin
+	f, data := bigFileFixture(t, page, 4*page)
 	p := startStdioInitialized(t, f)
 	read := func(id int, offset int64) (line []byte, allocated uint64) {
 		var before, after runtime.MemStats
@@ -174,13 +181,7 @@ func TestStdioPageNotReencoded(t *testing.T) {
 // their own answer.
 func TestStdioPagesInFlight(t *testing.T) {
 	const page, pages = 20 << 10, 24
-	cfg := strings.Replace(fmt.Sprintf(testConfig, "local"), "max_read_bytes: 4096\n  max_output_bytes: 16384",
-		fmt.Sprintf("max_read_bytes: %d\n  max_output_bytes: %d", page, page), 1)
-	f := newFixtureConfig(t, cfg)
-	data := randomBytes(pages * page)
-	testpool.WriteFile(t, filepath.Join(f.dir, "pools", "alpha"), "big.bin", string(data))
-	appendManifest(t, filepath.Join(f.dir, "pools", "alpha"), "big.bin", string(data))
-	f = f.withRunner(t, runner.Options{}, nil)
+	f, data := bigFileFixture(t, page, pages*page)
 	c := stdioPipeClient(t, f)
 	errs := make(chan error, pages)
 	for i := range pages {
