@@ -237,7 +237,7 @@ func (s *Server) forward(name string) mcpserver.ToolHandlerFunc {
 		sess, err := s.session(ctx)
 		if err != nil {
 			v := s.refuseSession(ctx, err)
-			return toResult(&runner.Response{IsError: true, Code: v.Code, Text: v.Public(),
+			return toResult(nil, &runner.Response{IsError: true, Code: v.Code, Text: v.Public(),
 				Structured: map[string]any{"error": map[string]any{"code": v.Code, "message": v.Message}}}), nil
 		}
 		raw := req.Params.RawArguments // exact bytes: no float rounding of large integers
@@ -253,7 +253,7 @@ func (s *Server) forward(name string) mcpserver.ToolHandlerFunc {
 			return askClient(resp), nil
 		}
 		s.logOutcome(ctx, name, resp)
-		return toResult(resp), nil
+		return toResult(splicerFrom(ctx), resp), nil
 	}
 }
 
@@ -355,12 +355,18 @@ func askClient(resp *runner.Response) *mcp.CallToolResult {
 
 // toResult maps a runner response onto MCP: text first, binary payloads as
 // embedded resources, the same data as structured content, and the audit
-// sequence number in _meta so an operator can find the record.
-func toResult(resp *runner.Response) *mcp.CallToolResult {
+// sequence number in _meta so an operator can find the record. On stdio
+// (splice set) a blob is a placeholder the line writer replaces with its
+// base64 (stdioblob.go).
+func toResult(splice *blobSplicer, resp *runner.Response) *mcp.CallToolResult {
 	res := &mcp.CallToolResult{IsError: resp.IsError, Content: []mcp.Content{mcp.NewTextContent(resp.Text)}}
 	for _, b := range resp.Blobs {
+		blob, ok := splice.placeholder(b.Data)
+		if !ok {
+			blob = base64.StdEncoding.EncodeToString(b.Data)
+		}
 		res.Content = append(res.Content, mcp.NewEmbeddedResource(mcp.BlobResourceContents{
-			URI: b.URI, MIMEType: b.MIMEType, Blob: base64.StdEncoding.EncodeToString(b.Data),
+			URI: b.URI, MIMEType: b.MIMEType, Blob: blob,
 			Meta: map[string]any{"airlock/trust": b.Trust},
 		}))
 	}

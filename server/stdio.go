@@ -32,22 +32,30 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	stdio := mcpserver.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.log.With("transport", "stdio").Handler(), slog.LevelError))
 	w := &lineWriter{w: out}
+	// A page's blob goes from the page to the pipe past mcp-go's encoder
+	// (stdioblob.go): the forwarder finds the splicer in the call's context.
+	ctx = withSplicer(ctx, &w.blobs)
 	// mcp-go reads the filter's output directly: no pipe and no goroutine
 	// between them, one hand-off less on every message (issue 27).
 	return stdio.Listen(ctx, &stdioFilter{s: s, br: bufio.NewReaderSize(in, stdioChunk), out: w}, w)
 }
 
 // lineWriter serialises whole messages from mcp-go and from the filter:
-// each Write is one message, written under the lock.
+// each Write is one message, written under the lock, with the blobs whose
+// placeholders it carries spliced in.
 type lineWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	blobs blobSplicer
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	if err := l.blobs.writeSpliced(l.w, p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // stdioChunk is how much of a line is read at a time.

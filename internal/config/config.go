@@ -59,7 +59,7 @@ type Config struct {
 type Server struct {
 	Name           string `json:"name,omitempty" jsonschema:"description=Name reported to MCP clients (default airlock)."`
 	MaxOutputBytes int    `json:"max_output_bytes,omitempty" jsonschema:"minimum=0,maximum=578901,description=Largest tool output sent to the agent before truncation (default 262144; at most 578901 so that one answer fits the 10 MiB message buffer of the TypeScript SDK's stdio client)."`
-	MaxReadBytes   int64  `json:"max_read_bytes,omitempty" jsonschema:"minimum=0,description=Largest page read_pool_file returns; at most max_output_bytes (default 65536 or max_output_bytes if smaller)."`
+	MaxReadBytes   int64  `json:"max_read_bytes,omitempty" jsonschema:"minimum=0,description=Largest page read_pool_file returns; at most max_output_bytes (default 65536 or max_output_bytes if smaller; 81920 for clients that read whole files: see Reading large files in the README)."`
 	MaxFileBytes   int64  `json:"max_file_bytes,omitempty" jsonschema:"minimum=0,description=Largest pool file that may be read at all (default 1073741824)."`
 	// MaxProvenanceBytes caps the content text a context keeps for
 	// tracing where a need's values came from (issue 22).
