@@ -24,14 +24,15 @@ type scale struct {
 	window       time.Duration // per side and round, HTTP
 	clients      []int
 	sessions     int
-	stdioCalls   int // per side and round
-	pipelineRuns int // per side and round
-	pagedBytes   int // the paged read's file
+	stdioCalls   int           // per side and round
+	pipelineRuns int           // per side and round
+	pagedBytes   int           // the paged read's file
+	loadWindow   time.Duration // per side and round, sessions calling
 }
 
 var (
-	full  = scale{rounds: 3, window: 2 * time.Second, clients: []int{1, 8, 32, 128}, sessions: 1000, stdioCalls: 1000, pipelineRuns: 40, pagedBytes: 100 << 20}
-	smoke = scale{rounds: 1, window: 150 * time.Millisecond, clients: []int{1, 4}, sessions: 20, stdioCalls: 20, pipelineRuns: 2, pagedBytes: 1 << 20}
+	full  = scale{rounds: 3, window: 2 * time.Second, clients: []int{1, 8, 32, 128}, sessions: 1000, stdioCalls: 1000, pipelineRuns: 40, pagedBytes: 100 << 20, loadWindow: 10 * time.Second}
+	smoke = scale{rounds: 1, window: 150 * time.Millisecond, clients: []int{1, 4}, sessions: 20, stdioCalls: 20, pipelineRuns: 2, pagedBytes: 1 << 20, loadWindow: 150 * time.Millisecond}
 )
 
 // BenchmarkPeersHTTP: governed read_pool_file over streamable HTTP against
