@@ -31,15 +31,7 @@ func peersSessionLoad(b testing.TB, sc scale, metric func(float64, string)) {
 		must(b, err)
 		window = time.Duration(s) * time.Second
 	}
-	fx := newFixture(b)
-	starts := map[string]func() *proc{"plain": func() *proc { return startPlainHTTP(b, fx) }}
-	for name, bin := range airlockBins(b) {
-		starts[name] = func() *proc { return startAirlockHTTP(b, bin, fx) }
-	}
-	var names []string
-	for n := range starts {
-		names = append(names, n)
-	}
+	starts, names := freshHTTPServers(b, newFixture(b))
 	rate, peak, perSession := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
 	for r := range sc.rounds {
 		for _, n := range sides(names, r) {
