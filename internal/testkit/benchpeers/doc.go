@@ -9,6 +9,10 @@
 //     8, 32 and 128 concurrent mcp-go clients.
 //   - BenchmarkPeersSessionMemory: the resident memory of 1,000
 //     initialized HTTP sessions, Airlock against the baseline.
+//   - BenchmarkPeersSessionLoad: issue 27's measurement — 1,000 mcp-go
+//     streamable HTTP sessions calling read_pool_file at once, the
+//     server's calls/s, peak resident memory (VmHWM) and its growth per
+//     session, Airlock against the baseline.
 //   - BenchmarkPeersStdio: read_pool_file over stdio against the official
 //     filesystem server's read_text_file (e2e/node_modules), the same file
 //     and the same mcp-go stdio client.

@@ -24,14 +24,15 @@ type scale struct {
 	window       time.Duration // per side and round, HTTP
 	clients      []int
 	sessions     int
-	stdioCalls   int // per side and round
-	pipelineRuns int // per side and round
-	pagedBytes   int // the paged read's file
+	stdioCalls   int           // per side and round
+	pipelineRuns int           // per side and round
+	pagedBytes   int           // the paged read's file
+	loadWindow   time.Duration // per side and round, sessions calling
 }
 
 var (
-	full  = scale{rounds: 3, window: 2 * time.Second, clients: []int{1, 8, 32, 128}, sessions: 1000, stdioCalls: 1000, pipelineRuns: 40, pagedBytes: 100 << 20}
-	smoke = scale{rounds: 1, window: 150 * time.Millisecond, clients: []int{1, 4}, sessions: 20, stdioCalls: 20, pipelineRuns: 2, pagedBytes: 1 << 20}
+	full  = scale{rounds: 3, window: 2 * time.Second, clients: []int{1, 8, 32, 128}, sessions: 1000, stdioCalls: 1000, pipelineRuns: 40, pagedBytes: 100 << 20, loadWindow: 10 * time.Second}
+	smoke = scale{rounds: 1, window: 150 * time.Millisecond, clients: []int{1, 4}, sessions: 20, stdioCalls: 20, pipelineRuns: 2, pagedBytes: 1 << 20, loadWindow: 150 * time.Millisecond}
 )
 
 // BenchmarkPeersHTTP: governed read_pool_file over streamable HTTP against
@@ -149,15 +150,7 @@ func textLen(res *mcp.CallToolResult) int {
 func BenchmarkPeersSessionMemory(b *testing.B) { peersSessionMemory(b, full, b.ReportMetric) }
 
 func peersSessionMemory(b testing.TB, sc scale, metric func(float64, string)) {
-	fx := newFixture(b)
-	starts := map[string]func() *proc{"plain": func() *proc { return startPlainHTTP(b, fx) }}
-	for name, bin := range airlockBins(b) {
-		starts[name] = func() *proc { return startAirlockHTTP(b, bin, fx) }
-	}
-	var names []string
-	for n := range starts {
-		names = append(names, n)
-	}
+	starts, names := freshHTTPServers(b, newFixture(b))
 	perSession, peak := map[string][]float64{}, map[string][]float64{}
 	for r := range sc.rounds {
 		for _, n := range sides(names, r) {
@@ -176,6 +169,20 @@ func peersSessionMemory(b testing.TB, sc scale, metric func(float64, string)) {
 	rp := report(b, fmt.Sprintf("http sessions=%d peak-rss", sc.sessions), "MiB", "plain", "/", peak, ratio)
 	metric(rs["airlock"].med, "ratio-per-session")
 	metric(rp["airlock"].med, "ratio-peak-rss")
+}
+
+// freshHTTPServers is a starter per side (plain and each Airlock binary),
+// each call a fresh server process, and the sides' names.
+func freshHTTPServers(tb testing.TB, fx fixture) (map[string]func() *proc, []string) {
+	starts := map[string]func() *proc{"plain": func() *proc { return startPlainHTTP(tb, fx) }}
+	for name, bin := range airlockBins(tb) {
+		starts[name] = func() *proc { return startAirlockHTTP(tb, bin, fx) }
+	}
+	var names []string
+	for n := range starts {
+		names = append(names, n)
+	}
+	return starts, names
 }
 
 // openSessions initializes n streamable HTTP sessions with raw requests

@@ -32,6 +32,8 @@ var root, _ = filepath.Abs(filepath.Join("..", "..", ".."))
 // airlockBins is the Airlock side, and the before side when
 // AIRLOCK_BENCH_BEFORE names an older binary (built from main into /tmp,
 // say), so that before and after are measured in one run.
+// AIRLOCK_BENCH_SIDES=name=PATH,name=PATH adds more binaries as sides of
+// their own (a proposed change built into /tmp, measured beside both).
 func airlockBins(tb testing.TB) map[string]string {
 	bin := filepath.Join(root, "bin", "airlock")
 	if v := os.Getenv("AIRLOCK_BENCH_BIN"); v != "" {
@@ -43,6 +45,16 @@ func airlockBins(tb testing.TB) map[string]string {
 	bins := map[string]string{"airlock": bin}
 	if v := os.Getenv("AIRLOCK_BENCH_BEFORE"); v != "" {
 		bins["before"] = v
+	}
+	for side := range strings.SplitSeq(os.Getenv("AIRLOCK_BENCH_SIDES"), ",") {
+		if side == "" {
+			continue
+		}
+		name, path, ok := strings.Cut(side, "=")
+		if !ok || name == "" || name == "plain" || bins[name] != "" {
+			tb.Fatalf("AIRLOCK_BENCH_SIDES: %q is not a new name=PATH", side)
+		}
+		bins[name] = path
 	}
 	return bins
 }

@@ -12,7 +12,7 @@ func TestPeersHarnessRun(t *testing.T) {
 	}
 	for name, f := range map[string]func(testing.TB, scale, func(float64, string)){
 		"HTTP": peersHTTP, "SessionMemory": peersSessionMemory, "Stdio": peersStdio, "Pipeline": peersPipeline,
-		"PagedRead": peersPagedRead,
+		"PagedRead": peersPagedRead, "SessionLoad": peersSessionLoad,
 	} {
 		t.Run(name, func(t *testing.T) {
 			f(t, smoke, func(v float64, unit string) {
