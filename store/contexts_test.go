@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -293,5 +294,36 @@ func TestUseChallengeForgetsExpired(t *testing.T) {
 	}
 	if err := db.UseChallenge(ctx, "live", time.Now().Add(time.Hour)); !errors.Is(err, contexts.ErrReplayed) {
 		t.Errorf("replay of a live nonce: %v, want ErrReplayed", err)
+	}
+}
+
+// TestOpenSessionCostFlat: opening a session under a cap reads the count
+// and only the rows it evicts, so its cost does not grow with the sessions
+// the principal already holds. It read every live row of the principal
+// on each open: opening n sessions read n²/2 rows (half of all the bytes
+// allocated under 1,000 HTTP sessions, issue 27).
+func TestOpenSessionCostFlat(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t, nil)
+	seedContexts(t, db)
+	n := 0
+	open := func() {
+		n++
+		s := testSession(fmt.Sprintf("flat%04d", n))
+		s.Principal = "bob"
+		if _, err := db.OpenSession(ctx, s, 1000, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 10 {
+		open()
+	}
+	few := testing.AllocsPerRun(10, open)
+	for range 300 {
+		open()
+	}
+	many := testing.AllocsPerRun(10, open)
+	if many > 2*few {
+		t.Fatalf("opening a session allocates %.0f times with 10 open and %.0f with 320: the cost grows with the sessions held", few, many)
 	}
 }

@@ -253,16 +253,19 @@ const (
 	($1, $2, $3, $4, $5, $6, $7, $8, $9)
 	ON CONFLICT (id) DO NOTHING`
 	sqlGetSession = `SELECT ` + sessionColumns + ` FROM transport_sessions WHERE id = $1`
-	// sqlCapSessions selects what the session cap counts, least recently
-	// used first (the order it evicts in): the principal's open sessions
-	// over one transport. sqlCapSessionsLive keeps only those seen after
-	// $3, the new session's CreatedAt minus the idle timeout: "last_seen >
-	// $3" is Session.Open's "now - LastSeen < idle", so the cap and Open
-	// agree on the boundary.
-	sqlCapSessions = `SELECT ` + sessionColumns + ` FROM transport_sessions
-	WHERE principal = $1 AND transport = $2 AND closed_at IS NULL ORDER BY last_seen, created_at, id`
-	sqlCapSessionsLive = `SELECT ` + sessionColumns + ` FROM transport_sessions
-	WHERE principal = $1 AND transport = $2 AND closed_at IS NULL AND last_seen > $3 ORDER BY last_seen, created_at, id`
+	// sqlCapSessions counts what the session cap counts: the principal's
+	// open sessions over one transport. sqlCapSessionsLive keeps only those
+	// seen after $3, the new session's CreatedAt minus the idle timeout:
+	// "last_seen > $3" is Session.Open's "now - LastSeen < idle", so the cap
+	// and Open agree on the boundary. The Oldest variants read the rows to
+	// evict, least recently used first, and no more than that: reading
+	// every live row on every open made opening n sessions read n²/2 rows.
+	sqlCapSessions     = `SELECT COUNT(*) FROM transport_sessions WHERE principal = $1 AND transport = $2 AND closed_at IS NULL`
+	sqlCapSessionsLive = sqlCapSessions + ` AND last_seen > $3`
+	sqlCapOldest       = `SELECT ` + sessionColumns + ` FROM transport_sessions
+	WHERE principal = $1 AND transport = $2 AND closed_at IS NULL ORDER BY last_seen, created_at, id LIMIT $3`
+	sqlCapOldestLive = `SELECT ` + sessionColumns + ` FROM transport_sessions
+	WHERE principal = $1 AND transport = $2 AND closed_at IS NULL AND last_seen > $3 ORDER BY last_seen, created_at, id LIMIT $4`
 	sqlTouchSession = `UPDATE transport_sessions SET last_seen = $2
 	WHERE id = $1 AND closed_at IS NULL`
 	sqlCloseSession = `UPDATE transport_sessions SET closed_at = $2, close_reason = $3

@@ -33,19 +33,23 @@ func (db *DB) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int,
 	}
 	var evicted []*contexts.Session
 	err = db.inTx(ctx, what, txOpts{locks: []string{lockSessionCap(s.Principal)}}, func(tx *sql.Tx) error {
-		q, qargs := sqlCapSessions, []any{s.Principal, s.Transport}
+		count, oldest, qargs := sqlCapSessions, sqlCapOldest, []any{s.Principal, s.Transport}
 		if idle > 0 {
-			q, qargs = sqlCapSessionsLive, append(qargs, formatTime(s.CreatedAt.Add(-idle)))
+			count, oldest, qargs = sqlCapSessionsLive, sqlCapOldestLive, append(qargs, formatTime(s.CreatedAt.Add(-idle)))
 		}
-		live, err := queryAll(ctx, tx, scanSession, q, qargs...)
-		if err != nil {
+		var live int
+		if err := tx.QueryRowContext(ctx, count, qargs...).Scan(&live); err != nil {
 			return txReadError(ctx, what, err)
 		}
-		if n := len(live) - maxOpen + 1; n > 0 {
+		if n := live - maxOpen + 1; n > 0 {
 			if err := checkClose(s.ID, contexts.EvictReason, s.CreatedAt); err != nil {
 				return err
 			}
-			for _, o := range live[:n] {
+			victims, err := queryAll(ctx, tx, scanSession, oldest, append(qargs, n)...)
+			if err != nil {
+				return txReadError(ctx, what, err)
+			}
+			for _, o := range victims {
 				if _, err := tx.ExecContext(ctx, sqlCloseSession, o.ID, formatTime(s.CreatedAt), contexts.EvictReason); err != nil {
 					return writeError(ctx, what, err)
 				}
