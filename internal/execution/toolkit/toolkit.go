@@ -290,6 +290,10 @@ type Result struct {
 	// Pending, when set, is a declaration that now waits for an operator:
 	// the runner notifies the configured webhooks (package notify).
 	Pending *PendingApproval
+	// Finish, when set, ends the execution of a declaration: the runner
+	// stores it in the call's audit record's transaction (store.DB.AppendCall),
+	// so the end and the audit are durable together before the answer.
+	Finish *declarations.Move
 	// Exact says the tool sized Text and UntrustedText to the output limit
 	// itself (a page whose next_offset counts the bytes it holds); the
 	// runner refuses such a result rather than cut it, since a cut page

@@ -1,0 +1,71 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/internal/audit/audit"
+)
+
+// A declaration's move in the call's audit commit (issue 23). An answered
+// need's execution ended with a Finish of its own — a durable commit —
+// and then the call's record, another. [DB.AppendCall] takes the move
+// (declarations.Manager.FinishLater) to the writer with the record and
+// its labels, and the writer stores it in the record's transaction: the
+// end of the execution, the content the agent is handed and the audit of
+// the call are durable together, before the answer leaves, in one
+// commit shared by the group.
+//
+// The move is a compare-and-swap as [DeclarationStore.Transition] makes
+// it (swap, in the batch's write transaction; on PostgreSQL its row is
+// read FOR UPDATE before the chain head is). A move the swap refuses (the
+// declaration is no longer in the state the move starts from, or is
+// gone) has written nothing, and only its own request leaves the batch:
+// its record and labels are not written, AppendCall returns an error
+// wrapping [ErrMoveRefused] and the cause, and the batch's other records
+// commit — one call's stale declaration cannot fail another's audit
+// (TestAppendCallRefusedMoveLeavesTheBatch). A store failure fails the
+// whole batch, as for any append.
+
+// ErrMoveRefused: AppendCall's declaration move was refused, so nothing
+// of the call was written; the error also wraps the declarations error
+// (declarations.ErrState, ErrNotFound).
+var ErrMoveRefused = errors.New("declaration move refused")
+
+// AppendCall is [DB.AppendLabelled] for a call that also ends a
+// declaration's execution: move (nil: none) is stored in the same
+// transaction as rec and labels. All three are durable when it returns
+// nil; on an error none of them is in the store.
+func (db *DB) AppendCall(ctx context.Context, rec *audit.Record, labels *Labels, move *declarations.Move) error {
+	labels, err := checkLabels(labels)
+	if err != nil {
+		return err
+	}
+	return db.appendReq(ctx, rec, labels, move)
+}
+
+// movesInTx stores the moves of reqs in tx. A refused move sets its
+// request's refused (and leaves it out of what follows); a store failure
+// is returned, wrapping ErrUnavailable, and fails the batch.
+func (db *DB) movesInTx(ctx context.Context, tx *sql.Tx, reqs []*appendReq) error {
+	for _, req := range reqs {
+		req.refused = nil
+		if req.move == nil {
+			continue
+		}
+		_, err := req.move.Apply(func(id string, from []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (*declarations.Declaration, error) {
+			return swap(ctx, tx, db.d.getDeclForUpdate, id, from, to, mutate)
+		})
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrUnavailable):
+			return err
+		default:
+			req.refused = fmt.Errorf("store: declaration %s: %w: %w", req.move.ID(), ErrMoveRefused, err)
+		}
+	}
+	return nil
+}
