@@ -22,7 +22,7 @@ var _ audit.Appender = (*DB)(nil)
 type appendReq struct {
 	ctx    context.Context
 	rec    audit.Record
-	labels *Labels             // nil: none
+	labels *Labels            // nil: none
 	move   *declarations.Move // nil: none (callmove.go)
 	// refused is why the writer left this request out of the batch's
 	// transaction: its move was refused (callmove.go).
