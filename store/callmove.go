@@ -57,7 +57,7 @@ func (db *DB) movesInTx(ctx context.Context, tx *sql.Tx, reqs []*appendReq) erro
 			continue
 		}
 		_, err := req.move.Apply(func(id string, from []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (*declarations.Declaration, error) {
-			return swap(ctx, tx, db.d.getDeclForUpdate, id, from, to, mutate)
+			return db.swap(ctx, tx, id, from, to, mutate)
 		})
 		switch {
 		case err == nil:

@@ -70,7 +70,11 @@ func (db *DB) UpstreamPin(ctx context.Context, upstream, tool string) (*pinning.
 	}
 	var raw string
 	var dec sql.NullString
-	err := db.r.QueryRowContext(ctx, sqlUpstreamPin, upstream, tool).Scan(&raw, &dec)
+	// Prepared once (stmtcache.go): every comm.mcp need reads its pin.
+	st, err := db.reads.get(ctx, db.r, sqlUpstreamPin)
+	if err == nil {
+		err = st.QueryRowContext(ctx, upstream, tool).Scan(&raw, &dec)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store: pin %s/%s: %w", upstream, tool, ErrNotFound)
 	}
