@@ -12,7 +12,8 @@ import (
 // the four was for:
 //
 //   - Before the side effect, one write: [Manager.DeclareExecuting]
-//     stores the need already executing — declared, approved by the
+//     (or [Manager.NewExecuting], for the caller to store with the
+//     call's started record) stores the need already executing — declared, approved by the
 //     policy and its approval consumed, the three moves in its history
 //     — so the execution's intent is durable before anything runs, and a
 //     crash leaves it executing: never run a second time (there is no
@@ -67,6 +68,20 @@ func (mv *Move) Preview(d *Declaration) (*Declaration, error) {
 // approval and its consumption. The caller must execute exactly the
 // returned Need and then end the execution (Finish or FinishLater).
 func (m *Manager) DeclareExecuting(ctx context.Context, contextID, principal string, need Need, ruleID, reason string) (*Declaration, error) {
+	d, err := m.NewExecuting(contextID, principal, need, ruleID, reason)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.st.Create(ctx, d); err != nil {
+		return nil, fmt.Errorf("storing declaration: %w", err)
+	}
+	return d, nil
+}
+
+// NewExecuting is DeclareExecuting without the store: the declaration,
+// checked and made, for the caller to store in a write of its own (the
+// call's started record's: store.DB.AppendStart) before it executes.
+func (m *Manager) NewExecuting(contextID, principal string, need Need, ruleID, reason string) (*Declaration, error) {
 	d, err := m.newDeclaration(contextID, principal, need, DecisionAllow, ruleID, reason)
 	if err != nil {
 		return nil, err
@@ -76,9 +91,6 @@ func (m *Manager) DeclareExecuting(ctx context.Context, contextID, principal str
 	// against its fingerprint) hold by construction here.
 	d.Attempts++
 	d.record(StateExecuting, d.DecidedAt, ActorRunner, "approval consumed")
-	if err := m.st.Create(ctx, d); err != nil {
-		return nil, fmt.Errorf("storing declaration: %w", err)
-	}
 	return d, nil
 }
 

@@ -22,8 +22,9 @@ var _ audit.Appender = (*DB)(nil)
 type appendReq struct {
 	ctx    context.Context
 	rec    audit.Record
-	labels *Labels            // nil: none
-	move   *declarations.Move // nil: none (callmove.go)
+	labels *Labels                   // nil: none
+	move   *declarations.Move        // nil: none (callmove.go)
+	create *declarations.Declaration // nil: none (callmove.go)
 	// refused is why the writer left this request out of the batch's
 	// transaction: its move was refused (callmove.go).
 	refused error
@@ -49,19 +50,19 @@ type appendReq struct {
 // return ctx.Err() with nothing written; once taken, the outcome is definite
 // and Append waits for it (at most about the busy timeout).
 func (db *DB) Append(ctx context.Context, rec *audit.Record) error {
-	return db.appendReq(ctx, rec, nil, nil)
+	return db.appendReq(ctx, rec, nil, nil, nil)
 }
 
 // appendReq queues rec (and its call's labels, if any) for the writer and
 // waits for the commit.
-func (db *DB) appendReq(ctx context.Context, rec *audit.Record, labels *Labels, move *declarations.Move) error {
+func (db *DB) appendReq(ctx context.Context, rec *audit.Record, labels *Labels, move *declarations.Move, create *declarations.Declaration) error {
 	if db.w == nil {
 		return fmt.Errorf("store: append: %w", ErrReadOnly)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	req := &appendReq{ctx: ctx, rec: *rec, labels: labels, move: move, done: make(chan error, 1)}
+	req := &appendReq{ctx: ctx, rec: *rec, labels: labels, move: move, create: create, done: make(chan error, 1)}
 	req.rec.Instance = db.opts.Instance
 	if err := normalize(&req.rec, time.Now()); err != nil {
 		return err

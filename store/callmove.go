@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/internal/audit/audit"
@@ -44,7 +45,19 @@ func (db *DB) AppendCall(ctx context.Context, rec *audit.Record, labels *Labels,
 	if err != nil {
 		return err
 	}
-	return db.appendReq(ctx, rec, labels, move)
+	return db.appendReq(ctx, rec, labels, move, nil)
+}
+
+// AppendStart is [DB.Append] for a call's started record (the record a
+// consequential call writes before it executes) that also stores create,
+// the declaration the call is about to execute, created executing
+// (declarations.Manager.NewExecuting): both are durable when it returns
+// nil, in one commit, before the side effect; on an error neither is in
+// the store. A declaration the store refuses (its id taken, a field it
+// cannot keep) leaves the request out of its batch, as a refused move
+// does: the error wraps ErrMoveRefused and the cause.
+func (db *DB) AppendStart(ctx context.Context, rec *audit.Record, create *declarations.Declaration) error {
+	return db.appendReq(ctx, rec, nil, nil, create)
 }
 
 // movesInTx stores the moves of reqs in tx. A refused move sets its
@@ -53,19 +66,48 @@ func (db *DB) AppendCall(ctx context.Context, rec *audit.Record, labels *Labels,
 func (db *DB) movesInTx(ctx context.Context, tx *sql.Tx, reqs []*appendReq) error {
 	for _, req := range reqs {
 		req.refused = nil
-		if req.move == nil {
-			continue
+		var (
+			id  string
+			err error
+		)
+		switch {
+		case req.create != nil:
+			id, err = req.create.ID, db.createInTx(ctx, tx, req.create)
+		case req.move != nil:
+			id = req.move.ID()
+			_, err = req.move.Apply(func(id string, from []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (*declarations.Declaration, error) {
+				return db.swap(ctx, tx, id, from, to, mutate)
+			})
 		}
-		_, err := req.move.Apply(func(id string, from []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (*declarations.Declaration, error) {
-			return db.swap(ctx, tx, id, from, to, mutate)
-		})
 		switch {
 		case err == nil:
 		case errors.Is(err, ErrUnavailable):
 			return err
 		default:
-			req.refused = fmt.Errorf("store: declaration %s: %w: %w", req.move.ID(), ErrMoveRefused, err)
+			req.refused = fmt.Errorf("store: declaration %s: %w: %w", id, ErrMoveRefused, err)
 		}
 	}
 	return nil
+}
+
+// createInTx inserts d in tx, as [DeclarationStore.Create] does: a taken
+// id is declarations.ErrExists, and the insert writes nothing then.
+func (db *DB) createInTx(ctx context.Context, tx *sql.Tx, d *declarations.Declaration) error {
+	args, err := declArgs(d, time.Now())
+	if err != nil {
+		return err
+	}
+	return insertOnce(ctx, txExecer{db, tx}, "creating declaration "+d.ID, sqlInsertDeclaration, args,
+		fmt.Errorf("store: declaration %s: %w", d.ID, declarations.ErrExists))
+}
+
+// txExecer runs a statement in tx through the writer's prepared
+// statement when there is one (execW).
+type txExecer struct {
+	db *DB
+	tx *sql.Tx
+}
+
+func (e txExecer) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return e.db.execW(ctx, e.tx, query, args...)
 }

@@ -21,16 +21,25 @@ func TestPostgresAppendCallMove(t *testing.T) {
 	appendCallMove(t, openPG(t, pgtest.DSN(t), nil))
 }
 
-// appendCallMove: AppendCall stores a declaration's end with the call's
-// record, both or neither; a refused move (the declaration already ended)
-// writes nothing of its call, and the handle appends on as before — on
+// appendCallMove: AppendStart stores a declaration created executing with
+// the call's started record, AppendCall its end with the call's record,
+// each both or neither; a refused creation (the id taken) or move (the
+// declaration already ended) writes nothing of its call, and the handle appends on as before — on
 // PostgreSQL too, where a failed statement would poison its transaction.
 func appendCallMove(t *testing.T, db *store.DB) {
 	ctx := context.Background()
 	m := declarations.NewManager(db.Declarations(), nil)
-	d, err := m.DeclareExecuting(ctx, "ctx-1", "alice", declarationstest.FetchNeed(), "rule:low-risk", "")
+	d, err := m.NewExecuting("ctx-1", "alice", declarationstest.FetchNeed(), "rule:low-risk", "")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if err := db.AppendStart(ctx, &audit.Record{Outcome: audit.OutcomeStarted, Reason: "started"}, d); err != nil {
+		t.Fatal(err)
+	}
+	declarationstest.WantState(t, db.Declarations(), d.ID, declarations.StateExecuting)
+	err = db.AppendStart(ctx, &audit.Record{Outcome: audit.OutcomeStarted, Reason: "started again"}, d)
+	if !errors.Is(err, store.ErrMoveRefused) || !errors.Is(err, declarations.ErrExists) {
+		t.Fatalf("the same declaration created again: %v, want ErrMoveRefused and ErrExists", err)
 	}
 	mv, preview, err := m.FinishLater(d, declarationstest.Result, nil)
 	if err != nil {
@@ -51,7 +60,7 @@ func appendCallMove(t *testing.T, db *store.DB) {
 		t.Fatalf("an append after a refused move: %v", err)
 	}
 	res, err := db.Verify(ctx)
-	if err != nil || !res.OK || res.Records != 2 {
-		t.Fatalf("Verify = %+v, %v; want OK with 2 records (ended, after)", res, err)
+	if err != nil || !res.OK || res.Records != 3 {
+		t.Fatalf("Verify = %+v, %v; want OK with 3 records (started, ended, after)", res, err)
 	}
 }

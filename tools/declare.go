@@ -108,6 +108,7 @@ func declareNeed() toolkit.Tool {
 		HandlesApproval: true,
 		Expand:          expandDeclaration,
 		Precheck:        declarePrecheck,
+		Intent:          declareIntent,
 		Handle:          declareHandle,
 	}
 }
@@ -209,6 +210,19 @@ func declarePrecheck(env *toolkit.Env, a toolkit.Args) error {
 	return nil
 }
 
+// declareIntent is a new need the policy allows and that runs at once: its
+// declaration, created executing (declared, approved by the policy, its
+// approval consumed), for the runner to store with the call's started
+// record — one write before the executor is called (issue 23). Any other
+// call names nothing and declareHandle stores what it must.
+func declareIntent(env *toolkit.Env, a toolkit.Args) (*declarations.Declaration, error) {
+	args, dec := a.(*DeclareNeedArgs), env.Decision
+	if args.DeclarationID != "" || dec.Effect != policy.Allow || env.DryRun || env.Broker == nil || len(env.Elicitation.Answers) != 0 {
+		return nil, nil
+	}
+	return env.Declarations.NewExecuting(env.Session.ContextID, env.Session.Principal, args.need(), dec.RuleID, dec.Reason)
+}
+
 func declareHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*toolkit.Result, error) {
 	args := a.(*DeclareNeedArgs)
 	m, sess := env.Declarations, env.Session
@@ -217,13 +231,11 @@ func declareHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*tool
 		err error
 	)
 	switch dec := env.Decision; {
-	case args.DeclarationID == "" && dec.Effect == policy.Allow && !env.DryRun && env.Broker != nil && len(env.Elicitation.Answers) == 0:
+	case env.Intent != nil:
 		// Approved by the policy and run at once: declared, approved and
-		// its approval consumed in one write (DeclareExecuting).
-		if d, err = m.DeclareExecuting(ctx, sess.ContextID, sess.Principal, args.need(), dec.RuleID, dec.Reason); err != nil {
-			return nil, err
-		}
-		return run(ctx, env, d)
+		// its approval consumed, stored with the started record
+		// (declareIntent).
+		return run(ctx, env, env.Intent)
 	case args.DeclarationID == "":
 		d, err = m.Declare(ctx, sess.ContextID, sess.Principal, args.need(), string(dec.Effect), dec.RuleID, dec.Reason)
 	default:
