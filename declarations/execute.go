@@ -6,18 +6,19 @@ import (
 )
 
 // An execution's writes, fewer (issue 23). A policy-approved need that
-// runs at once used to be stored four times: created approved, Begin
-// (the approval consumed), Finish, and the call's audit record — each a
-// durable commit of its own. Two are enough, and they keep what each of
-// the four was for:
+// runs at once used to be stored five times: the call's started record,
+// the declaration created approved, Begin (the approval consumed),
+// Finish, and the call's audit record — each a durable commit of its
+// own. Two are enough, and they keep what each of the five was for:
 //
-//   - Before the side effect, one write: [Manager.DeclareExecuting]
-//     (or [Manager.NewExecuting], for the caller to store with the
-//     call's started record) stores the need already executing — declared, approved by the
-//     policy and its approval consumed, the three moves in its history
-//     — so the execution's intent is durable before anything runs, and a
-//     crash leaves it executing: never run a second time (there is no
-//     approval left to consume), never unrecorded.
+//   - Before the side effect, one write: [Manager.NewExecuting] makes the
+//     need already executing — declared, approved by the policy and its
+//     approval consumed, the three moves in its history — and the runner
+//     stores it with the call's started record (store.DB.AppendStart;
+//     [Manager.DeclareExecuting] stores it alone), so the execution's
+//     intent is durable before anything runs, and a crash leaves it
+//     executing: never run a second time (there is no approval left to
+//     consume), never unrecorded.
 //   - After it, with the call's record: [Manager.FinishLater] makes
 //     Finish's move without storing it, and the caller hands the [Move]
 //     to a store that writes it in the same transaction as the record

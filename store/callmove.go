@@ -11,9 +11,12 @@ import (
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 )
 
-// A declaration's move in the call's audit commit (issue 23). An answered
-// need's execution ended with a Finish of its own — a durable commit —
-// and then the call's record, another. [DB.AppendCall] takes the move
+// A declaration's writes in the call's audit commits (issue 23). An
+// answered need was a started record, the declaration, its Begin, its
+// Finish and the call's record: five durable commits. Now two: before the
+// side effect [DB.AppendStart] stores the declaration, created executing
+// (declarations.Manager.NewExecuting), with the started record; after it
+// [DB.AppendCall] takes the end
 // (declarations.Manager.FinishLater) to the writer with the record and
 // its labels, and the writer stores it in the record's transaction: the
 // end of the execution, the content the agent is handed and the audit of
