@@ -3,7 +3,6 @@ package server
 import (
 	"database/sql"
 	"encoding/binary"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -78,17 +77,11 @@ func tablePages(t *testing.T, stateDir, table string) map[uint32]bool {
 // and the call's audit record together — where it committed six before:
 // the started record, the declaration, Begin, Finish and the record each
 // on their own, and the upstream's health row synced on the one writing
-// connection between two calls. The
-// health row is written off the call's path (and now without an fsync of
-// its own), so its commits are told apart by the pages they write and not
-// counted.
+// connection between two calls. The health row is written off the call's
+// path (and now without an fsync of its own), so its commits are told
+// apart by the pages they write and not counted.
 func TestAnsweredNeedCommits(t *testing.T) {
-	const agentToken = "agent-token-commits-0123456789abcdef"
-	t.Setenv("AIRLOCK_TEST_TOKEN_MCP", agentToken)
-	f, u := echoApproved(t, "mcper")
-	ts := httptest.NewServer(f.srv.Handler())
-	t.Cleanup(ts.Close)
-	c := bearerClient(t, ts.URL, agentToken)
+	f, u, c := echoAgent(t, "agent-token-commits-0123456789abcdef")
 	// The first call opens the session and the upstream's.
 	callOK(t, c, "declare_need", mcpNeed("echo", map[string]any{"message": "warm"}))
 	health := tablePages(t, f.state, "upstream_health")
