@@ -19,7 +19,7 @@
 //     replay, get [ErrAlreadyConsumed] (TestBeginConcurrent,
 //     TestReplayRefused, declarationstest.StoreConformance/TransitionConcurrent).
 //     A need the policy allows and that runs at once is created already
-//     consumed ([Manager.DeclareExecuting]): no approval ever exists to
+//     consumed ([Manager.NewExecuting]): no approval ever exists to
 //     race for, and its end can be stored with the call's audit record
 //     ([Manager.FinishLater], [Move]; execute.go).
 //   - An approval covers one need exactly. The declaration keeps the

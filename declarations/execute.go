@@ -1,7 +1,6 @@
 package declarations
 
 import (
-	"context"
 	"fmt"
 )
 
@@ -14,8 +13,8 @@ import (
 //   - Before the side effect, one write: [Manager.NewExecuting] makes the
 //     need already executing — declared, approved by the policy and its
 //     approval consumed, the three moves in its history — and the runner
-//     stores it with the call's started record (store.DB.AppendStart;
-//     [Manager.DeclareExecuting] stores it alone), so the execution's
+//     stores it with the call's started record (store.DB.AppendStart),
+//     so the execution's
 //     intent is durable before anything runs, and a crash leaves it
 //     executing: never run a second time (there is no approval left to
 //     consume), never unrecorded.
@@ -63,25 +62,13 @@ func (mv *Move) Preview(d *Declaration) (*Declaration, error) {
 	return next, nil
 }
 
-// DeclareExecuting is Declare with the policy's allow (ruleID decided)
-// followed at once by Begin, stored in one write: the declaration is
-// created executing, its history holding the declaration, the policy's
-// approval and its consumption. The caller must execute exactly the
-// returned Need and then end the execution (Finish or FinishLater).
-func (m *Manager) DeclareExecuting(ctx context.Context, contextID, principal string, need Need, ruleID, reason string) (*Declaration, error) {
-	d, err := m.NewExecuting(contextID, principal, need, ruleID, reason)
-	if err != nil {
-		return nil, err
-	}
-	if err := m.st.Create(ctx, d); err != nil {
-		return nil, fmt.Errorf("storing declaration: %w", err)
-	}
-	return d, nil
-}
-
-// NewExecuting is DeclareExecuting without the store: the declaration,
-// checked and made, for the caller to store in a write of its own (the
-// call's started record's: store.DB.AppendStart) before it executes.
+// NewExecuting is Declare with the policy's allow (ruleID decided)
+// followed at once by Begin, without the store: the declaration, checked
+// and made executing, its history holding the declaration, the policy's
+// approval and its consumption, for the caller to store in one write of
+// its own (the call's started record's: store.DB.AppendStart; a Store's
+// Create) before it executes. The caller must execute exactly its Need
+// and then end the execution (Finish or FinishLater).
 func (m *Manager) NewExecuting(contextID, principal string, need Need, ruleID, reason string) (*Declaration, error) {
 	d, err := m.newDeclaration(contextID, principal, need, DecisionAllow, ruleID, reason)
 	if err != nil {
@@ -98,7 +85,7 @@ func (m *Manager) NewExecuting(contextID, principal string, need Need, ruleID, r
 // FinishLater is [Manager.Finish] without the store: the move is
 // checked and made as Finish would make it, and returned for the caller
 // to store with the call's audit record; d (the declaration Begin or
-// DeclareExecuting returned) comes back as the move will leave it.
+// NewExecuting made) comes back as the move will leave it.
 func (m *Manager) FinishLater(d *Declaration, result *ResultRef, execErr error) (*Move, *Declaration, error) {
 	mv, err := m.finishMove(d.ID, result, execErr)
 	if err != nil {

@@ -24,7 +24,10 @@ func TestAppendCallRefusedMoveLeavesTheBatch(t *testing.T) {
 	db := openAt(t, path, nil)
 	m := declarations.NewManager(db.Declarations(), nil)
 	run := func() *declarations.Declaration {
-		d, err := m.DeclareExecuting(ctx, "ctx-1", "alice", declarationstest.FetchNeed(), "rule:low-risk", "")
+		d, err := m.NewExecuting("ctx-1", "alice", declarationstest.FetchNeed(), "rule:low-risk", "")
+		if err == nil {
+			err = db.Declarations().Create(ctx, d)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

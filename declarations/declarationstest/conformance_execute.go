@@ -10,7 +10,7 @@ import (
 )
 
 // confManagerExecuting checks the two-write execution (issue 23) against
-// the four moves it replaces: DeclareExecuting stores what Declare with
+// the four moves it replaces: NewExecuting, created, stores what Declare with
 // the policy's allow and then Begin store (the history, the decision,
 // one attempt), and a FinishLater move applied through the Store stores
 // what its preview said, once.
@@ -22,21 +22,22 @@ func confManagerExecuting(t *testing.T, st declarations.Store) {
 	confWant(t, "Declare allowed", err, nil)
 	two, err = m.Begin(ctx, two.ID, "s1")
 	confWant(t, "Begin", err, nil)
-	one, err := m.DeclareExecuting(ctx, "s1", "alice", FetchNeed(), "rule:low-risk", "low risk")
-	confWant(t, "DeclareExecuting", err, nil)
+	one, err := m.NewExecuting("s1", "alice", FetchNeed(), "rule:low-risk", "low risk")
+	confWant(t, "NewExecuting", err, nil)
+	confWant(t, "Create executing", st.Create(ctx, one), nil)
 	stored := WantState(t, st, one.ID, declarations.StateExecuting)
 	if !reflect.DeepEqual(stored, one) {
 		t.Fatalf("stored %s\nreturned %s", JSON(stored), JSON(one))
 	}
 	one.ID = two.ID
 	if !reflect.DeepEqual(one, two) {
-		t.Fatalf("DeclareExecuting %s\nDeclare + Begin %s", JSON(one), JSON(two))
+		t.Fatalf("NewExecuting %s\nDeclare + Begin %s", JSON(one), JSON(two))
 	}
 	// Its approval is consumed: nothing can run it a second time.
 	_, err = m.Begin(ctx, stored.ID, "s1")
-	confWant(t, "Begin after DeclareExecuting", err, declarations.ErrAlreadyConsumed)
-	_, err = m.DeclareExecuting(ctx, "s1", "alice", declarations.Need{}, "rule:low-risk", "")
-	confWant(t, "DeclareExecuting of an invalid need", err, declarations.ErrInvalid)
+	confWant(t, "Begin after NewExecuting", err, declarations.ErrAlreadyConsumed)
+	_, err = m.NewExecuting("s1", "alice", declarations.Need{}, "rule:low-risk", "")
+	confWant(t, "NewExecuting of an invalid need", err, declarations.ErrInvalid)
 
 	mv, preview, err := m.FinishLater(stored, Result, nil)
 	confWant(t, "FinishLater", err, nil)
