@@ -18,6 +18,10 @@
 //     of concurrent executors exactly one wins; the others, and every later
 //     replay, get [ErrAlreadyConsumed] (TestBeginConcurrent,
 //     TestReplayRefused, declarationstest.StoreConformance/TransitionConcurrent).
+//     A need the policy allows and that runs at once is created already
+//     consumed ([Manager.NewExecuting]): no approval ever exists to
+//     race for, and its end can be stored with the call's audit record
+//     ([Manager.FinishLater], [Move]; execute.go).
 //   - An approval covers one need exactly. The declaration keeps the
 //     need's [Need.Fingerprint] (SHA-256 of [Need.Canonical]); Begin
 //     refuses a stored need that no longer hashes to it ([ErrFingerprint],

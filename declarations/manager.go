@@ -88,6 +88,19 @@ var errDue = errors.New("deadline passed")
 // DecisionDeny denies it, each by "policy:<ruleID>". ruleID is required:
 // every decision names the rule that made it.
 func (m *Manager) Declare(ctx context.Context, contextID, principal string, need Need, decision, ruleID, reason string) (*Declaration, error) {
+	d, err := m.newDeclaration(contextID, principal, need, decision, ruleID, reason)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.st.Create(ctx, d); err != nil {
+		return nil, fmt.Errorf("storing declaration: %w", err)
+	}
+	return d, nil
+}
+
+// newDeclaration is Declare up to the Store: the need validated and in
+// normal form, the decision recorded, nothing stored.
+func (m *Manager) newDeclaration(contextID, principal string, need Need, decision, ruleID, reason string) (*Declaration, error) {
 	if err := need.Validate(); err != nil {
 		return nil, err
 	}
@@ -129,9 +142,6 @@ func (m *Manager) Declare(ctx context.Context, contextID, principal string, need
 	case DecisionDeny:
 		d.record(StateDenied, now, by, reason)
 		d.DecidedBy, d.DecidedAt = by, now
-	}
-	if err := m.st.Create(ctx, d); err != nil {
-		return nil, fmt.Errorf("storing declaration: %w", err)
 	}
 	return d, nil
 }
@@ -234,6 +244,19 @@ func (m *Manager) Begin(ctx context.Context, id, contextID string) (*Declaration
 // characters replaced, is kept in the history for operators). A failed
 // declaration may be retried with Retry.
 func (m *Manager) Finish(ctx context.Context, id string, result *ResultRef, execErr error) (*Declaration, error) {
+	mv, err := m.finishMove(id, result, execErr)
+	if err != nil {
+		return nil, err
+	}
+	d, err := m.move(ctx, id, mv.from, mv.to, mv.mutate)
+	if errors.Is(err, ErrState) {
+		return nil, fmt.Errorf("declaration %s is %s, not executing: %w", id, d.State, ErrState)
+	}
+	return d, err
+}
+
+// finishMove is Finish's move, not yet stored.
+func (m *Manager) finishMove(id string, result *ResultRef, execErr error) (*Move, error) {
 	to, why := StateExecuted, ""
 	if execErr != nil {
 		to, why = StateFailed, "execution failed: "+printable(execErr.Error(), 512)
@@ -241,7 +264,7 @@ func (m *Manager) Finish(ctx context.Context, id string, result *ResultRef, exec
 		return nil, err
 	}
 	now := m.now()
-	d, err := m.move(ctx, id, StateExecuting, to, func(d *Declaration) error {
+	return &Move{id: id, from: StateExecuting, to: to, mutate: func(d *Declaration) error {
 		d.ExecutedAt = now
 		if to == StateExecuted {
 			r := *result
@@ -249,11 +272,7 @@ func (m *Manager) Finish(ctx context.Context, id string, result *ResultRef, exec
 		}
 		d.record(to, now, ActorRunner, why)
 		return nil
-	})
-	if errors.Is(err, ErrState) {
-		return nil, fmt.Errorf("declaration %s is %s, not executing: %w", id, d.State, ErrState)
-	}
-	return d, err
+	}}, nil
 }
 
 // Retry moves a failed declaration of contextID back to declared, so that

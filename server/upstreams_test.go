@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
@@ -117,6 +118,17 @@ func echoApproved(t *testing.T, role string) (*fixture, *testUpstream) {
 	f, u := upstreamFixture(t, role)
 	must(t, f.approveTool(t, "echo", f.review(t)["echo"].SeenDigest))
 	return f, u
+}
+
+// echoAgent is echoApproved for the HTTP role "mcper", served on a
+// loopback server, with an agent's client holding token.
+func echoAgent(t *testing.T, token string) (*fixture, *testUpstream, *client.Client) {
+	t.Helper()
+	t.Setenv("AIRLOCK_TEST_TOKEN_MCP", token)
+	f, u := echoApproved(t, "mcper")
+	ts := httptest.NewServer(f.srv.Handler())
+	t.Cleanup(ts.Close)
+	return f, u, bearerClient(t, ts.URL, token)
 }
 
 // upstreamConfig is upstreamFixtureWith's configuration text and upstream.
@@ -450,11 +462,7 @@ func TestUpstreamRugPull(t *testing.T) {
 // config names.
 func TestUpstreamNeverGetsAgentToken(t *testing.T) {
 	const agentToken = "agent-token-must-stay-here-0123456789"
-	t.Setenv("AIRLOCK_TEST_TOKEN_MCP", agentToken)
-	f, u := echoApproved(t, "mcper")
-	ts := httptest.NewServer(f.srv.Handler())
-	t.Cleanup(ts.Close)
-	c := bearerClient(t, ts.URL, agentToken)
+	_, u, c := echoAgent(t, agentToken)
 	callOK(t, c, "declare_need", mcpNeed("echo", map[string]any{"message": "hi"}))
 	seen := u.authHeaders()
 	if len(seen) == 0 {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 )
 
@@ -21,8 +22,13 @@ var _ audit.Appender = (*DB)(nil)
 type appendReq struct {
 	ctx    context.Context
 	rec    audit.Record
-	labels *Labels // nil: none
-	done   chan error
+	labels *Labels                   // nil: none
+	move   *declarations.Move        // nil: none (callmove.go)
+	create *declarations.Declaration // nil: none (callmove.go)
+	// refused is why the writer left this request out of the batch's
+	// transaction: its move was refused (callmove.go).
+	refused error
+	done    chan error
 }
 
 // Append adds rec to the end of the audit chain. It assigns rec.Seq,
@@ -44,19 +50,19 @@ type appendReq struct {
 // return ctx.Err() with nothing written; once taken, the outcome is definite
 // and Append waits for it (at most about the busy timeout).
 func (db *DB) Append(ctx context.Context, rec *audit.Record) error {
-	return db.appendReq(ctx, rec, nil)
+	return db.appendReq(ctx, rec, nil, nil, nil)
 }
 
 // appendReq queues rec (and its call's labels, if any) for the writer and
 // waits for the commit.
-func (db *DB) appendReq(ctx context.Context, rec *audit.Record, labels *Labels) error {
+func (db *DB) appendReq(ctx context.Context, rec *audit.Record, labels *Labels, move *declarations.Move, create *declarations.Declaration) error {
 	if db.w == nil {
 		return fmt.Errorf("store: append: %w", ErrReadOnly)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	req := &appendReq{ctx: ctx, rec: *rec, labels: labels, done: make(chan error, 1)}
+	req := &appendReq{ctx: ctx, rec: *rec, labels: labels, move: move, create: create, done: make(chan error, 1)}
 	req.rec.Instance = db.opts.Instance
 	if err := normalize(&req.rec, time.Now()); err != nil {
 		return err
@@ -134,6 +140,10 @@ func (db *DB) commitBatch(batch []*appendReq) {
 		db.ckpt.committed(len(live))
 	}
 	for _, req := range live {
+		if err == nil && req.refused != nil {
+			req.done <- req.refused
+			continue
+		}
 		req.done <- err
 	}
 }
@@ -146,22 +156,35 @@ func (db *DB) writeRecords(reqs []*appendReq) error {
 	// Not a caller's context: the batch belongs to many callers, and a
 	// commit half-abandoned by one of them must not fail the others.
 	ctx := context.Background()
-	recs := make([]*audit.Record, len(reqs))
-	labels := make([]*Labels, len(reqs))
 	extras := make([][]byte, len(reqs))
 	for i, req := range reqs {
-		recs[i], labels[i], extras[i] = &req.rec, req.labels, req.rec.Extra
+		extras[i] = req.rec.Extra
 	}
 	for attempt := 0; ; attempt++ {
 		var (
-			seq int64
-			in  *interner
+			seq  int64
+			in   *interner
+			recs []*audit.Record
 		)
 		gen, head := db.head.take(db.d)
 		if attempt > 0 {
 			head = nil
 		}
 		err := db.inTx(ctx, "append", txOpts{chain: true}, func(tx *sql.Tx) (err error) {
+			// The calls' declaration moves first: a refused one leaves its
+			// request out of the batch (movesInTx).
+			if err := db.movesInTx(ctx, tx, reqs); err != nil {
+				return err
+			}
+			var labels []*Labels
+			for _, req := range reqs {
+				if req.refused == nil {
+					recs, labels = append(recs, &req.rec), append(labels, req.labels)
+				}
+			}
+			if len(recs) == 0 {
+				return errRollback
+			}
 			if err := db.labelInTx(ctx, tx, recs, labels); err != nil {
 				return unavailable("recording content labels", err)
 			}
@@ -171,12 +194,12 @@ func (db *DB) writeRecords(reqs []*appendReq) error {
 		if err != nil && head != nil {
 			// The head this process remembered may be stale (another
 			// process appended): once more, from the head as stored.
-			for i, r := range recs {
-				r.Extra = extras[i]
+			for i, req := range reqs {
+				req.rec.Extra = extras[i]
 			}
 			continue
 		}
-		if err != nil {
+		if err != nil || len(recs) == 0 {
 			return err
 		}
 		db.head.put(gen, seq, recs[len(recs)-1].Hash)

@@ -79,7 +79,7 @@ func (s *DeclarationStore) Create(ctx context.Context, d *declarations.Declarati
 	if err != nil {
 		return err
 	}
-	if err := insertOnce(ctx, s.db.w, "creating declaration "+d.ID, sqlInsertDeclaration, args,
+	if err := insertOnce(ctx, s.db.autocommit(sqlInsertDeclaration), "creating declaration "+d.ID, sqlInsertDeclaration, args,
 		fmt.Errorf("store: declaration %s: %w", d.ID, declarations.ErrExists)); err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (s *DeclarationStore) Transition(ctx context.Context, id string, from []dec
 	// (TestDeclarationsTransitionAcrossHandles fails without it).
 	var next, stored *declarations.Declaration
 	err := s.db.inTx(ctx, "transition of declaration "+id, txOpts{}, func(tx *sql.Tx) error {
-		d, err := swap(ctx, tx, s.db.d.getDeclForUpdate, id, from, to, mutate)
+		d, err := s.db.swap(ctx, tx, id, from, to, mutate)
 		if err != nil {
 			stored = d // with ErrState, the declaration as stored
 			return err
@@ -144,12 +144,15 @@ func (s *DeclarationStore) Transition(ctx context.Context, id string, from []dec
 // the declaration to commit, or an error after which tx must be rolled
 // back: with ErrState it also returns the declaration as stored, and
 // mutate's error comes back unchanged.
-// get reads the row; on PostgreSQL it is the FOR UPDATE read, which makes
-// a second instance's transition of the same declaration wait for this
-// one's commit and then see its state (TestPostgresCollectOnce).
-func swap(ctx context.Context, tx *sql.Tx, get, id string, from []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (*declarations.Declaration, error) {
+// The row is read with the dialect's getDeclForUpdate: on PostgreSQL the
+// FOR UPDATE read, which makes a second instance's transition of the same
+// declaration wait for this one's commit and then see its state
+// (TestPostgresCollectOnce). On SQLite both statements are the writer's,
+// prepared once (stmtcache.go): a need's execution ends in the audit
+// commit (callmove.go).
+func (db *DB) swap(ctx context.Context, tx *sql.Tx, id string, from []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (*declarations.Declaration, error) {
 	what := "transition of declaration " + id
-	row, err := scanDeclRow(tx.QueryRowContext(ctx, get, id))
+	row, err := scanDeclRow(db.rowW(ctx, tx, db.d.getDeclForUpdate, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundOr(id, nil)
 	}
@@ -176,7 +179,7 @@ func swap(ctx context.Context, tx *sql.Tx, get, id string, from []declarations.S
 	if err != nil {
 		return nil, err
 	}
-	res, err := tx.ExecContext(ctx, sqlUpdateDeclaration, append(args, string(cur.State))...)
+	res, err := db.execW(ctx, tx, sqlUpdateDeclaration, append(args, string(cur.State))...)
 	if err != nil {
 		return nil, writeError(ctx, what, err)
 	}

@@ -106,18 +106,24 @@ func checkLabel(l *ContentLabel, maxBytes int64) (readers string, err error) {
 // it returns nil; on an error neither is in the store. Labels that
 // [CheckLabel] refuses are refused here before anything is queued.
 func (db *DB) AppendLabelled(ctx context.Context, rec *audit.Record, labels *Labels) error {
+	return db.AppendCall(ctx, rec, labels, nil)
+}
+
+// checkLabels checks labels as [CheckLabel] does and keeps each one's
+// encoded readers for the writer; nil and empty are none (nil).
+func checkLabels(labels *Labels) (*Labels, error) {
 	if labels == nil || len(labels.List) == 0 {
-		return db.Append(ctx, rec)
+		return nil, nil
 	}
 	labels.readers = make([]string, len(labels.List))
 	for i, l := range labels.List {
 		r, err := checkLabel(l, labels.MaxBytes)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		labels.readers[i] = r
 	}
-	return db.appendReq(ctx, rec, labels)
+	return labels, nil
 }
 
 // liveState is one context's provenance_live row while a transaction

@@ -117,9 +117,6 @@ const (
 	sqlTrustedInputs      = `SELECT id, kind, readers, text, sha256, added_by, created_at FROM provenance_inputs
 	WHERE context_id = $1 ORDER BY created_at, id`
 
-	sqlContent = `SELECT seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at FROM provenance_content
-	WHERE context_id = $1 ORDER BY seq`
-
 	sqlInsertEndorsement = `INSERT INTO endorsements (context_id, id, value, endorsed_by, reason, created_at)
 	VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (context_id, id) DO NOTHING`
 	sqlCountEndorsements = `SELECT COUNT(*) FROM endorsements WHERE context_id = $1`

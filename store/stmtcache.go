@@ -65,7 +65,8 @@ func (c *stmtCache) close() error {
 
 // writerQueries are the statements prepared for the writer.
 var writerQueries = func() []string {
-	qs := []string{sqlReadHead, sqlUpdateHeadFrom, sqlEnsureLive, sqlGetLive, sqlUpdateLive, sqlOldestLive, sqlEvictRange}
+	qs := []string{sqlReadHead, sqlUpdateHeadFrom, sqlEnsureLive, sqlGetLive, sqlUpdateLive, sqlOldestLive, sqlEvictRange,
+		sqlGetDeclaration, sqlUpdateDeclaration, sqlInsertDeclaration}
 	for _, n := range chunkSizes {
 		qs = append(qs, insertRecords.text[n], insertLabels.text[n])
 	}
@@ -92,6 +93,22 @@ func (db *DB) execW(ctx context.Context, tx *sql.Tx, query string, args ...any) 
 		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
 	return tx.ExecContext(ctx, query, args...)
+}
+
+// autocommit is the writing pool for query run as a transaction of its
+// own, through the writer's statement when there is one.
+func (db *DB) autocommit(query string) execer {
+	if st := db.writes.lookup(query); st != nil {
+		return stmtExecer{st}
+	}
+	return db.w
+}
+
+// stmtExecer runs a prepared statement as an execer (its query is its own).
+type stmtExecer struct{ st *sql.Stmt }
+
+func (e stmtExecer) ExecContext(ctx context.Context, _ string, args ...any) (sql.Result, error) {
+	return e.st.ExecContext(ctx, args...)
 }
 
 func (db *DB) queryW(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {

@@ -68,7 +68,12 @@ func (db *DB) UpstreamPin(ctx context.Context, upstream, tool string) (*pinning.
 	if err := db.readableCtx(ctx, "upstream pin"); err != nil {
 		return nil, err
 	}
-	p, err := scanPin(db.r.QueryRowContext(ctx, sqlUpstreamPin, upstream, tool))
+	// Prepared once (stmtcache.go): every comm.mcp need reads its pin.
+	st, err := db.reads.get(ctx, db.r, sqlUpstreamPin)
+	if err != nil {
+		return nil, fmt.Errorf("store: pin %s/%s: %w", upstream, tool, err)
+	}
+	p, err := scanPin(st.QueryRowContext(ctx, upstream, tool))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store: pin %s/%s: %w", upstream, tool, ErrNotFound)
 	}

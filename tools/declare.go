@@ -108,6 +108,7 @@ func declareNeed() toolkit.Tool {
 		HandlesApproval: true,
 		Expand:          expandDeclaration,
 		Precheck:        declarePrecheck,
+		Intent:          declareIntent,
 		Handle:          declareHandle,
 	}
 }
@@ -209,6 +210,19 @@ func declarePrecheck(env *toolkit.Env, a toolkit.Args) error {
 	return nil
 }
 
+// declareIntent is a new need the policy allows and that runs at once: its
+// declaration, created executing (declared, approved by the policy, its
+// approval consumed), for the runner to store with the call's started
+// record — one write before the executor is called (issue 23). Any other
+// call names nothing and declareHandle stores what it must.
+func declareIntent(env *toolkit.Env, a toolkit.Args) (*declarations.Declaration, error) {
+	args, dec := a.(*DeclareNeedArgs), env.Decision
+	if args.DeclarationID != "" || dec.Effect != policy.Allow || env.DryRun || env.Broker == nil || len(env.Elicitation.Answers) != 0 {
+		return nil, nil
+	}
+	return env.Declarations.NewExecuting(env.Session.ContextID, env.Session.Principal, args.need(), dec.RuleID, dec.Reason)
+}
+
 func declareHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*toolkit.Result, error) {
 	args := a.(*DeclareNeedArgs)
 	m, sess := env.Declarations, env.Session
@@ -216,10 +230,15 @@ func declareHandle(ctx context.Context, env *toolkit.Env, a toolkit.Args) (*tool
 		d   *declarations.Declaration
 		err error
 	)
-	if args.DeclarationID == "" {
-		dec := env.Decision
+	switch dec := env.Decision; {
+	case env.Intent != nil:
+		// Approved by the policy and run at once: declared, approved and
+		// its approval consumed, stored with the started record
+		// (declareIntent).
+		return run(ctx, env, env.Intent)
+	case args.DeclarationID == "":
 		d, err = m.Declare(ctx, sess.ContextID, sess.Principal, args.need(), string(dec.Effect), dec.RuleID, dec.Reason)
-	} else {
+	default:
 		d, err = m.Get(ctx, args.DeclarationID, sess.ContextID)
 	}
 	if err != nil {
@@ -330,6 +349,13 @@ func execute(ctx context.Context, env *toolkit.Env, d *declarations.Declaration)
 	if err != nil {
 		return nil, violation.Wrap(violation.ApprovalRequired, err, "declaration %s cannot run: its approval is used, expired or gone", id)
 	}
+	return run(ctx, env, d)
+}
+
+// run executes d, whose approval is consumed (executing), and ends its
+// execution: a failure at once (Finish), a result with the call's audit
+// record (FinishLater; Result.Finish).
+func run(ctx context.Context, env *toolkit.Env, d *declarations.Declaration) (*toolkit.Result, error) {
 	ext, xerr := env.Broker.Execute(ctx, d.Need)
 	if xerr != nil {
 		if _, ferr := env.Declarations.Finish(context.WithoutCancel(ctx), d.ID, nil, xerr); ferr != nil {
@@ -339,7 +365,8 @@ func execute(ctx context.Context, env *toolkit.Env, d *declarations.Declaration)
 	}
 	sum := sha256.Sum256([]byte(ext.Text))
 	ref := &declarations.ResultRef{ContentSHA256: hex.EncodeToString(sum[:]), Bytes: int64(len(ext.Text))}
-	if d, err = env.Declarations.Finish(context.WithoutCancel(ctx), d.ID, ref, nil); err != nil {
+	finish, d, err := env.Declarations.FinishLater(d, ref, nil)
+	if err != nil {
 		return nil, err
 	}
 	// Airlock's own words name what was declared and approved, never a
@@ -367,7 +394,8 @@ func execute(ctx context.Context, env *toolkit.Env, d *declarations.Declaration)
 			Attribute: true, DeclarationID: d.ID, RetrievedAt: ext.RetrievedAt, Scrub: ext.Scrub},
 		Structured: map[string]any{"declaration_id": d.ID, "state": d.State, "operation": d.Need.Operation, "source": target,
 			"truncated": ext.Truncated, "untrusted_details": untrustedDetails(ext)},
-		Audit: map[string]any{"declaration_id": d.ID, "state": d.State, "source": ext.Source, "bytes": len(ext.Text), "decided_by": d.DecidedBy},
+		Audit:  map[string]any{"declaration_id": d.ID, "state": d.State, "source": ext.Source, "bytes": len(ext.Text), "decided_by": d.DecidedBy},
+		Finish: finish,
 	}, nil
 }
 

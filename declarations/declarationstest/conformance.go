@@ -46,6 +46,7 @@ func StoreConformance(t *testing.T, newStore func(t *testing.T) declarations.Sto
 		{"ContextCanceled", confContextCanceled},
 		{"ManagerLifecycle", confManagerLifecycle},
 		{"ManagerPolicy", confManagerPolicy},
+		{"ManagerExecuting", confManagerExecuting},
 		{"ManagerExpiry", confManagerExpiry},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, newStore(t)) })

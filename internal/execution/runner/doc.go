@@ -35,7 +35,8 @@
 //   - 8. preconditions: the tool's Precheck, given the capabilities the handler will get
 //     (toolkit.Env)
 //   - started record: an external or act call writes a "started" record, so a store that cannot be
-//     written stops it before it touches anything
+//     written stops it before it touches anything; in the same commit what the tool says it is
+//     about to execute (toolkit.Tool.Intent: a declaration created executing)
 //   - 9. execute: the handler, with only the capabilities in toolkit.Env; a panic becomes an error,
 //     the deadline LIMIT_EXCEEDED, a client's cancellation CANCELLED
 //   - after the handler: a need now waiting for a person is announced (webhooks, command hooks:

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/airlock-dev/airlock/attribution"
+	"github.com/airlock-dev/airlock/declarations"
 	"github.com/airlock-dev/airlock/fence"
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
@@ -17,6 +18,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/limits"
 	"github.com/airlock-dev/airlock/internal/policy/redact"
+	"github.com/airlock-dev/airlock/store"
 )
 
 // finish runs what follows the handler: steps 10-13 (bound the error,
@@ -55,7 +57,14 @@ func (c *call) finish(ctx context.Context, res *toolkit.Result, err error) *Resp
 	// that outlives a cancelled call: a call the client abandoned is still
 	// recorded.
 	c.auditStart = time.Now()
-	aerr := c.s.r.db.AppendLabelled(context.WithoutCancel(ctx), c.rec, c.labels)
+	aerr := c.appendRecord(context.WithoutCancel(ctx), res)
+	if errors.Is(aerr, store.ErrMoveRefused) {
+		// The declaration's end could not be stored with the record:
+		// the call is answered as failed and recorded so, without the
+		// content it would have handed over.
+		resp, c.labels = c.boundError(aerr), nil
+		aerr = c.appendRecord(context.WithoutCancel(ctx), nil)
+	}
 	// step: close — the log line, then (deferred) the metrics and the span.
 	defer c.observe(time.Now())
 	if aerr != nil {
@@ -68,6 +77,17 @@ func (c *call) finish(ctx context.Context, res *toolkit.Result, err error) *Resp
 	resp.AuditSeq = c.rec.Seq
 	c.logLine()
 	return resp
+}
+
+// appendRecord is step 13's commit: the record, the labels of what the
+// agent is handed and, when the handler ended a declaration's execution,
+// that end (res.Finish), in one transaction.
+func (c *call) appendRecord(ctx context.Context, res *toolkit.Result) error {
+	var finish *declarations.Move
+	if res != nil {
+		finish = res.Finish
+	}
+	return c.s.r.db.AppendCall(ctx, c.rec, c.labels, finish)
 }
 
 // logLine is the call's one info line: who, where, what was decided and

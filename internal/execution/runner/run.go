@@ -189,7 +189,7 @@ func (c *call) steps(ctx context.Context) (*toolkit.Result, error) {
 	}
 	// step: started record
 	if tool.Tier != toolkit.TierRead {
-		if err := c.recordStart(ctx); err != nil {
+		if err := c.recordStart(ctx, env, args); err != nil {
 			return nil, err
 		}
 	}
@@ -292,12 +292,19 @@ func guardArgs(f func() (toolkit.Args, error)) (out toolkit.Args, err error) {
 }
 
 // recordStart writes a "started" record before a consequential call runs, so
-// an unwritable store stops it before it touches anything.
-func (c *call) recordStart(ctx context.Context) error {
-	if err := c.s.r.db.Append(ctx, audit.CallStarted(c.rec)); err != nil {
+// an unwritable store stops it before it touches anything; with it, in the
+// same commit, what the tool says it is about to execute (Tool.Intent).
+func (c *call) recordStart(ctx context.Context, env *toolkit.Env, args toolkit.Args) error {
+	if c.tool.Intent != nil {
+		if err := guard(func() (err error) { env.Intent, err = c.tool.Intent(env, args); return err }); err != nil {
+			return err
+		}
+	}
+	err := c.s.r.db.AppendStart(ctx, audit.CallStarted(c.rec), env.Intent)
+	if err != nil && !errors.Is(err, store.ErrMoveRefused) {
 		return violation.Wrap(violation.AuditUnavailable, err, "the audit trail cannot be written; call refused")
 	}
-	return nil
+	return err
 }
 
 // decode checks raw against the tool's JSON Schema, then strictly decodes it

@@ -65,6 +65,12 @@ type Tool struct {
 	Precheck func(env *Env, args Args) error
 	// Handle executes the call.
 	Handle func(ctx context.Context, env *Env, args Args) (*Result, error)
+	// Intent, if set, names what a consequential call is about to execute
+	// (a declaration created executing; nil: nothing): the runner stores
+	// it in the call's started record's commit, before Handle, and hands
+	// it to Handle in Env.Intent — the intent durable before the side
+	// effect, in one write.
+	Intent func(env *Env, args Args) (*declarations.Declaration, error)
 
 	// HandlesApproval lets a policy decision of require_approval reach
 	// Handle (env.Decision says so) instead of ending the call: the tool
@@ -123,6 +129,9 @@ type Env struct {
 	DryRun bool
 	// Declarations is the lifecycle of declared needs (approvals included).
 	Declarations *declarations.Manager
+	// Intent is what Tool.Intent named, stored executing with the call's
+	// started record; nil when nothing was.
+	Intent *declarations.Declaration
 	// Broker performs an approved need's external I/O; nil means none is
 	// possible.
 	Broker Broker
@@ -290,6 +299,10 @@ type Result struct {
 	// Pending, when set, is a declaration that now waits for an operator:
 	// the runner notifies the configured webhooks (package notify).
 	Pending *PendingApproval
+	// Finish, when set, ends the execution of a declaration: the runner
+	// stores it in the call's audit record's transaction (store.DB.AppendCall),
+	// so the end and the audit are durable together before the answer.
+	Finish *declarations.Move
 	// Exact says the tool sized Text and UntrustedText to the output limit
 	// itself (a page whose next_offset counts the bytes it holds); the
 	// runner refuses such a result rather than cut it, since a cut page
