@@ -2,8 +2,8 @@ package workspace
 
 import (
 	"crypto/sha256"
-	"errors"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -293,4 +293,3 @@ func capViolations(v []Violation) []Violation {
 	return append(v, Violation{Code: violation.WriteAttempt, Path: ".",
 		Detail: fmt.Sprintf("%d more violations not listed", extra)})
 }
-
