@@ -18,9 +18,9 @@ import (
 // commitLog is a store that records which writes Add makes: a durable
 // commit of its own (UpdateContext) or a deferred one.
 type commitLog struct {
-	usage   map[string][]byte
-	cx      contexts.Context
-	durable []string
+	usage    map[string][]byte
+	cx       contexts.Context
+	durable  []string
 	deferred []string
 }
 
