@@ -6,20 +6,23 @@
 //
 // # Invariant
 //
-// The trampoline runs before any package of the airlock binary that this
-// one does not import is initialised: [MaybeRunTrampoline] is called from
-// this package's init, and Go initialises packages in import-path order
-// among those whose imports are done, so this package — which imports the
-// standard library and x/sys only, and no package that sorts after
-// internal/policy (net, runtime/debug, os/exec, log/slog: see
-// TestTrampolineImports) — is initialised before the heavy ones such as
-// internal/policy/poisoning, whose word lists and regular expressions cost
-// ~90 ms of CPU at init (issue 27). Every pipeline run pays the
-// trampoline's start, so what runs before it is what the run waits for;
-// less code also runs before the confinement, not more.
-// TestTrampolineStartsBeforeHeavyInit builds the airlock binary and checks
-// that no airlock package outside this one's imports is initialised before
-// the trampoline decides.
+// The trampoline decides before the airlock binary's heavy packages are
+// initialised: [MaybeRunTrampoline] is called from this package's init,
+// and Go initialises, at each step, the first package in import-path
+// order whose imports are all initialised. This package imports the
+// standard library and x/sys only, and none of the packages Go reaches
+// late — net, runtime/debug, os/exec and log/slog come after
+// internal/policy/poisoning, path/filepath after ~50 more
+// (TestTrampolineImports) — so it is ready as soon as x/sys/unix is, and
+// runs after ~90 light packages (~90 KB allocated in all) and before, for
+// instance, internal/policy/poisoning, whose word lists and regular
+// expressions allocate 8 MB at init (~90 ms of CPU at the load of issue
+// 27's measurements). Every pipeline run pays the trampoline's start, so
+// what runs before it is what the run waits for; less code also runs
+// before the confinement, not more. TestTrampolineStartsBeforeHeavyInit
+// builds the airlock binary and checks that no package allocating 1 MB or
+// more at init, and not poisoning, is initialised before the trampoline
+// decides.
 package confine
 
 // Stable paths inside the sandbox (package sandbox re-exports them).

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path/filepath"
+	"path"
 	"reflect"
 	"strings"
 )
@@ -341,9 +341,9 @@ func checkAbsPath(p string) error {
 		return fmt.Errorf("path longer than %d bytes", maxPathLen)
 	case strings.IndexByte(p, 0) >= 0:
 		return fmt.Errorf("path contains NUL")
-	case !filepath.IsAbs(p):
+	case !path.IsAbs(p):
 		return fmt.Errorf("path %q is not absolute", p)
-	case filepath.Clean(p) != p:
+	case path.Clean(p) != p:
 		return fmt.Errorf("path %q is not clean", p)
 	}
 	return nil

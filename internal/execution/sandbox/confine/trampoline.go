@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"path"
 	"runtime"
 	"strconv"
 	"strings"
@@ -166,18 +166,22 @@ func execPipeline(argv, env []string) error {
 	if strings.Contains(name, "/") {
 		return syscall.Exec(name, argv, env)
 	}
-	path := ""
+	search := ""
 	for _, e := range env {
 		if v, ok := strings.CutPrefix(e, "PATH="); ok {
-			path = v
+			search = v
 		}
 	}
 	var first error
-	for _, dir := range filepath.SplitList(path) {
-		if !filepath.IsAbs(dir) {
+	// strings and path, not path/filepath: Go initialises path/filepath
+	// late, and this package's imports decide how early it runs (package
+	// doc; Linux paths are slash paths, and an empty PATH searches nothing
+	// as filepath.SplitList's empty list did).
+	for _, dir := range strings.Split(search, ":") {
+		if !path.IsAbs(dir) {
 			continue
 		}
-		err := syscall.Exec(filepath.Join(dir, name), argv, env)
+		err := syscall.Exec(path.Join(dir, name), argv, env)
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
 			continue
 		}
