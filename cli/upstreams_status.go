@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
@@ -39,7 +38,7 @@ func runUpstreamsStatus(ctx context.Context, args []string, io Streams) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(st)
 	}
-	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+	w := newTable(io.Out)
 	fmt.Fprintln(w, "UPSTREAM\tTRANSPORT\tSESSIONS\tWARM\tRESTARTS\tCALLS\tERRORS\tLATENCY\tLAST ERROR")
 	for _, s := range st {
 		last := "-"

@@ -13,6 +13,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/airlock-dev/airlock/internal/execution/runner"
+	"github.com/airlock-dev/airlock/internal/kit/percall"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/sources"
 )
@@ -44,6 +45,13 @@ import (
 // and their context is the principal's.
 func (s *Server) sessionGate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			// One probe of the store's state serves the request's reads
+			// (its session, the kill switch, its contexts); it is made
+			// after the request arrived (package percall). Not on a GET:
+			// a stream outlives any one call.
+			r = r.WithContext(percall.With(r.Context()))
+		}
 		id, _ := r.Context().Value(identityKey{}).(identity)
 		var msg peeked
 		if body, ok := r.Context().Value(bodyKey{}).([]byte); ok {

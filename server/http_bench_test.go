@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"testing"
 
 	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
@@ -33,7 +34,7 @@ func benchHTTPRead(b *testing.B, clients int) {
 	pool := benchClients(b, ts.URL+PathStreamable, testToken, clients, transport.WithHTTPBasicClient(hc))
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "read_pool_file"
-	req.Params.Arguments = map[string]any{"pool": "alpha", "path": "hello.txt"}
+	req.Params.Arguments = map[string]any{"pool": "alpha", "path": benchPath()}
 	b.SetParallelism(max(1, clients/2))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -71,4 +72,11 @@ func benchClients(b *testing.B, url, token string, n int, opts ...transport.Stre
 		pool <- c
 	}
 	return pool
+}
+
+func benchPath() string {
+	if p := os.Getenv("AIRLOCK_BENCH_PATH"); p != "" {
+		return p
+	}
+	return "hello.txt"
 }

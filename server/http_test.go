@@ -62,8 +62,13 @@ func initialize(t *testing.T, c *client.Client) {
 // base that presents token as its bearer credential.
 func bearerClient(t *testing.T, base, token string, opts ...transport.StreamableHTTPCOption) *client.Client {
 	t.Helper()
-	auth := transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token})
-	c, err := client.NewStreamableHttpClient(base+PathStreamable, append([]transport.StreamableHTTPCOption{auth}, opts...)...)
+	return bearerClientHeaders(t, base, map[string]string{"Authorization": "Bearer " + token}, opts...)
+}
+
+// bearerClientHeaders is bearerClient with headers given whole.
+func bearerClientHeaders(t *testing.T, base string, headers map[string]string, opts ...transport.StreamableHTTPCOption) *client.Client {
+	t.Helper()
+	c, err := client.NewStreamableHttpClient(base+PathStreamable, append([]transport.StreamableHTTPCOption{transport.WithHTTPHeaders(headers)}, opts...)...)
 	must(t, err)
 	initialize(t, c)
 	return c

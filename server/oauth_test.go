@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -43,12 +42,7 @@ func oauthServer(t *testing.T) (*fixture, string, *testidp.IdP) {
 // until the test ends.
 func startIdP(t *testing.T) *testidp.IdP {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	idp, err := testidp.Start(ln, oauthClients)
-	must(t, err)
-	t.Cleanup(func() { _ = idp.Close() })
-	return idp
+	return testidp.StartForTest(t, oauthClients)
 }
 
 func idpToken(t *testing.T, idp *testidp.IdP, client, scope string) string {
@@ -84,11 +78,7 @@ func TestOAuthTokensRefusedAndAudited(t *testing.T) {
 	_, err := idp.Rotate()
 	must(t, err)
 	time.Sleep(1100 * time.Millisecond) // past jwks_cache_seconds: the set is refetched
-	otherLn, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	otherIdP, err := testidp.Start(otherLn, oauthClients)
-	must(t, err)
-	defer otherIdP.Close()
+	otherIdP := startIdP(t)
 	parts := strings.Split(idpToken(t, idp, "agent", "airlock.read"), ".")
 	none := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"none"}`)) + "." + parts[1] + "."
 	unknownKid := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"RS256","kid":"no-such-kid"}`)) + "." + parts[1] + "." + parts[2]

@@ -16,14 +16,12 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/airlock-dev/airlock/internal/audit/witness"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	statedir "github.com/airlock-dev/airlock/internal/execution/state"
 	"github.com/airlock-dev/airlock/internal/kit/metrics"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
-	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 )
 
 // opsFixture is testConfig served by ServeHTTP on a real loopback
@@ -62,11 +60,7 @@ func newOpsFixture(t *testing.T, httpSettings string, extraYAML ...string) *opsF
 
 func (o *opsFixture) client(t *testing.T, role string) *client.Client {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(o.url+PathStreamable, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + tokenOf(role)}))
-	must(t, err)
-	c := client.NewClient(tr)
-	mcptest.Connect(t, context.Background(), c, "airlock-ops-test")
-	return c
+	return bearerClient(t, o.url, tokenOf(role))
 }
 
 func get(t *testing.T, url string, header map[string]string) (int, string) {

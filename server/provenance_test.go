@@ -56,17 +56,10 @@ func bankFixture(t *testing.T, policy, role, pipelines string, approve ...string
 		cfg = strings.Replace(cfg, "pipelines:\n", "pipelines:\n"+pipelines, 1)
 	}
 	var sent atomic.Int64
-	u.mcp.AddTool(mcp.NewTool("send_money", mcp.WithDescription("Sends money."),
-		mcp.WithString("recipient", mcp.Required()), mcp.WithNumber("amount", mcp.Required())),
-		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			sent.Add(1)
-			return mcp.NewToolResultText("sent"), nil
-		})
+	u.addText(mcp.NewTool("send_money", mcp.WithDescription("Sends money."),
+		mcp.WithString("recipient", mcp.Required()), mcp.WithNumber("amount", mcp.Required())), "sent", &sent)
 	if slices.Contains(approve, "get_transactions") {
-		u.mcp.AddTool(mcp.NewTool("get_transactions", mcp.WithDescription("Lists recent transactions.")),
-			func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return mcp.NewToolResultText(provHistory), nil
-			})
+		u.addText(mcp.NewTool("get_transactions", mcp.WithDescription("Lists recent transactions.")), provHistory, nil)
 	}
 	f := newFixtureConfig(t, cfg)
 	pins := f.review(t)
@@ -309,16 +302,9 @@ func TestProvenanceReadersStopSendingToOthers(t *testing.T) {
 	cfg = strings.Replace(cfg, "policies:\n", "policies:\n"+readersPolicy, 1)
 	cfg = strings.Replace(cfg, "roles:\n", "roles:\n  mailer: {policy: readers, pools: [alpha, beta], initial_phase: execution}\n", 1)
 	var sent atomic.Int64
-	u.mcp.AddTool(mcp.NewTool("send_email", mcp.WithDescription("Sends an e-mail."),
-		mcp.WithString("recipient", mcp.Required()), mcp.WithString("body", mcp.Required())),
-		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			sent.Add(1)
-			return mcp.NewToolResultText("sent"), nil
-		})
-	u.mcp.AddTool(mcp.NewTool("get_note", mcp.WithDescription("Reads alice's note.")),
-		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultText(payrollNote), nil
-		})
+	u.addText(mcp.NewTool("send_email", mcp.WithDescription("Sends an e-mail."),
+		mcp.WithString("recipient", mcp.Required()), mcp.WithString("body", mcp.Required())), "sent", &sent)
+	u.addText(mcp.NewTool("get_note", mcp.WithDescription("Reads alice's note.")), payrollNote, nil)
 	f := newFixtureConfig(t, cfg)
 	pins := f.review(t)
 	for _, tool := range []string{"send_email", "get_note"} {

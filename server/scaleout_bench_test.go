@@ -24,9 +24,18 @@ import (
 // demo config, role agent) on one PostgreSQL database, from 16 concurrent
 // client sessions. Besides calls/s it reports where the CPU went, in CPU
 // milliseconds per call: the airlock processes, HAProxy, PostgreSQL (every
-// process named postgres) and this benchmark process (the clients). On a
-// 2-core machine all of them share the same two cores, so more instances
-// cannot add CPU, only spread it: read the calls/s beside the CPU columns.
+// process named postgres) and this benchmark process (the clients).
+//
+// Each instance is capped to AIRLOCK_BENCH_CPU_CAP CPUs (default 0.25; 0:
+// no cap) by a cgroup of its own, so the instances — not the machine's
+// cores, which the database, HAProxy and the clients share — are the
+// limit, and the scale-out efficiency (calls/s at n instances over n times
+// calls/s at 1) means the same on 2 cores as on 64 (issue 27). Without a
+// writable cgroup CPU controller the instances run uncapped (logged).
+// AIRLOCK_BENCH_LB=sticky balances on Mcp-Session-Id (a session's calls
+// stay on one instance) instead of round robin per request;
+// AIRLOCK_BENCH_BEFORE=PATH adds an older binary as a second side
+// (bin=before), measured beside bin/airlock (bin=after) in the same run.
 func BenchmarkScaleOutCalls(b *testing.B) {
 	bin, _ := filepath.Abs(filepath.Join("..", "bin", "airlock"))
 	if _, err := os.Stat(bin); err != nil {
@@ -35,8 +44,18 @@ func BenchmarkScaleOutCalls(b *testing.B) {
 	if _, err := os.Stat("/usr/sbin/haproxy"); err != nil {
 		b.Skip("haproxy missing: run make lb-deps")
 	}
+	sides := [][2]string{{"after", bin}}
+	if before := os.Getenv("AIRLOCK_BENCH_BEFORE"); before != "" {
+		sides = [][2]string{{"before", before}, {"after", bin}}
+	}
 	for _, n := range []int{1, 2, 3} {
-		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) { benchInstances(b, bin, n) })
+		for _, side := range sides {
+			name := fmt.Sprintf("instances=%d", n)
+			if len(sides) > 1 {
+				name += "/bin=" + side[0]
+			}
+			b.Run(name, func(b *testing.B) { benchInstances(b, side[1], n) })
+		}
 	}
 }
 
@@ -47,10 +66,12 @@ func benchInstances(b *testing.B, bin string, n int) {
 	var backends []string
 	for i := range n {
 		addr, pid := startAirlock(b, bin, dsn, token, i)
+		capCPU(b, pid, i)
 		backends = append(backends, addr)
 		pids = append(pids, pid)
 	}
 	lbURL, lbPid := startHAProxy(b, backends)
+	// 16: the demo's max_sessions_per_principal; more would evict.
 	const clients = 16
 	pool := benchClients(b, lbURL+"/mcp", token, clients)
 	req := mcp.CallToolRequest{}
@@ -68,6 +89,53 @@ func benchInstances(b *testing.B, bin string, n int) {
 	b.ReportMetric((cpuOfComm("postgres")-pg0).Seconds()*1e3/calls, "postgres-cpu-ms/call")
 	b.ReportMetric((selfCPU()-self0).Seconds()*1e3/calls, "client-cpu-ms/call")
 }
+
+// capCPU puts process pid into a cgroup of its own limited to
+// AIRLOCK_BENCH_CPU_CAP CPUs (default 0.25), cgroup v2 or v1's cpu
+// controller; the cgroup is removed at cleanup, after the process ended.
+func capCPU(b *testing.B, pid, i int) {
+	limit := 0.25
+	if v := os.Getenv("AIRLOCK_BENCH_CPU_CAP"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		must(b, err)
+		limit = f
+	}
+	if limit <= 0 {
+		return
+	}
+	const period = 100000
+	quota := strconv.Itoa(int(limit * period))
+	name := fmt.Sprintf("airlock-bench-%d-%d", os.Getpid(), i)
+	var dir string
+	var files [][2]string
+	switch {
+	case fileExists("/sys/fs/cgroup/cgroup.controllers"):
+		dir = filepath.Join("/sys/fs/cgroup", name)
+		files = [][2]string{{"cpu.max", quota + " " + strconv.Itoa(period)}}
+	case fileExists("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"):
+		dir = filepath.Join("/sys/fs/cgroup/cpu", name)
+		files = [][2]string{{"cpu.cfs_period_us", strconv.Itoa(period)}, {"cpu.cfs_quota_us", quota}}
+	default:
+		b.Logf("no cgroup CPU controller: instance %d runs uncapped", i)
+		return
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		b.Logf("cgroup for instance %d: %v: it runs uncapped", i, err)
+		return
+	}
+	b.Cleanup(func() {
+		// Runs before startAirlock's cleanup stops the process: move it
+		// back to the parent group, then the group can go.
+		os.WriteFile(filepath.Join(filepath.Dir(dir), "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644)
+		os.Remove(dir)
+	})
+	files = append(files, [2]string{"cgroup.procs", strconv.Itoa(pid)})
+	for _, f := range files {
+		must(b, os.WriteFile(filepath.Join(dir, f[0]), []byte(f[1]), 0o644))
+	}
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 var listening = regexp.MustCompile(`http://(127\.0\.0\.1:\d+)/`)
 
@@ -119,6 +187,7 @@ func startHAProxy(b *testing.B, backends []string) (string, int) {
 	template, err := os.ReadFile(filepath.Join("..", "e2e", "testdata", "haproxy.cfg"))
 	must(b, err)
 	cfg := strings.NewReplacer("@MAXCONN@", "4096", "@PORT@", strconv.Itoa(port), "@SERVERS@", strings.Join(servers, "\n")).Replace(string(template))
+	cfg = strings.Replace(cfg, "  balance roundrobin", "  "+balance(), 1)
 	path := filepath.Join(dir, "haproxy.cfg")
 	must(b, os.WriteFile(path, []byte(cfg), 0o600))
 	cmd := exec.Command("/usr/sbin/haproxy", "-db", "-f", path)
@@ -139,6 +208,16 @@ func startHAProxy(b *testing.B, backends []string) (string, int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return url, cmd.Process.Pid
+}
+
+// balance is the backend's balancing: round robin per request, or with
+// AIRLOCK_BENCH_LB=sticky by the Mcp-Session-Id header (initialize, which
+// has none, round robin), so a session's calls stay on one instance.
+func balance() string {
+	if os.Getenv("AIRLOCK_BENCH_LB") == "sticky" {
+		return "balance hdr(Mcp-Session-Id)\n  hash-type consistent"
+	}
+	return "balance roundrobin"
 }
 
 // cpuOf is the user+system CPU time the processes pids have used.

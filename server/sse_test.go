@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/internal/kit/violation"
@@ -23,10 +22,8 @@ import (
 // sseClient is an initialized mcp-go SSE client authenticated as role.
 func sseClient(t *testing.T, url, role string) *client.Client {
 	t.Helper()
-	c, err := client.NewSSEMCPClient(url+PathSSE, transport.WithHeaders(map[string]string{"Authorization": "Bearer " + tokenOf(role)}))
-	must(t, err)
+	c := sseBearerClient(t, url, tokenOf(role))
 	t.Cleanup(func() { c.Close() })
-	initialize(t, c)
 	return c
 }
 

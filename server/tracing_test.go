@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -24,7 +22,6 @@ import (
 	"github.com/airlock-dev/airlock/internal/config"
 	"github.com/airlock-dev/airlock/internal/edge/tracing"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
-	"github.com/airlock-dev/airlock/internal/testkit/mcptest"
 )
 
 // otlpReceiver is a real OTLP/HTTP traces endpoint on loopback: it decodes
@@ -248,10 +245,7 @@ func TestSpansOverHTTP(t *testing.T) {
 	tr, err := tracing.New(context.Background(), config.Tracing{Enabled: true, Endpoint: rc.URL + "/v1/traces"}, &tracing.Options{Getenv: func(string) string { return "" }})
 	must(t, err)
 	url := serveLoopback(t, f.withRunner(t, runner.Options{Tracer: tr}, nil).srv)
-	tp, err := transport.NewStreamableHTTP(url+PathStreamable, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + tokenOf("agent")}))
-	must(t, err)
-	c := client.NewClient(tp)
-	mcptest.Connect(t, context.Background(), c, "trace-test")
+	c := bearerClient(t, url, tokenOf("agent"))
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "list_pools"
 	req.Params.Meta = &mcp.Meta{AdditionalFields: map[string]any{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}

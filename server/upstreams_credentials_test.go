@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -98,7 +98,9 @@ func probeNeed(tool string) map[string]any {
 }
 
 // approveProbe lists upstream as the operator's review does (no caller:
-// no brokered credential; a stdio one in the sandbox) and approves tools.
+// no brokered credential; a stdio one in the sandbox) and approves tools,
+// each of which the listing must have pinned. The store is closed again
+// when it returns.
 func approveProbe(t *testing.T, f *fixture, upstream string, tools ...string) {
 	t.Helper()
 	op, err := operator.Open(f.state, false)
@@ -110,13 +112,13 @@ func approveProbe(t *testing.T, f *fixture, upstream string, tools ...string) {
 	}
 	pins, err := op.UpstreamPins(context.Background(), upstream)
 	must(t, err)
-	for _, p := range pins {
-		for _, tool := range tools {
-			if p.Tool == tool {
-				_, err := op.ApproveUpstreamToolBecause(context.Background(), upstream, tool, p.SeenDigest, "tester", "test")
-				must(t, err)
-			}
+	for _, tool := range tools {
+		i := slices.IndexFunc(pins, func(p *pinning.Pin) bool { return p.Tool == tool })
+		if i < 0 {
+			t.Fatalf("%s: no pin of tool %s among %d", upstream, tool, len(pins))
 		}
+		_, err := op.ApproveUpstreamToolBecause(context.Background(), upstream, tool, pins[i].SeenDigest, "tester", "test")
+		must(t, err)
 	}
 }
 
@@ -260,11 +262,7 @@ var exchangeClients = []testidp.Client{
 // Neither token, nor the client secret, is in the state directory or the
 // log.
 func TestUpstreamTokenExchange(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, err)
-	idp, err := testidp.Start(ln, exchangeClients)
-	must(t, err)
-	t.Cleanup(func() { _ = idp.Close() })
+	idp := testidp.StartForTest(t, exchangeClients)
 	probe := newProbeUpstream(t)
 	const clientSecret = "airlock-exchange-secret"
 	t.Setenv("AIRLOCK_TEST_EXCHANGE_SECRET", clientSecret)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
-	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
 // egressNameMap is the fixture's EgressResolver: the test names map to
@@ -75,17 +74,7 @@ func TestUpstreamStdioEgress(t *testing.T) {
     timeout_ms: 20000
 `, bin, filepath.Dir(bin), tlsPort, httpPort, tlsPort)
 	f := newFixtureConfig(t, cfg)
-	op, err := operator.Open(f.state, false)
-	must(t, err)
-	op.UseSandboxTrampoline(trampoline)
-	if errs := op.RefreshUpstreams(context.Background(), f.cfg, "net", "tester"); len(errs) > 0 {
-		t.Fatalf("listing: %v", errs)
-	}
-	pins, err := op.UpstreamPins(context.Background(), "net")
-	must(t, err)
-	_, err = op.ApproveUpstreamTool(context.Background(), "net", "probe", pins[0].SeenDigest, "tester")
-	must(t, err)
-	op.Close()
+	approveProbe(t, f, "net", "probe")
 
 	c := f.connect(t)
 	probe := func(url string) string {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -46,10 +45,7 @@ func TestUpstreamEditedDescription(t *testing.T) {
 
 	// The upstream changes add: a new digest, blocked, out of the catalog.
 	const theirs = "Adds two numbers and returns their sum."
-	u.mcp.AddTool(mcp.NewTool("add", mcp.WithDescription(theirs), mcp.WithNumber("a", mcp.Required()), mcp.WithNumber("b", mcp.Required())),
-		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultText("3"), nil
-		})
+	u.addText(mcp.NewTool("add", mcp.WithDescription(theirs), mcp.WithNumber("a", mcp.Required()), mcp.WithNumber("b", mcp.Required())), "3", nil)
 	changed := f.review(t)["add"]
 	if changed.State != pinning.Changed || changed.Decision == nil {
 		t.Fatalf("changed: %+v %+v", changed, changed.Decision)

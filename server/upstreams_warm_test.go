@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
@@ -173,15 +172,6 @@ func TestWarmStateStaysInItsContext(t *testing.T) {
 	}
 }
 
-// bearerClientHeaders is bearerClient with headers given whole.
-func bearerClientHeaders(t *testing.T, base string, headers map[string]string) *client.Client {
-	t.Helper()
-	c, err := client.NewStreamableHttpClient(base+PathStreamable, transport.WithHTTPHeaders(headers))
-	must(t, err)
-	initialize(t, c)
-	return c
-}
-
 // TestWarmCrashRestartedAndAudited: a warm upstream whose process exits by
 // itself fails the call it was serving (UPSTREAM_UNAVAILABLE), is audited
 // as upstream.exited with its exit status and its last stderr lines (its
@@ -287,17 +277,7 @@ func TestWarmUpstreamConfined(t *testing.T) {
     read_only: [%s]
     timeout_ms: 20000
 `, bin, tag, filepath.Dir(bin)))
-	op, err := operator.Open(f.state, false)
-	must(t, err)
-	op.UseSandboxTrampoline(trampoline)
-	if errs := op.RefreshUpstreams(context.Background(), f.cfg, "probe", "tester"); len(errs) > 0 {
-		t.Fatalf("listing: %v", errs)
-	}
-	pins, err := op.UpstreamPins(context.Background(), "probe")
-	must(t, err)
-	_, err = op.ApproveUpstreamTool(context.Background(), "probe", "probe", pins[0].SeenDigest, "tester")
-	must(t, err)
-	op.Close()
+	approveProbe(t, f, "probe", "probe")
 	c := f.connect(t)
 	for i := range 2 {
 		out := text(callOK(t, c, "declare_need", upstreamNeed("probe", "probe", map[string]any{"addr": ln.Addr().String(), "path": f.state})))

@@ -112,7 +112,8 @@ func (db *DB) RecordKillSwitch(ctx context.Context, ch KillChange, rec *audit.Re
 		if _, err := tx.ExecContext(ctx, sqlUpsertSetting, settingKillChange, ch.ID, ch.By, ch.Reason, formatTime(ch.At)); err != nil {
 			return unavailable("setting kill switch change", err)
 		}
-		seq, in, err = db.chainInTx(ctx, tx, []*audit.Record{&r})
+		db.head.take(db.d)
+		seq, in, err = db.chainInTx(ctx, tx, []*audit.Record{&r}, nil)
 		return err
 	})
 	if err != nil || in == nil { // in is nil when the change was already recorded

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/audit/audit"
@@ -17,9 +19,10 @@ var _ audit.Appender = (*DB)(nil)
 // copy, so a caller is never raced by the writer; done has room for the one
 // result, so the writer never blocks on a caller.
 type appendReq struct {
-	ctx  context.Context
-	rec  audit.Record
-	done chan error
+	ctx    context.Context
+	rec    audit.Record
+	labels *Labels // nil: none
+	done   chan error
 }
 
 // Append adds rec to the end of the audit chain. It assigns rec.Seq,
@@ -41,13 +44,19 @@ type appendReq struct {
 // return ctx.Err() with nothing written; once taken, the outcome is definite
 // and Append waits for it (at most about the busy timeout).
 func (db *DB) Append(ctx context.Context, rec *audit.Record) error {
+	return db.appendReq(ctx, rec, nil)
+}
+
+// appendReq queues rec (and its call's labels, if any) for the writer and
+// waits for the commit.
+func (db *DB) appendReq(ctx context.Context, rec *audit.Record, labels *Labels) error {
 	if db.w == nil {
 		return fmt.Errorf("store: append: %w", ErrReadOnly)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	req := &appendReq{ctx: ctx, rec: *rec, done: make(chan error, 1)}
+	req := &appendReq{ctx: ctx, rec: *rec, labels: labels, done: make(chan error, 1)}
 	req.rec.Instance = db.opts.Instance
 	if err := normalize(&req.rec, time.Now()); err != nil {
 		return err
@@ -129,64 +138,172 @@ func (db *DB) commitBatch(batch []*appendReq) {
 	}
 }
 
-// writeRecords appends recs to the chain in one BEGIN IMMEDIATE
-// transaction. On success it has filled each record's Seq, PrevHash and Hash;
-// on failure nothing was committed and the error wraps ErrUnavailable.
+// writeRecords appends the batch's records (and their labels) to the
+// chain in one write transaction. On success it has filled each record's
+// Seq, PrevHash and Hash; on failure nothing was committed and the error
+// wraps ErrUnavailable.
 func (db *DB) writeRecords(reqs []*appendReq) error {
 	// Not a caller's context: the batch belongs to many callers, and a
 	// commit half-abandoned by one of them must not fail the others.
 	ctx := context.Background()
 	recs := make([]*audit.Record, len(reqs))
+	labels := make([]*Labels, len(reqs))
+	extras := make([][]byte, len(reqs))
 	for i, req := range reqs {
-		recs[i] = &req.rec
+		recs[i], labels[i], extras[i] = &req.rec, req.labels, req.rec.Extra
 	}
-	var (
-		seq int64
-		in  *interner
-	)
-	err := db.inTx(ctx, "append", txOpts{chain: true}, func(tx *sql.Tx) (err error) {
-		seq, in, err = db.chainInTx(ctx, tx, recs)
-		return err
-	})
-	if err != nil {
-		return err
+	for attempt := 0; ; attempt++ {
+		var (
+			seq int64
+			in  *interner
+		)
+		gen, head := db.head.take(db.d)
+		if attempt > 0 {
+			head = nil
+		}
+		err := db.inTx(ctx, "append", txOpts{chain: true}, func(tx *sql.Tx) (err error) {
+			if err := db.labelInTx(ctx, tx, recs, labels); err != nil {
+				return unavailable("recording content labels", err)
+			}
+			seq, in, err = db.chainInTx(ctx, tx, recs, head)
+			return err
+		})
+		if err != nil && head != nil {
+			// The head this process remembered may be stale (another
+			// process appended): once more, from the head as stored.
+			for i, r := range recs {
+				r.Extra = extras[i]
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		db.head.put(gen, seq, recs[len(recs)-1].Hash)
+		in.commit()
+		db.committed(seq)
+		return nil
 	}
-	in.commit()
-	db.committed(seq)
-	return nil
 }
 
-// chainInTx links recs onto the chain head read inside tx, inserts them and
-// moves the head, returning the new last seq. tx must be a write (BEGIN
-// IMMEDIATE) transaction, so no other writer moves the head in between; on
-// PostgreSQL the head row is read FOR UPDATE, which queues every other
-// instance's append on it until this transaction ends.
-func (db *DB) chainInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record) (int64, *interner, error) {
-	var seq int64
-	var prev string
-	if err := tx.QueryRowContext(ctx, db.d.readHeadForUpdate).Scan(&seq, &prev); err != nil {
+// chainHead is the last seq and hash of the chain.
+type chainHead struct {
+	seq  int64
+	hash string
+}
+
+// headCache is the chain head this process's writer last committed, so
+// that a SQLite batch need not read it (it still updates it, guarded).
+// Every other appender in the process (the kill switch's record, a
+// rotation's) takes it away first, so the writer never puts back a head
+// older than theirs (gen).
+type headCache struct {
+	mu   sync.Mutex
+	gen  uint64
+	head *chainHead
+}
+
+// take returns the remembered head (nil: none, or on PostgreSQL, where
+// other instances append between any two batches and the row is read
+// FOR UPDATE anyway) and forgets it; gen is for put.
+func (h *headCache) take(d *dialect) (uint64, *chainHead) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.gen++
+	head := h.head
+	h.head = nil
+	if d.advisory {
+		head = nil
+	}
+	return h.gen, head
+}
+
+// put remembers the head a commit left, unless someone took the head
+// since gen.
+func (h *headCache) put(gen uint64, seq int64, hash string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gen == gen {
+		h.head = &chainHead{seq, hash}
+	}
+}
+
+// chainInTx links recs onto the chain head, inserts them and moves the
+// head, returning the new last seq; tx must be a write transaction.
+//
+// The head is from, when the writer remembers it (SQLite only: this
+// transaction holds the file's write lock from its BEGIN), else the row;
+// on PostgreSQL the row is read FOR UPDATE, which queues every other
+// instance's append until this transaction ends — so it is read only
+// after what does not depend on it (labels, interning), and what follows
+// is the records' inserts, several rows a statement, and the head's
+// update. The update is guarded (WHERE last_seq = the head used): a
+// remembered head that another process moved on fails the transaction
+// (writeRecords retries once from the row), so the chain stays one
+// whatever this process remembers.
+func (db *DB) chainInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record, from *chainHead) (int64, *interner, error) {
+	in := db.interner(tx)
+	if err := in.internAll(ctx, recs); err != nil {
+		return 0, nil, unavailable("interning the records' strings", err)
+	}
+	var head chainHead
+	if from != nil {
+		head = *from
+	} else if err := db.rowW(ctx, tx, db.d.readHeadForUpdate).Scan(&head.seq, &head.hash); err != nil {
 		return 0, nil, unavailable("reading chain head", err)
 	}
-	ins := tx.StmtContext(ctx, db.insert)
-	in := db.interner(tx)
+	seq, prev := head.seq, head.hash
+	args := make([]any, 0, len(recs)*recordArgs)
 	for _, r := range recs {
 		seq++
 		r.Seq = seq
 		r.PrevHash = prev
 		r.Hash = r.ComputeHash()
 		prev = r.Hash
-		args, err := in.rowArgs(ctx, r)
+		a, err := in.rowArgs(ctx, r)
 		if err != nil {
 			return 0, nil, unavailable(fmt.Sprintf("record %d", seq), err)
 		}
-		if _, err := ins.ExecContext(ctx, args...); err != nil {
-			return 0, nil, unavailable(fmt.Sprintf("inserting record %d", seq), err)
-		}
+		args = append(args, a...)
 	}
-	if _, err := tx.ExecContext(ctx, sqlUpdateHead, seq, prev); err != nil {
+	if err := db.insertChunked(ctx, tx, insertRecords, args, "records"); err != nil {
+		return 0, nil, unavailable(fmt.Sprintf("from record %d", head.seq+1), err)
+	}
+	res, err := db.execW(ctx, tx, sqlUpdateHeadFrom, seq, prev, head.seq)
+	if err != nil {
 		return 0, nil, unavailable("updating chain head", err)
 	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return 0, nil, unavailable("updating chain head", errors.Join(errHeadMoved, err))
+	}
 	return seq, in, nil
+}
+
+// errHeadMoved: the chain head was not where this append linked to.
+var errHeadMoved = errors.New("the chain head moved")
+
+// insertChunked inserts the rows of args (m.cols values each) with as few
+// statements as the chunk sizes allow: 64, 16, 4, then one at a time —
+// four statements prepared once, where one per row cost a round trip each
+// on PostgreSQL and a statement step each on SQLite. what names the rows
+// for an error.
+func (db *DB) insertChunked(ctx context.Context, tx *sql.Tx, m *multiInsert, args []any, what string) error {
+	for len(args) > 0 {
+		n := len(args) / m.cols
+		chunk := 1
+		for _, c := range chunkSizes {
+			if n >= c {
+				chunk = c
+				break
+			}
+		}
+		k := chunk * m.cols
+		if _, err := db.execW(ctx, tx, m.text[chunk], args[:k]...); err != nil {
+			return fmt.Errorf("inserting %s: %w", what, err)
+		}
+		args = args[k:]
+	}
+	return nil
 }
 
 // committed tells Options.OnCommit (the witness checkpointer) that the

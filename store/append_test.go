@@ -302,10 +302,7 @@ func appendConcurrently(t *testing.T, db *store.DB, n, workers int) {
 // no seq or hash, and leave the chain as it was.
 func TestAppendFailsClosed(t *testing.T) {
 	ctx := context.Background()
-	db, path := openTemp(t, nil)
-	appendN(t, db, 0, 5)
-	db.Close()
-	full := openFull(t, path)
+	full := fullAfter(t, 5)
 	big := sample(99)
 	big.Reason = strings.Repeat("r", 64<<10) // needs new pages
 	err := full.Append(ctx, big)
@@ -401,9 +398,30 @@ func TestDurableAcrossSIGKILL(t *testing.T) {
 				t.Fatalf("Verify after SIGKILL = %+v, %v", res, err)
 			}
 			ctx := context.Background()
+			labelOf := map[int64]int64{} // record seq → its label's seq
+			if err := db.Scan(ctx, 0, func(r *audit.Record) error {
+				var x struct{ Labels []struct{ Seq int64 } }
+				if json.Unmarshal(r.Extra, &x) == nil && len(x.Labels) == 1 {
+					labelOf[r.Seq] = x.Labels[0].Seq
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			prov, err := db.ContextProvenance(ctx, "c1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored := map[int64]bool{}
+			for _, l := range prov.Content {
+				stored[l.Seq] = true
+			}
 			for seq := range answered {
 				if _, ok, err := db.HashAt(ctx, seq); err != nil || !ok {
 					t.Errorf("answered call's record %d missing after SIGKILL (%v)", seq, err)
+				}
+				if ls, ok := labelOf[seq]; !ok || !stored[ls] {
+					t.Errorf("answered call's record %d: label %d (named: %v) not in the store after SIGKILL", seq, ls, ok)
 				}
 			}
 			var calls int64
@@ -444,8 +462,12 @@ func TestHelperCalls(t *testing.T) {
 					t.Error(err)
 					return
 				}
+				// Every call hands out content: its label commits with
+				// its record (issue 27), and a small cap keeps evicting.
 				r := sample(i)
-				if err := db.Append(ctx, r); err != nil {
+				l := &store.ContentLabel{ContextID: "c1", Source: fmt.Sprintf("att_%d", i), Kind: "comm.fetch",
+					Integrity: store.IntegrityUntrusted, Text: strings.Repeat("x", 100+i%50), CreatedAt: ctxEpoch}
+				if err := db.AppendLabelled(ctx, r, &store.Labels{List: []*store.ContentLabel{l}, MaxBytes: 4 << 10}); err != nil {
 					t.Error(err)
 					return
 				}

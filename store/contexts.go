@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/airlock-dev/airlock/internal/kit/percall"
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
@@ -94,8 +95,10 @@ func (db *DB) CreateContext(ctx context.Context, c *contexts.Context) error {
 
 // GetContext implements [contexts.Store] through the read pool, so it works
 // on a read-only handle and sees every committed write.
+// From memory while the store's change counter says the row is unchanged
+// (statecache.go).
 func (db *DB) GetContext(ctx context.Context, id string) (*contexts.Context, error) {
-	return getByID(ctx, db, "context", id, sqlGetContext, scanContext)
+	return cachedByID(ctx, db, &db.ctxRows, "context", id, sqlGetContext, scanContext, cloneContext)
 }
 
 // getByID reads one row of the contexts tables by primary key through the
@@ -329,6 +332,9 @@ func (db *DB) writableCtx(ctx context.Context, op string) error {
 	if db.w == nil {
 		return fmt.Errorf("store: %s: %w", op, ErrReadOnly)
 	}
+	// A call that writes what its probe covers probes again for its next
+	// read (statecache.go): it must see its own write.
+	percall.From(ctx).Forget()
 	return db.readableCtx(ctx, op)
 }
 

@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/airlock-dev/airlock/internal/policy/contexts"
 )
 
 // Options tunes a store. The zero value, and a nil *Options, mean defaults.
@@ -95,7 +97,8 @@ type DB struct {
 	// queue feeds the group-commit writer; closed by Close under mu.
 	queue      chan *appendReq
 	writerDone chan struct{}
-	insert     *sql.Stmt
+	// head is the chain head the writer last committed (append.go).
+	head headCache
 
 	// probing is the readiness probe in flight, if any (see Writable).
 	probeMu sync.Mutex
@@ -105,13 +108,13 @@ type DB struct {
 	closed bool
 
 	keys keyCache
-	kill killCache // SQLite: data_version probe
-	// reads holds the per-call reads' statements, prepared once on r.
-	reads stmtCache
-	// writes holds statements prepared once on w (content labels, provlive.go);
-	// live is what this process knows of its contexts' live labels.
-	writes stmtCache
-	live   liveCache
+	kill killCache // the per-call probe of the kill switch and the change counter
+	// sessions and contexts are the per-call rows, cached (statecache.go).
+	sessRows rowCache[*contexts.Session]
+	ctxRows  rowCache[*contexts.Context]
+	// reads holds the per-call reads' statements, prepared once on r;
+	// writes the audit commit's, prepared once on w.
+	reads, writes stmtCache
 	// prov holds the provenance last read per context (provcache.go).
 	prov provCache
 	// strs caches string ids to values for reads, ids values to ids for
@@ -126,7 +129,7 @@ type DB struct {
 	// it instead of sleeping until the writer "must" be past gathering.
 	gatheredHook atomic.Pointer[func(int)]
 	// walkedHook, when set (tests only), counts the rows a content label's
-	// bookkeeping reads (provlive.go).
+	// eviction reads (labels.go).
 	walkedHook atomic.Pointer[func(int)]
 }
 
@@ -188,7 +191,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	if db.r, err = openPool(abs, "rw", o.BusyTimeout, "", []string{"query_only(1)"}); err != nil {
 		return nil, err
 	}
-	if err := db.kill.open(db.r); err != nil {
+	if err := db.kill.open(db.r, false, true); err != nil {
 		return nil, err
 	}
 	if err := db.startCheckpointer(); err != nil {
@@ -201,10 +204,10 @@ func Open(path string, opts *Options) (*DB, error) {
 	return db, nil
 }
 
-// startWriter prepares the insert and starts the group-commit writer.
-func (db *DB) startWriter() (err error) {
-	if db.insert, err = db.w.Prepare(sqlInsertRecord); err != nil {
-		return fmt.Errorf("store: preparing insert: %w", err)
+// startWriter starts the group-commit writer.
+func (db *DB) startWriter() error {
+	if err := db.prepareWriter(); err != nil {
+		return err
 	}
 	db.queue = make(chan *appendReq, queueSize)
 	db.writerDone = make(chan struct{})
@@ -247,7 +250,7 @@ func OpenReadOnly(path string) (*DB, error) {
 	if _, err := db.schemaVersion(context.Background(), db.r); err != nil {
 		return nil, err
 	}
-	if err := db.kill.open(db.r); err != nil {
+	if err := db.kill.open(db.r, false, false); err != nil {
 		return nil, err
 	}
 	ok = true
@@ -445,9 +448,6 @@ func (db *DB) Close() error {
 func (db *DB) closeAll() error {
 	var errs []error
 	errs = append(errs, db.kill.close(), db.reads.close(), db.writes.close())
-	if db.insert != nil {
-		errs = append(errs, db.insert.Close())
-	}
 	errs = append(errs, db.ckpt.close())
 	if db.r != nil {
 		errs = append(errs, db.r.Close())

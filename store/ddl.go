@@ -99,6 +99,17 @@ type stmt string
 // pgOnly are statements only PostgreSQL needs.
 type pgOnly []string
 
+// sqliteOnly are statements only SQLite needs (its triggers, where
+// PostgreSQL's are a function and triggers of their own).
+type sqliteOnly []string
+
+func (s sqliteOnly) ddl(pg bool) []string {
+	if pg {
+		return nil
+	}
+	return s
+}
+
 func (s stmt) ddl(bool) []string { return []string{string(s)} }
 
 func (s pgOnly) ddl(pg bool) []string {

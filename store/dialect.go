@@ -32,6 +32,8 @@ type dialect struct {
 
 	// The reads that a write transaction bases its write on.
 	readHeadForUpdate, getDeclForUpdate, getContextForUpdate string
+	// getLiveForUpdate reads a context's provenance_live row (labels.go).
+	getLiveForUpdate string
 	// idleSessions is the idle sweep's select; PostgreSQL locks the rows
 	// it will close, so a concurrent touch waits instead of slipping
 	// between the select and the update.
@@ -62,6 +64,7 @@ var sqliteDialect = &dialect{
 	readHeadForUpdate:   sqlReadHead,
 	getDeclForUpdate:    sqlGetDeclaration,
 	getContextForUpdate: sqlGetContext,
+	getLiveForUpdate:    sqlGetLive,
 	idleSessions:        sqlIdleSessions,
 	internString:        sqlInternString,
 	stringID:            sqlStringID,
@@ -77,6 +80,7 @@ var postgresDialect = &dialect{
 	readHeadForUpdate:   sqlReadHead + ` FOR UPDATE`,
 	getDeclForUpdate:    sqlGetDeclaration + ` FOR UPDATE`,
 	getContextForUpdate: sqlGetContext + ` FOR UPDATE`,
+	getLiveForUpdate:    sqlGetLive + ` FOR UPDATE`,
 	idleSessions:        sqlIdleSessions + ` FOR UPDATE`,
 	internString:        pgInternString,
 	stringID:            pgStringID,

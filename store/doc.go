@@ -35,10 +35,19 @@
 //     bad seq.
 //   - One chain across processes. The chain head is read inside the write
 //     transaction (BEGIN IMMEDIATE; on PostgreSQL SELECT ... FOR UPDATE of
-//     the head row), never from memory, so the server and an operator CLI
-//     appending to the same file at once, or several instances appending
-//     to one database, still produce one contiguous, verifying chain. Each
-//     record names the instance that appended it ([Options.Instance]).
+//     the head row) — or, on SQLite, the head this writer last committed is
+//     used, and the head's update is guarded by it (WHERE last_seq = ...):
+//     a head another process moved fails the batch, which is retried from
+//     the row — so the server and an operator CLI appending to the same
+//     file at once, or several instances appending to one database, still
+//     produce one contiguous, verifying chain. Each record names the
+//     instance that appended it ([Options.Instance]).
+//   - A call's content labels ([DB.AppendLabelled]) commit in its record's
+//     transaction: both or neither.
+//   - Cached rows are the store's rows. [DB.GetSession] and [DB.GetContext]
+//     serve a row from memory only while a change counter the database
+//     moves by trigger (statecache.go) is what it was when the row was read,
+//     read again for the read (or once per call, after the call began).
 //   - Single-use approvals across processes. [DeclarationStore.Transition]
 //     reads a declaration and writes its next state in one BEGIN IMMEDIATE
 //     transaction, so of the server beginning an execution and the

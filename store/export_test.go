@@ -42,10 +42,20 @@ func ProvenanceCached(db *DB) int {
 	return len(db.prov.m)
 }
 
-// LoseNewestContent deletes a context's newest content row, as a crash of
-// PostgreSQL can lose a label whose commit was deferred.
+// LoseNewestContent deletes a context's newest content row and sets the
+// context's live totals back to what the rows left say, as losing the
+// transaction that wrote the label would (a storage fault, or PostgreSQL
+// with synchronous_commit off): the next label takes the lost one's seq.
 func LoseNewestContent(db *DB, contextID string) error {
-	_, err := db.w.ExecContext(context.Background(), `DELETE FROM provenance_content WHERE context_id = $1
-	AND seq = (SELECT MAX(seq) FROM provenance_content WHERE context_id = $1)`, contextID)
+	ctx := context.Background()
+	if _, err := db.w.ExecContext(ctx, `DELETE FROM provenance_content WHERE context_id = $1
+	AND seq = (SELECT MAX(seq) FROM provenance_content WHERE context_id = $1)`, contextID); err != nil {
+		return err
+	}
+	_, err := db.w.ExecContext(ctx, `UPDATE provenance_live SET
+		next_seq = (SELECT COALESCE(MAX(seq), 0) + 1 FROM provenance_content WHERE context_id = $1),
+		live_bytes = (SELECT COALESCE(SUM(bytes), 0) FROM provenance_content WHERE context_id = $1 AND evicted = 0),
+		oldest_live = (SELECT COALESCE(MIN(CASE WHEN evicted = 0 THEN seq END), MAX(seq) + 1, 1) FROM provenance_content WHERE context_id = $1)
+	WHERE context_id = $1`, contextID)
 	return err
 }

@@ -31,11 +31,7 @@ func openPath(t testing.TB, path string) *store.DB {
 func openPathWith(t testing.TB, path string, opts *store.Options) *store.DB {
 	t.Helper()
 	db, err := store.Open(path, opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return opened(t, "Open", db, err)
 }
 
 // openRO opens the store at path read-only; it is closed when the test
@@ -43,11 +39,32 @@ func openPathWith(t testing.TB, path string, opts *store.Options) *store.DB {
 func openRO(t testing.TB, path string) *store.DB {
 	t.Helper()
 	db, err := store.OpenReadOnly(path)
+	return opened(t, "OpenReadOnly", db, err)
+}
+
+// opened is every open helper's end: the open (named by how) failing
+// fails the test, else the handle is closed when the test ends.
+func opened(t testing.TB, how string, db *store.DB, err error) *store.DB {
+	t.Helper()
 	if err != nil {
-		t.Fatalf("OpenReadOnly: %v", err)
+		t.Fatalf("%s: %v", how, err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// writeTemplate appends records 1 to 10 to the store just opened (the
+// open failing fails the test) and closes it: the chain each tamper case
+// copies, SQLite or PostgreSQL alike.
+func writeTemplate(t *testing.T, db *store.DB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, db, 1, 10)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // sample returns a filled-in record whose contents depend on i.
@@ -83,6 +100,16 @@ func appendN(t testing.TB, db *store.DB, base, n int) {
 			t.Fatalf("Append %d: %v", base+i, err)
 		}
 	}
+}
+
+// fullAfter appends n records to a new store, closes it and opens it
+// again full (openFull).
+func fullAfter(t testing.TB, n int) *store.DB {
+	t.Helper()
+	db, path := openTemp(t, nil)
+	appendN(t, db, 0, n)
+	db.Close()
+	return openFull(t, path)
 }
 
 // openFull opens the closed store at path capped at its current size

@@ -251,6 +251,8 @@ var schema = []migration{
 	provenanceMigration,        // 7, provenance.go
 	upstreamDecisionsMigration, // 8, upstreams.go
 	upstreamHealthMigration,    // 9, upstream_health.go
+	liveMigration,              // 10, labels.go
+	stateMigration,             // 11, statecache.go
 }
 
 // The migrations in each engine's words.

@@ -69,6 +69,9 @@ func openPostgres(dsn string, opts *Options, readOnly bool) (*DB, error) {
 	if _, err := db.schemaVersion(ctx, db.r); err != nil {
 		return nil, err
 	}
+	if err := db.kill.open(db.r, true, !readOnly); err != nil {
+		return nil, err
+	}
 	if !readOnly {
 		if err := db.startWriter(); err != nil {
 			return nil, err

@@ -32,11 +32,14 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func openPG(t testing.TB, dsn string, opts *store.Options) *store.DB {
 	t.Helper()
 	db, err := store.OpenPostgres(dsn, opts)
-	if err != nil {
-		t.Fatalf("OpenPostgres: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return opened(t, "OpenPostgres", db, err)
+}
+
+// openPGRO opens a read-only handle on dsn, closed at the end of the test.
+func openPGRO(t testing.TB, dsn string) *store.DB {
+	t.Helper()
+	db, err := store.OpenPostgresReadOnly(dsn)
+	return opened(t, "OpenPostgresReadOnly", db, err)
 }
 
 // rawPG is a connection an attacker (or a DBA) with database access has.
@@ -138,13 +141,7 @@ func FuzzPostgresRecordHash(f *testing.F) {
 func pgChainTemplate(t *testing.T) string {
 	dsn := pgtest.DSN(t)
 	db, err := store.OpenPostgres(dsn, &store.Options{Instance: "tmpl"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	appendN(t, db, 1, 10)
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeTemplate(t, db, err)
 	return dsn
 }
 
@@ -163,12 +160,7 @@ func TestPostgresVerifyDetectsTampering(t *testing.T) {
 			}
 		}
 		raw.Close()
-		ro, err := store.OpenPostgresReadOnly(dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ro.Close()
-		res, err := ro.Verify(ctx)
+		res, err := openPGRO(t, dsn).Verify(ctx)
 		if err != nil {
 			t.Fatalf("Verify: %v", err)
 		}
@@ -210,12 +202,7 @@ func TestPostgresVerifyDetectsTampering(t *testing.T) {
 
 func mustVerifyDSN(t *testing.T, dsn string, want int64) {
 	t.Helper()
-	ro, err := store.OpenPostgresReadOnly(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
-	mustVerify(t, ro, want)
+	mustVerify(t, openPGRO(t, dsn), want)
 }
 
 // TestPostgresVerifyWhileAppending: Verify's rows and head are one
@@ -239,11 +226,7 @@ func TestPostgresReadOnly(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	rw := openPG(t, dsn, nil)
 	appendN(t, rw, 0, 3)
-	ro, err := store.OpenPostgresReadOnly(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ro.Close()
+	ro := openPGRO(t, dsn)
 	mustVerify(t, ro, 3)
 	ctx := context.Background()
 	if err := ro.Append(ctx, sample(9)); !errors.Is(err, store.ErrReadOnly) {

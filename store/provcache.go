@@ -155,9 +155,10 @@ func (db *DB) readProvenance(ctx context.Context, tx *sql.Tx, contextID string) 
 }
 
 // sameNewest reports whether the newest row old holds is still the row at
-// its seq. A label's commit is deferred (provlive.go): on PostgreSQL a
-// crash of the server can lose the newest labels of calls never answered,
-// and the next label takes a lost one's seq — so MAX(seq) alone could name
+// its seq. A label commits with its call's record (labels.go), so a label
+// is lost only with its whole transaction — a storage fault, or PostgreSQL
+// run with synchronous_commit off — and the next label then takes the lost
+// one's seq: MAX(seq) alone could name
 // a different row than the cached one and hide the new row's text. Rows
 // are lost newest first (the log is replayed in order), so the cached
 // newest row surviving unchanged means every cached row did.

@@ -47,9 +47,9 @@ func provenanceCacheContract(t *testing.T, a, b *store.DB) {
 			return b.AddTrustedInput(ctx, &store.TrustedInput{ContextID: "cc", ID: "note", Kind: "task", Text: "n", AddedBy: "operator:o", CreatedAt: ctxEpoch})
 		}},
 		{"eviction of every earlier row", content("att_4", strings.Repeat("d", 99), store.IntegrityUntrusted)},
-		// A PostgreSQL crash loses the newest label (its commit was
-		// deferred) and the next label takes its seq: same count, same
-		// MAX(seq), another row.
+		// A lost transaction (a storage fault, PostgreSQL with
+		// synchronous_commit off) takes the newest label with it and the
+		// next label takes its seq: same count, same MAX(seq), another row.
 		{"newest label lost and its seq reused", func() error {
 			if err := store.LoseNewestContent(b, "cc"); err != nil {
 				return err

@@ -117,17 +117,8 @@ const (
 	sqlTrustedInputs      = `SELECT id, kind, readers, text, sha256, added_by, created_at FROM provenance_inputs
 	WHERE context_id = $1 ORDER BY created_at, id`
 
-	sqlNextContentSeq = `SELECT COALESCE(MAX(seq), 0) + 1 FROM provenance_content WHERE context_id = $1`
-	sqlInsertContent  = `INSERT INTO provenance_content (context_id, seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 0, $10)`
-	// Live rows are always a suffix of a context's seqs: eviction takes every
-	// row up to a seq. sqlLiveTotal reads the suffix whole (once per context
-	// and process, provlive.go); sqlLiveFrom walks it from its oldest row.
-	sqlLiveTotal = `SELECT COALESCE(SUM(bytes), 0), COALESCE(MIN(seq), 0) FROM provenance_content WHERE context_id = $1 AND evicted = 0`
-	sqlLiveFrom  = `SELECT seq, bytes FROM provenance_content WHERE context_id = $1 AND seq >= $2 ORDER BY seq`
-	// Bounded below by the oldest live seq: the key's range then holds only
-	// the rows evicted now, not every row the context ever evicted.
-	sqlEvictUpTo = `UPDATE provenance_content SET text = $3, evicted = 1 WHERE context_id = $1 AND seq >= $4 AND seq <= $2 AND evicted = 0`
+	sqlContent = `SELECT seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at FROM provenance_content
+	WHERE context_id = $1 ORDER BY seq`
 
 	sqlInsertEndorsement = `INSERT INTO endorsements (context_id, id, value, endorsed_by, reason, created_at)
 	VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (context_id, id) DO NOTHING`
@@ -231,52 +222,30 @@ func (db *DB) addCapped(ctx context.Context, what, contextID, countSQL string, m
 // transaction, evicts the text of the oldest rows until the context's
 // live text is at most maxBytes (a label larger than maxBytes keeps only
 // its first maxBytes bytes, cut on a rune boundary). It sets l.Seq,
-// l.SHA256 and l.Bytes and returns how many rows it evicted.
+// l.SHA256 and l.Bytes and returns how many rows it evicted. A call's
+// labels go with its audit record instead ([DB.AppendLabelled]).
 func (db *DB) RecordContent(ctx context.Context, l *ContentLabel, maxBytes int64) (evicted int, err error) {
 	if err := db.writableCtx(ctx, "record content"); err != nil {
 		return 0, err
 	}
-	if l.Integrity != IntegrityTrusted && l.Integrity != IntegrityUntrusted {
-		return 0, fmt.Errorf("store: content label: integrity %q: %w", l.Integrity, ErrProvenanceInvalid)
-	}
-	if maxBytes <= 0 {
-		return 0, fmt.Errorf("store: content label: cap %d: %w", maxBytes, ErrProvenanceInvalid)
-	}
-	if err := provText("content label", textField{"context", l.ContextID}, textField{"source", l.Source},
-		textField{"kind", l.Kind}); err != nil {
-		return 0, err
-	}
-	readers, err := encodeReaders(l.Readers)
+	readers, err := checkLabel(l, maxBytes)
 	if err != nil {
 		return 0, err
 	}
-	l.Text, _ = textcut.Prefix(l.Text, int(min(maxBytes, int64(len(l.Text)))))
-	l.SHA256, l.Bytes, l.CreatedAt = hexSHA(l.Text), int64(len(l.Text)), storedTime(l.CreatedAt)
+	ls := &Labels{List: []*ContentLabel{l}, MaxBytes: maxBytes, readers: []string{readers}}
 	what := "recording content of context " + l.ContextID
-	// One lock per context: two instances recording at once get
-	// distinct seqs and one eviction each (SQLite's write lock does it).
-	// Deferred: the label is made durable by the call's own audit commit,
-	// which follows it before the answer leaves (provlive.go says why that
-	// is enough); a separate fsync per label doubled a read's fsyncs.
-	st, err := db.contentStmts(ctx)
-	if err != nil {
-		return 0, writeError(ctx, what, err)
-	}
-	var after liveContent
-	err = db.inTx(ctx, what, txOpts{deferred: true, locks: []string{lockProvenance(l.ContextID)}}, func(tx *sql.Tx) error {
-		var err error
-		after, evicted, err = db.recordContent(ctx, tx, st, l, readers, maxBytes)
-		if err != nil {
+	// The context's provenance_live row (FOR UPDATE on PostgreSQL) gives
+	// two instances recording at once distinct seqs and one eviction each.
+	err = db.inTx(ctx, what, txOpts{locks: []string{lockProvenance(l.ContextID)}}, func(tx *sql.Tx) error {
+		if err := db.labelInTx(ctx, tx, nil, []*Labels{ls}); err != nil {
 			return writeError(ctx, what, err)
 		}
 		return nil
 	})
 	if err != nil {
-		db.live.forget(l.ContextID)
 		return 0, err
 	}
-	db.live.put(l.ContextID, after)
-	return evicted, nil
+	return ls.evicted[0], nil
 }
 
 // AddEndorsement stores one endorsed value of a context; an id already

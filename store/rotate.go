@@ -201,7 +201,8 @@ func (db *DB) commitRotation(ctx context.Context, was Anchor, upTo int64, lastHa
 		if _, err := tx.ExecContext(ctx, sqlUpsertAnchor, upTo+1, lastHash, mac); err != nil {
 			return unavailable("moving the anchor", err)
 		}
-		last, in, err = db.chainInTx(ctx, tx, []*audit.Record{rec})
+		db.head.take(db.d)
+		last, in, err = db.chainInTx(ctx, tx, []*audit.Record{rec}, nil)
 		return err
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -307,6 +308,28 @@ func (in *interner) commit() {
 	for s, id := range in.added {
 		in.ids.m[s] = id
 	}
+}
+
+// internAll interns the strings of recs (rowArgs then finds them added),
+// in sorted order: on PostgreSQL two instances adding the same new strings
+// wait for each other's row in audit_strings, and in one order that wait
+// cannot become a cycle.
+func (in *interner) internAll(ctx context.Context, recs []*audit.Record) error {
+	var all []string
+	for _, r := range recs {
+		for _, s := range stringFields(r) {
+			if _, ok := in.added[s]; !ok && s != "" {
+				all = append(all, s)
+			}
+		}
+	}
+	slices.Sort(all)
+	for _, s := range slices.Compact(all) {
+		if _, err := in.id(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // rowArgs returns r's stored form in recordColumns order, interning its

@@ -30,16 +30,64 @@ const sqlMigrationsTableExists = `SELECT COUNT(*) FROM sqlite_master WHERE type 
 // and the selects; its order is the order of [DB.rowArgs] and [scanRow].
 const recordColumns = `seq, at, fields, args, extra, prev_hash, hash`
 
+// recordArgs is how many values one row of recordColumns takes.
+const recordArgs = 7
+
+// A multi-row insert: the statement's text for n rows of a table, built
+// once per chunk size (insertChunked uses 64, 16, 4 and 1 rows).
+type multiInsert struct {
+	head string // INSERT INTO t (cols) VALUES
+	cols int
+	text map[int]string
+}
+
+var chunkSizes = []int{64, 16, 4, 1}
+
+func newMultiInsert(head string, cols int) *multiInsert {
+	m := &multiInsert{head: head, cols: cols, text: map[int]string{}}
+	for _, n := range chunkSizes {
+		var b strings.Builder
+		b.WriteString(head)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteByte('(')
+			for j := range cols {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString("$" + strconv.Itoa(i*cols+j+1))
+			}
+			b.WriteByte(')')
+		}
+		m.text[n] = b.String()
+	}
+	return m
+}
+
+// The multi-row inserts of the audit commit: records and content labels.
+var (
+	insertRecords = newMultiInsert(`INSERT INTO audit_records (`+recordColumns+`) VALUES `, recordArgs)
+	insertLabels  = newMultiInsert(`INSERT INTO provenance_content (context_id, seq, source, kind, integrity, readers, sha256, bytes, text, evicted, created_at) VALUES `, labelArgs)
+)
+
+// labelArgs is how many values one row of insertLabels takes.
+const labelArgs = 11
+
 const (
 	sqlInsertRecord = `INSERT INTO audit_records (` + recordColumns + `) VALUES ($1, $2, $3, $4, $5, $6, $7)`
 	sqlReadHead     = `SELECT last_seq, last_hash FROM audit_head WHERE id = 1`
 	sqlUpdateHead   = `UPDATE audit_head SET last_seq = $1, last_hash = $2 WHERE id = 1`
-	sqlLastSeq      = `SELECT last_seq FROM audit_head WHERE id = 1`
-	sqlScanAfter    = `SELECT ` + recordColumns + ` FROM audit_records WHERE seq > $1 ORDER BY seq LIMIT $2`
-	sqlTail         = `SELECT ` + recordColumns + ` FROM audit_records ORDER BY seq DESC LIMIT $1`
-	sqlVerifyAll    = `SELECT ` + recordColumns + ` FROM audit_records ORDER BY seq` // every row, a seq ≤ 0 slipped in too
-	sqlVerifyAfter  = `SELECT ` + recordColumns + ` FROM audit_records WHERE seq > $1 ORDER BY seq`
-	sqlHashAt       = `SELECT hash FROM audit_records WHERE seq = $1`
+	// sqlUpdateHeadFrom moves the head on only from where the append
+	// linked to ($3), so an append from a stale head changes nothing.
+	sqlUpdateHeadFrom = `UPDATE audit_head SET last_seq = $1, last_hash = $2 WHERE id = 1 AND last_seq = $3`
+	sqlLastSeq        = `SELECT last_seq FROM audit_head WHERE id = 1`
+	sqlScanAfter      = `SELECT ` + recordColumns + ` FROM audit_records WHERE seq > $1 ORDER BY seq LIMIT $2`
+	sqlTail           = `SELECT ` + recordColumns + ` FROM audit_records ORDER BY seq DESC LIMIT $1`
+	sqlVerifyAll      = `SELECT ` + recordColumns + ` FROM audit_records ORDER BY seq` // every row, a seq ≤ 0 slipped in too
+	sqlVerifyAfter    = `SELECT ` + recordColumns + ` FROM audit_records WHERE seq > $1 ORDER BY seq`
+	sqlHashAt         = `SELECT hash FROM audit_records WHERE seq = $1`
 
 	// SQLite's Verify reads each row as one value (see verifier.go): the
 	// driver's cost is per column, and it is most of a full verify. The

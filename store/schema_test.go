@@ -276,3 +276,32 @@ func lineDiff(want, got string) string {
 	}
 	return b.String()
 }
+
+// TestLiveTotalsMigration: migration 10 sums what a store of version 9
+// holds per context (the oldest live seq after the evicted prefix, the
+// live bytes, the next seq), so eviction after the upgrade goes on where
+// it left off.
+func TestLiveTotalsMigration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v9.db")
+	raw := rawSQLite(t, path)
+	migrateTo(t, raw, sqliteDialect, 9)
+	for _, r := range []struct {
+		ctx            string
+		seq, bytes, ev int64
+	}{{"c1", 1, 10, 1}, {"c1", 2, 20, 1}, {"c1", 3, 30, 0}, {"c1", 4, 40, 0}, {"c2", 1, 5, 1}} {
+		if _, err := raw.Exec(insertLabels.text[1], r.ctx, r.seq, "s", "k", IntegrityUntrusted, "", "00", r.bytes, []byte{}, r.ev, formatTime(time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw.Close()
+	db := openAt(t, path, nil)
+	for id, want := range map[string][3]int64{"c1": {5, 70, 3}, "c2": {2, 0, 2}} {
+		var got [3]int64
+		if err := db.r.QueryRow(sqlGetLive, id).Scan(&got[0], &got[1], &got[2]); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: next, live bytes, oldest live = %v, want %v", id, got, want)
+		}
+	}
+}

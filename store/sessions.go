@@ -61,9 +61,11 @@ func (db *DB) OpenSession(ctx context.Context, s *contexts.Session, maxOpen int,
 	return evicted, nil
 }
 
-// GetSession implements [contexts.Store] through the read pool.
+// GetSession implements [contexts.Store] through the read pool, from
+// memory while the store's change counter says the row is unchanged
+// (statecache.go).
 func (db *DB) GetSession(ctx context.Context, id string) (*contexts.Session, error) {
-	return getByID(ctx, db, "session", id, sqlGetSession, scanSession)
+	return cachedByID(ctx, db, &db.sessRows, "session", id, sqlGetSession, scanSession, cloneSession)
 }
 
 // TouchSession implements [contexts.Store]. It runs on tool calls (at most

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -36,6 +37,13 @@ func (c *stmtCache) get(ctx context.Context, p *sql.DB, query string) (*sql.Stmt
 	return st, nil
 }
 
+// lookup returns query's statement if it was prepared, else nil.
+func (c *stmtCache) lookup(query string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[query]
+}
+
 func (c *stmtCache) close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -45,4 +53,57 @@ func (c *stmtCache) close() error {
 	}
 	c.m = nil
 	return errors.Join(errs...)
+}
+
+// The writer's statements (issue 27: the audit commit parsed its SQL on
+// every batch — the chain head's read and update, the labels'). On SQLite
+// they are prepared once on the writing pool's one connection when the
+// writer starts (preparing later would wait for that connection while a
+// transaction holds it) and bound to each transaction; on PostgreSQL pgx
+// keeps prepared statements per connection itself, so the transaction
+// runs the text.
+
+// writerQueries are the statements prepared for the writer.
+var writerQueries = func() []string {
+	qs := []string{sqlReadHead, sqlUpdateHeadFrom, sqlEnsureLive, sqlGetLive, sqlUpdateLive, sqlOldestLive, sqlEvictRange}
+	for _, n := range chunkSizes {
+		qs = append(qs, insertRecords.text[n], insertLabels.text[n])
+	}
+	return qs
+}()
+
+// prepareWriter prepares writerQueries on the writing pool (SQLite).
+func (db *DB) prepareWriter() error {
+	if db.d.advisory {
+		return nil
+	}
+	for _, q := range writerQueries {
+		if _, err := db.writes.get(context.Background(), db.w, q); err != nil {
+			return fmt.Errorf("store: preparing the writer's statements: %w", err)
+		}
+	}
+	return nil
+}
+
+// execW, queryW and rowW run query in tx: through the statement prepared
+// for the writer when there is one.
+func (db *DB) execW(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	if st := db.writes.lookup(query); st != nil {
+		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return tx.ExecContext(ctx, query, args...)
+}
+
+func (db *DB) queryW(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
+	if st := db.writes.lookup(query); st != nil {
+		return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return tx.QueryContext(ctx, query, args...)
+}
+
+func (db *DB) rowW(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
+	if st := db.writes.lookup(query); st != nil {
+		return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return tx.QueryRowContext(ctx, query, args...)
 }

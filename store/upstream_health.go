@@ -79,29 +79,28 @@ func (db *DB) UpstreamHealthRows(ctx context.Context) ([]UpstreamHealth, error) 
 	if err := db.readableCtx(ctx, "upstream health"); err != nil {
 		return nil, err
 	}
-	rows, err := db.r.QueryContext(ctx, sqlUpstreamHealth)
+	out, err := queryAll(ctx, db.r, scanUpstreamHealth, sqlUpstreamHealth)
 	if err != nil {
 		return nil, fmt.Errorf("store: upstream health: %w", err)
 	}
-	defer rows.Close()
-	var out []UpstreamHealth
-	for rows.Next() {
-		var h UpstreamHealth
-		var errAt, at string
-		var us int64
-		if err := rows.Scan(&h.Instance, &h.Upstream, &h.Warm, &h.Restarts, &h.Calls, &h.Errors, &h.LastError, &errAt, &us, &at); err != nil {
-			return nil, fmt.Errorf("store: upstream health: %w", err)
-		}
-		h.Latency = time.Duration(us) * time.Microsecond
-		if errAt != "" {
-			if h.LastErrorAt, err = parseTime(errAt); err != nil {
-				return nil, fmt.Errorf("store: upstream health: %w", err)
-			}
-		}
-		if h.UpdatedAt, err = parseTime(at); err != nil {
-			return nil, fmt.Errorf("store: upstream health: %w", err)
-		}
-		out = append(out, h)
+	return out, nil
+}
+
+// scanUpstreamHealth reads one selected row of sqlUpstreamHealth.
+func scanUpstreamHealth(row scanner) (UpstreamHealth, error) {
+	var h UpstreamHealth
+	var errAt, at string
+	var us int64
+	err := row.Scan(&h.Instance, &h.Upstream, &h.Warm, &h.Restarts, &h.Calls, &h.Errors, &h.LastError, &errAt, &us, &at)
+	if err != nil {
+		return h, err
 	}
-	return out, rows.Err()
+	h.Latency = time.Duration(us) * time.Microsecond
+	if errAt != "" {
+		if h.LastErrorAt, err = parseTime(errAt); err != nil {
+			return h, err
+		}
+	}
+	h.UpdatedAt, err = parseTime(at)
+	return h, err
 }

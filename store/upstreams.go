@@ -68,16 +68,14 @@ func (db *DB) UpstreamPin(ctx context.Context, upstream, tool string) (*pinning.
 	if err := db.readableCtx(ctx, "upstream pin"); err != nil {
 		return nil, err
 	}
-	var raw string
-	var dec sql.NullString
-	err := db.r.QueryRowContext(ctx, sqlUpstreamPin, upstream, tool).Scan(&raw, &dec)
+	p, err := scanPin(db.r.QueryRowContext(ctx, sqlUpstreamPin, upstream, tool))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("store: pin %s/%s: %w", upstream, tool, ErrNotFound)
 	}
-	if err != nil {
+	if err != nil && !errors.As(err, new(badRow)) {
 		return nil, fmt.Errorf("store: pin %s/%s: %w", upstream, tool, err)
 	}
-	return decodePin(raw, dec)
+	return p, err
 }
 
 // UpdateUpstreamPins is the one way pins change: in one write transaction
@@ -157,28 +155,26 @@ func cmpString(a, b string) int {
 }
 
 func scanPins(ctx context.Context, q rowsQuerier, query string, args ...any) ([]*pinning.Pin, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
+	out, err := queryAll(ctx, q, scanPin, query, args...)
+	if err != nil && !errors.As(err, new(badRow)) {
+		return nil, fmt.Errorf("store: reading upstream pins: %w", err)
+	}
+	return out, err
+}
+
+// scanPin reads one selected pin and its decision (decodePin); a row
+// that does not decode is a badRow, already saying what is wrong.
+func scanPin(row scanner) (*pinning.Pin, error) {
+	var raw string
+	var dec sql.NullString
+	if err := row.Scan(&raw, &dec); err != nil {
+		return nil, err
+	}
+	p, err := decodePin(raw, dec)
 	if err != nil {
-		return nil, fmt.Errorf("store: reading upstream pins: %w", err)
+		return nil, badRow{err}
 	}
-	defer rows.Close()
-	var out []*pinning.Pin
-	for rows.Next() {
-		var raw string
-		var dec sql.NullString
-		if err := rows.Scan(&raw, &dec); err != nil {
-			return nil, fmt.Errorf("store: reading upstream pins: %w", err)
-		}
-		p, err := decodePin(raw, dec)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: reading upstream pins: %w", err)
-	}
-	return out, nil
+	return p, nil
 }
 
 // decodePin decodes a pin and, if it is for the pin's approved digest,

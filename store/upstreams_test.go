@@ -156,12 +156,7 @@ func decisionsConformance(t *testing.T, a, b *store.DB) {
 
 func TestUpstreamDecisions(t *testing.T) {
 	a, path := openTemp(t, nil)
-	b, err := store.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	decisionsConformance(t, a, b)
+	decisionsConformance(t, a, openPath(t, path))
 }
 
 func TestPostgresUpstreamDecisions(t *testing.T) {

@@ -20,13 +20,7 @@ func chainTemplate(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "template.db")
 	db, err := store.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	appendN(t, db, 1, 10)
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeTemplate(t, db, err)
 	return path
 }
 

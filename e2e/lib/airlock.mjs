@@ -43,6 +43,18 @@ export async function removeState(dir) {
   if (dir) await rm(dir, { recursive: true, force: true });
 }
 
+/**
+ * What a suite's after() undoes, in this order: its clients are closed
+ * quietly (one may already be gone with its server), its servers stopped,
+ * then its state directories removed. Anything a half-run before() left
+ * undefined is skipped.
+ */
+export async function teardown({ clients = [], servers = [], states = [] } = {}) {
+  for (const c of clients) await c?.close().catch(() => {});
+  for (const s of servers) await s?.stop();
+  for (const d of states) await removeState(d);
+}
+
 export function randomToken() {
   return 'e2e-' + randomBytes(24).toString('hex');
 }

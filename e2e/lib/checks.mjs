@@ -1,5 +1,6 @@
 // Checks shared by the TypeScript SDK tests: each takes a connected MCP
 // Client and asserts one behaviour of Airlock's tool surface.
+import { it } from 'node:test';
 import assert from 'node:assert/strict';
 import { EXPECTED_TOOLS, textOf, auditVerify, auditRecords } from './airlock.mjs';
 
@@ -78,4 +79,21 @@ export async function checkAudit(state, want) {
       recs.map((r) => `${r.seq} ${r.transport} ${r.principal} ${r.tool} ${r.capability} ${r.decision} ${r.outcome} ${r.violation}`).join('\n'));
   }
   return recs;
+}
+
+/**
+ * Registers, in the enclosing describe, the tool-surface tests every
+ * transport's suite runs, in this order: tools/list, a trusted read, (with
+ * untrusted) a read inside the fence, ../ refused, and (unless unknowns is
+ * false) an unknown pool and an undeclared argument refused. client()
+ * returns the suite's client when a test runs (before() connects it).
+ */
+export function itServesTheToolSurface(client, { untrusted = false, unknowns = true } = {}) {
+  it('lists exactly the Airlock tools, each with a closed input schema', () => checkToolList(client()));
+  it('reads sales/regions.csv', () => checkReadTrusted(client()));
+  if (untrusted) it('reads an untrusted file inside the fence', () => checkReadUntrusted(client()));
+  it('refuses ../ with PATH_OUTSIDE_POOLS', () => checkPathOutside(client()));
+  if (!unknowns) return;
+  it('refuses an unknown pool with UNKNOWN_POOL_ID', () => checkUnknownPool(client()));
+  it('refuses an undeclared argument with INVALID_ARGUMENTS', () => checkUnknownArgument(client()));
 }

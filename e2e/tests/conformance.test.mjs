@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { E2E, NODE22, CONFORMANCE, CLIENT_INFO, removeState, serveFresh, run, auditRecords } from '../lib/airlock.mjs';
+import { E2E, NODE22, CONFORMANCE, CLIENT_INFO, teardown, serveFresh, run, auditRecords } from '../lib/airlock.mjs';
 import { checkReadTrusted, checkReadUntrusted, checkAudit } from '../lib/checks.mjs';
 
 const CONFIG = path.join(E2E, 'conformance.yaml');
@@ -117,8 +117,7 @@ describe('MCP conformance suite over streamable HTTP', () => {
   });
 
   after(async () => {
-    await server?.stop();
-    await removeState(state);
+    await teardown({ servers: [server], states: [state] });
     if (out && !process.env.AIRLOCK_E2E_KEEP) await rm(out, { recursive: true, force: true });
   });
 

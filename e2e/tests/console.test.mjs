@@ -18,7 +18,7 @@ import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { E2E, CLIENT_INFO, startEverythingHTTP, requireBuilt, tempState, removeState, startHTTP, startOrigin, randomToken, textOf, auditVerify, auditRecords } from '../lib/airlock.mjs';
+import { E2E, CLIENT_INFO, startEverythingHTTP, requireBuilt, tempState, teardown, startHTTP, startOrigin, randomToken, textOf, auditVerify, auditRecords } from '../lib/airlock.mjs';
 
 const CHROMIUM = process.env.AIRLOCK_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = path.join(E2E, 'artifacts', 'console');
@@ -66,13 +66,9 @@ describe('the web console in Chromium', () => {
   });
 
   after(async () => {
-    await browser?.close().catch(() => {});
-    await agent?.close().catch(() => {});
-    await server?.stop();
+    await teardown({ clients: [browser, agent], servers: [server], states: [state, configDir] });
     origin?.close();
     upstream?.stop();
-    await removeState(state);
-    await removeState(configDir);
     if (profile) await rm(profile, { recursive: true, force: true });
   });
 

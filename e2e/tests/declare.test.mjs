@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { AIRLOCK, E2E, CLIENT_INFO, removeState, serveFresh, startOrigin, randomToken, run, textOf, auditVerify, auditRecords } from '../lib/airlock.mjs';
+import { AIRLOCK, E2E, CLIENT_INFO, teardown, serveFresh, startOrigin, randomToken, run, textOf, auditVerify, auditRecords } from '../lib/airlock.mjs';
 
 const token = randomToken();
 
@@ -27,10 +27,8 @@ describe('declare_need with operator approval over streamable HTTP', () => {
   });
 
   after(async () => {
-    await client?.close().catch(() => {});
-    await server?.stop();
+    await teardown({ clients: [client], servers: [server], states: [state] });
     origin?.close();
-    await removeState(state);
   });
 
   const declare = (args) => client.callTool({ name: 'declare_need', arguments: args });

@@ -5,10 +5,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CLIENT_INFO, removeState, serveFresh, randomToken } from '../lib/airlock.mjs';
-import {
-  checkToolList, checkReadTrusted, checkPathOutside, checkUnknownPool, checkUnknownArgument, expectViolation, checkAudit,
-} from '../lib/checks.mjs';
+import { CLIENT_INFO, teardown, serveFresh, randomToken } from '../lib/airlock.mjs';
+import { itServesTheToolSurface, expectViolation, checkAudit } from '../lib/checks.mjs';
 
 const token = randomToken();
 
@@ -28,11 +26,7 @@ describe('TypeScript SDK over streamable HTTP', () => {
     client = await connect(`${server.baseUrl}/mcp`, { Authorization: `Bearer ${token}` });
   });
 
-  after(async () => {
-    await client?.close().catch(() => {});
-    await server?.stop();
-    await removeState(state);
-  });
+  after(() => teardown({ clients: [client], servers: [server], states: [state] }));
 
   it('initializes on a session-oriented protocol version with a session id', () => {
     assert.equal(client.getServerVersion()?.name, 'airlock-demo');
@@ -55,15 +49,7 @@ describe('TypeScript SDK over streamable HTTP', () => {
     assert.ok(res.headers.get('mcp-session-id'), 'an Mcp-Session-Id header');
   });
 
-  it('lists exactly the Airlock tools, each with a closed input schema', () => checkToolList(client));
-
-  it('reads sales/regions.csv', () => checkReadTrusted(client));
-
-  it('refuses ../ with PATH_OUTSIDE_POOLS', () => checkPathOutside(client));
-
-  it('refuses an unknown pool with UNKNOWN_POOL_ID', () => checkUnknownPool(client));
-
-  it('refuses an undeclared argument with INVALID_ARGUMENTS', () => checkUnknownArgument(client));
+  itServesTheToolSurface(() => client);
 
   it('binds the agent role to its pools: web-notes is POOL_NOT_SELECTED', async () => {
     await expectViolation(client, 'read_pool_file', { pool: 'web-notes', path: '2026/competitor-notes.md' }, 'POOL_NOT_SELECTED');
@@ -126,10 +112,7 @@ describe('TypeScript SDK over streamable HTTP: short-lived clients', () => {
     ({ state, server } = await serveFresh('http-short', { env: { AIRLOCK_AGENT_TOKEN: token } }));
   });
 
-  after(async () => {
-    await server?.stop();
-    await removeState(state);
-  });
+  after(() => teardown({ servers: [server], states: [state] }));
 
   it('connect → call → close() 100 times is never locked out', async () => {
     const sessions = new Set();

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CLIENT_INFO, EXPECTED_TOOLS, removeState, serveFresh, randomToken, textOf } from '../lib/airlock.mjs';
+import { CLIENT_INFO, EXPECTED_TOOLS, teardown, serveFresh, randomToken, textOf } from '../lib/airlock.mjs';
 import { checkToolList, checkReadTrusted, checkPathOutside, expectViolation, checkAudit } from '../lib/checks.mjs';
 
 const MODERN = '2026-07-28';
@@ -80,12 +80,7 @@ describe('protocol 2026-07-28 (SDK v2) beside 2025-11-25 (SDK v1) over streamabl
     url = `${server.baseUrl}/mcp`;
   });
 
-  after(async () => {
-    await modern?.close().catch(() => {});
-    await legacy?.close().catch(() => {});
-    await server?.stop();
-    await removeState(state);
-  });
+  after(() => teardown({ clients: [modern, legacy], servers: [server], states: [state] }));
 
   it('a v2 client pinned to 2026-07-28 connects through server/discover, with no session', async () => {
     modern = await connectModern(url);

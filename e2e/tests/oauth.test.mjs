@@ -18,7 +18,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ClientCredentialsProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import {
-  ROOT, E2E, NODE22, INSPECTOR, EXPECTED_TOOLS, CLIENT_INFO, requireBuilt, tempState, removeState, startHTTP, run, auditRecords, auditVerify, textOf, freePort,
+  ROOT, E2E, NODE22, INSPECTOR, EXPECTED_TOOLS, CLIENT_INFO, requireBuilt, tempState, teardown, startHTTP, run, auditRecords, auditVerify, textOf, freePort,
 } from '../lib/airlock.mjs';
 
 const TESTIDP = path.join(ROOT, 'bin', 'testidp');
@@ -98,11 +98,7 @@ transports:
     server = await startHTTP({ state, config, addr: `127.0.0.1:${port}` });
   });
 
-  after(async () => {
-    await server?.stop();
-    await idp?.stop();
-    await removeState(state);
-  });
+  after(() => teardown({ servers: [server, idp], states: [state] }));
 
   it('publishes protected resource metadata naming the provider', async () => {
     const res = await fetch(`http://127.0.0.1:${new URL(mcpUrl).port}/.well-known/oauth-protected-resource/mcp`);

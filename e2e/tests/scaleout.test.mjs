@@ -7,7 +7,7 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { AIRLOCK, CLIENT_INFO, requireBuilt, tempState, removeState, startHTTP, randomToken, run, textOf } from '../lib/airlock.mjs';
+import { AIRLOCK, CLIENT_INFO, requireBuilt, tempState, teardown, startHTTP, randomToken, run, textOf } from '../lib/airlock.mjs';
 import { missingParts, pgCluster, createDatabase, psql, startHAProxy } from '../lib/scaleout.mjs';
 
 const token = randomToken();
@@ -38,10 +38,7 @@ describe('three instances on PostgreSQL behind HAProxy', { skip: missing.length 
   });
 
   after(async () => {
-    await client?.close().catch(() => {});
-    await lb?.stop();
-    for (const s of servers) await s.stop();
-    for (const s of states) await removeState(s);
+    await teardown({ clients: [client], servers: [lb, ...servers], states });
     await cluster?.stop();
   });
 

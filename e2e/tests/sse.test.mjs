@@ -5,8 +5,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { CLIENT_INFO, removeState, serveFresh, randomToken } from '../lib/airlock.mjs';
-import { checkToolList, checkReadTrusted, checkPathOutside, expectViolation, checkAudit } from '../lib/checks.mjs';
+import { CLIENT_INFO, serveFresh, randomToken, teardown } from '../lib/airlock.mjs';
+import { itServesTheToolSurface, expectViolation, checkAudit } from '../lib/checks.mjs';
 
 const token = randomToken();
 
@@ -37,21 +37,13 @@ describe('TypeScript SDK over SSE', () => {
     await client.connect(sseTransport(`${server.baseUrl}/sse`, token));
   });
 
-  after(async () => {
-    await client?.close().catch(() => {});
-    await server?.stop();
-    await removeState(state);
-  });
+  after(() => teardown({ clients: [client], servers: [server], states: [state] }));
 
   it('initializes with the demo server', () => {
     assert.equal(client.getServerVersion()?.name, 'airlock-demo');
   });
 
-  it('lists exactly the Airlock tools, each with a closed input schema', () => checkToolList(client));
-
-  it('reads sales/regions.csv', () => checkReadTrusted(client));
-
-  it('refuses ../ with PATH_OUTSIDE_POOLS', () => checkPathOutside(client));
+  itServesTheToolSurface(() => client, { unknowns: false });
 
   it('binds the agent role to its pools: web-notes is POOL_NOT_SELECTED', () =>
     expectViolation(client, 'read_pool_file', { pool: 'web-notes', path: '2026/competitor-notes.md' }, 'POOL_NOT_SELECTED'));

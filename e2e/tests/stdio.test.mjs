@@ -4,10 +4,8 @@ import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { AIRLOCK, ROOT, CLIENT_INFO, requireBuilt, tempState, removeState } from '../lib/airlock.mjs';
-import {
-  checkToolList, checkReadTrusted, checkReadUntrusted, checkPathOutside, checkUnknownPool, checkUnknownArgument, checkAudit,
-} from '../lib/checks.mjs';
+import { AIRLOCK, ROOT, CLIENT_INFO, requireBuilt, tempState, teardown } from '../lib/airlock.mjs';
+import { itServesTheToolSurface, checkAudit } from '../lib/checks.mjs';
 
 describe('TypeScript SDK over stdio', () => {
   let state;
@@ -24,27 +22,14 @@ describe('TypeScript SDK over stdio', () => {
     await client.connect(transport);
   });
 
-  after(async () => {
-    await client?.close().catch(() => {});
-    await removeState(state);
-  });
+  after(() => teardown({ clients: [client], states: [state] }));
 
   it('initializes with the demo server and the tools capability', () => {
     assert.equal(client.getServerVersion()?.name, 'airlock-demo');
     assert.ok(client.getServerCapabilities()?.tools, 'tools capability');
   });
 
-  it('lists exactly the Airlock tools, each with a closed input schema', () => checkToolList(client));
-
-  it('reads sales/regions.csv', () => checkReadTrusted(client));
-
-  it('reads an untrusted file inside the fence', () => checkReadUntrusted(client));
-
-  it('refuses ../ with PATH_OUTSIDE_POOLS', () => checkPathOutside(client));
-
-  it('refuses an unknown pool with UNKNOWN_POOL_ID', () => checkUnknownPool(client));
-
-  it('refuses an undeclared argument with INVALID_ARGUMENTS', () => checkUnknownArgument(client));
+  itServesTheToolSurface(() => client, { untrusted: true });
 
   it('leaves a verifiable audit trail that shows the calls', async () => {
     await client.close();

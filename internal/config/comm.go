@@ -63,8 +63,8 @@ func (c *Config) checkComm() error {
 		return c.at("$.comm.fetch.allow_private", err)
 	}
 	for name, db := range c.Comm.Databases {
-		if !nameRE.MatchString(name) {
-			return c.at("$.comm.databases."+name, fmt.Errorf("database name %q: %w", name, ErrInvalid))
+		if err := checkKey("database", name); err != nil {
+			return c.at("$.comm.databases."+name, err)
 		}
 		if db.Path == "" {
 			return c.at("$.comm.databases."+name+".path", fmt.Errorf("path required: %w", ErrInvalid))

@@ -335,6 +335,26 @@ func checkName(seen map[string]bool, re *regexp.Regexp, what, name string) error
 	return nil
 }
 
+// checkKey checks the name of an entry of a mapping whose keys are names
+// (a comm.query database, a pipeline parameter): it must match nameRE;
+// the mapping keeps it unique. what says which name it is ("database").
+func checkKey(what, name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("%s name %q: %w", what, name, ErrInvalid)
+	}
+	return nil
+}
+
+// checkRole refuses a reference to a role the roles section does not
+// define: every section that names a role (transports, oauth role
+// mappings, credentials) checks it here.
+func (c *Config) checkRole(role string) error {
+	if _, ok := c.Roles[role]; !ok {
+		return fmt.Errorf("role %q: %w", role, ErrUnknownReference)
+	}
+	return nil
+}
+
 // check validates cross references; every error names the YAML node.
 // The sections are checked in this order and the first error is returned.
 func (c *Config) check() error {

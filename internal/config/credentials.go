@@ -117,8 +117,8 @@ func (c *Config) checkCredentials() error {
 			return at(".roles", fmt.Errorf("at least one role: %w", ErrInvalid))
 		}
 		for j, r := range cr.Roles {
-			if _, ok := c.Roles[r]; !ok {
-				return at(fmt.Sprintf(".roles[%d]", j), fmt.Errorf("role %q: %w", r, ErrUnknownReference))
+			if err := c.checkRole(r); err != nil {
+				return at(fmt.Sprintf(".roles[%d]", j), err)
 			}
 		}
 		if cr.Header == nil && cr.Env == nil {

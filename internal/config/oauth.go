@@ -188,8 +188,8 @@ func (c *Config) checkOAuth() error {
 	}
 	for i, rm := range o.RoleMapping {
 		p := fmt.Sprintf("%s.role_mapping[%d]", base, i)
-		if _, ok := c.Roles[rm.Role]; !ok {
-			return c.at(p+".role", fmt.Errorf("role %q: %w", rm.Role, ErrUnknownReference))
+		if err := c.checkRole(rm.Role); err != nil {
+			return c.at(p+".role", err)
 		}
 		if rm.Issuer != "" && !issuers[rm.Issuer] {
 			return c.at(p+".issuer", fmt.Errorf("issuer %q is not in issuers: %w", rm.Issuer, ErrUnknownReference))

@@ -75,8 +75,8 @@ func (c *Config) checkPipelines(pools map[string]bool) error {
 			}
 		}
 		for name, prm := range p.Parameters {
-			if !nameRE.MatchString(name) {
-				return at(".parameters."+name, fmt.Errorf("parameter name %q: %w", name, ErrInvalid))
+			if err := checkKey("parameter", name); err != nil {
+				return at(".parameters."+name, err)
 			}
 			if prm.Pattern != "" {
 				if _, err := regexp.Compile("^(?:" + prm.Pattern + ")$"); err != nil {

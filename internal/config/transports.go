@@ -101,28 +101,27 @@ func (t *Transports) applyDefaults() {
 }
 
 func (c *Config) checkTransports() error {
-	if _, ok := c.Roles[c.Transports.Stdio.Role]; !ok {
-		return c.at("$.transports.stdio.role", fmt.Errorf("role %q: %w", c.Transports.Stdio.Role, ErrUnknownReference))
+	if err := c.checkRole(c.Transports.Stdio.Role); err != nil {
+		return c.at("$.transports.stdio.role", err)
 	}
-	if ar := c.Transports.HTTP.AnonymousRole; ar != "" {
-		if _, ok := c.Roles[ar]; !ok {
-			return c.at("$.transports.http.anonymous_role", fmt.Errorf("role %q: %w", ar, ErrUnknownReference))
+	h := c.Transports.HTTP
+	// Each is optional: empty names no role.
+	for _, r := range []struct{ field, role string }{
+		{"anonymous_role", h.AnonymousRole},
+		{"metrics_role", h.MetricsRole},
+		{"console_role", h.ConsoleRole},
+	} {
+		if r.role == "" {
+			continue
+		}
+		if err := c.checkRole(r.role); err != nil {
+			return c.at("$.transports.http."+r.field, err)
 		}
 	}
-	if mr := c.Transports.HTTP.MetricsRole; mr != "" {
-		if _, ok := c.Roles[mr]; !ok {
-			return c.at("$.transports.http.metrics_role", fmt.Errorf("role %q: %w", mr, ErrUnknownReference))
-		}
-	}
-	if cr := c.Transports.HTTP.ConsoleRole; cr != "" {
-		if _, ok := c.Roles[cr]; !ok {
-			return c.at("$.transports.http.console_role", fmt.Errorf("role %q: %w", cr, ErrUnknownReference))
-		}
-		// The anonymous role's "token" is no token: a console it could
-		// reach would be open to anyone who reaches the port.
-		if cr == c.Transports.HTTP.AnonymousRole {
-			return c.at("$.transports.http.console_role", fmt.Errorf("role %q is transports.http.anonymous_role: %w", cr, ErrInvalid))
-		}
+	// The anonymous role's "token" is no token: a console it could
+	// reach would be open to anyone who reaches the port.
+	if cr := h.ConsoleRole; cr != "" && cr == h.AnonymousRole {
+		return c.at("$.transports.http.console_role", fmt.Errorf("role %q is transports.http.anonymous_role: %w", cr, ErrInvalid))
 	}
 	if _, err := origin.NewList(c.Transports.HTTP.AllowedOrigins); err != nil {
 		return c.at("$.transports.http.allowed_origins", fmt.Errorf("%w: %w", err, ErrInvalid))

@@ -39,16 +39,7 @@ var testClients = []testidp.Client{
 // startIdP runs a real OpenID Provider on loopback for the test.
 func startIdP(t testing.TB) *testidp.IdP {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := testidp.Start(ln, testClients)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Close() })
-	return p
+	return testidp.StartForTest(t, testClients)
 }
 
 // clock is a settable clock near real time (the provider stamps real times).

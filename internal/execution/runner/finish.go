@@ -49,13 +49,13 @@ func (c *call) finish(ctx context.Context, res *toolkit.Result, err error) *Resp
 	// step: labels — what the agent is handed is recorded in its context,
 	// with its source and integrity (provenance.go), and each traced
 	// argument's provenance joins the record.
-	resp = c.recordSeen(ctx, resp)
+	resp = c.recordSeen(resp)
 	c.auditProvenance()
 	// step: 13. audit — durable before the response leaves. Use a context
 	// that outlives a cancelled call: a call the client abandoned is still
 	// recorded.
 	c.auditStart = time.Now()
-	aerr := c.s.r.db.Append(context.WithoutCancel(ctx), c.rec)
+	aerr := c.s.r.db.AppendLabelled(context.WithoutCancel(ctx), c.rec, c.labels)
 	// step: close — the log line, then (deferred) the metrics and the span.
 	defer c.observe(time.Now())
 	if aerr != nil {

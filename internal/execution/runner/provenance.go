@@ -2,14 +2,13 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"net/url"
 	"slices"
 
 	"github.com/airlock-dev/airlock/declarations"
+	"github.com/airlock-dev/airlock/internal/audit/audit"
 	"github.com/airlock-dev/airlock/internal/execution/provtrace"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
-	"github.com/airlock-dev/airlock/internal/kit/rawjson"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/policy/policy"
 	"github.com/airlock-dev/airlock/sources"
@@ -102,32 +101,26 @@ func (c *call) configuredPool(uri string) bool {
 	return ok && len(c.chain) > 0 && slices.Contains(c.chain[0].Pools, pool)
 }
 
-// recordSeen stores the labels of what resp hands the agent; if one
+// recordSeen checks the labels of what resp hands the agent, for the
+// store to record with the call's record (finish: AppendLabelled); if one
 // cannot be stored the response is withheld.
-func (c *call) recordSeen(ctx context.Context, resp *Response) *Response {
+func (c *call) recordSeen(resp *Response) *Response {
 	if resp.IsError || len(c.seen) == 0 {
 		return resp
 	}
-	max := c.s.r.Config().Server.MaxProvenanceBytes
-	if max <= 0 {
-		max = DefaultMaxProvenanceBytes
+	c.labels = &store.Labels{MaxBytes: c.s.r.Config().Server.MaxProvenanceBytes}
+	if c.labels.MaxBytes <= 0 {
+		c.labels.MaxBytes = DefaultMaxProvenanceBytes
 	}
-	var labels []map[string]any
 	for _, s := range c.seen {
 		l := &store.ContentLabel{ContextID: c.s.contextID, Source: store.CutSource(s.source), Kind: store.CutSource(s.kind),
 			Integrity: s.integrity, Readers: s.readers, Text: s.text, CreatedAt: c.start}
-		evicted, err := c.s.r.db.RecordContent(context.WithoutCancel(ctx), l, max)
-		if err != nil {
+		if err := store.CheckLabel(l, c.labels.MaxBytes); err != nil {
+			c.labels = nil
 			return c.boundError(violation.Wrap(violation.Unavailable, err, "the provenance of this result cannot be recorded; it is withheld"))
 		}
-		label := map[string]any{"seq": l.Seq, "source": l.Source, "integrity": l.Integrity,
-			"sha256": l.SHA256, "bytes": l.Bytes, "evicted": evicted}
-		if l.Readers != nil {
-			label["readers"] = l.Readers
-		}
-		labels = append(labels, label)
+		c.labels.List = append(c.labels.List, l)
 	}
-	c.rec.Extra = mergeExtra(c.rec.Extra, "labels", labels)
 	return resp
 }
 
@@ -177,7 +170,7 @@ func (c *call) auditProvenance() {
 		}
 		out = append(out, e)
 	}
-	c.rec.Extra = mergeExtra(c.rec.Extra, "provenance", out)
+	c.rec.Extra = audit.MergeExtra(c.rec.Extra, "provenance", out)
 }
 
 // denyCode is the violation of a policy deny: PROVENANCE_DENIED when the
@@ -187,14 +180,4 @@ func (c *call) denyCode(dec policy.Decision) violation.Code {
 		return violation.ProvenanceDenied
 	}
 	return violation.PolicyDenied
-}
-
-// mergeExtra sets key in a record's extra JSON object (nil: a new one).
-func mergeExtra(extra json.RawMessage, key string, v any) json.RawMessage {
-	m := map[string]json.RawMessage{}
-	if len(extra) > 0 && json.Unmarshal(extra, &m) != nil {
-		m = map[string]json.RawMessage{"extra": extra}
-	}
-	m[key] = rawjson.Marshal(v)
-	return rawjson.Marshal(m)
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/provenance"
 	"github.com/airlock-dev/airlock/phasegate"
 	"github.com/airlock-dev/airlock/sources"
+	"github.com/airlock-dev/airlock/store"
 	"github.com/google/uuid"
 )
 
@@ -88,6 +89,7 @@ type call struct {
 
 	traced []provenance.Argument // a need's arguments, traced at step 5 (provenance.go)
 	seen   []*seen               // content the response hands the agent, to label
+	labels *store.Labels         // their labels, recorded with the record
 }
 
 // Run executes one tool call through the fixed steps (the package doc

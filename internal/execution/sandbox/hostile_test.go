@@ -64,16 +64,24 @@ func hostileSpec(d runDirs, args ...string) sandbox.Spec {
 	}
 }
 
+// hostListener listens on the host's loopback until the test ends: what a
+// pipeline must not reach.
+func hostListener(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln
+}
+
 // TestHostileTCP: a TCP connect to a listener the test opens on the host's
 // loopback fails (Landlock denies connect: EACCES; the empty netns would
 // give ENETUNREACH) and the listener never sees a connection.
 func TestHostileTCP(t *testing.T) {
 	d := newRunDirs(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln := hostListener(t)
 	res := runHostile(t, hostileSpec(d, "tcp", ln.Addr().String()))
 	expectBlocked(t, res, "EACCES", "ENETUNREACH")
 	noConnectionQueued(t, ln)
@@ -121,11 +129,7 @@ func TestHostileDNS(t *testing.T) {
 // the socket (EPERM) and the netns would have no route anyway.
 func TestHostileMPTCP(t *testing.T) {
 	d := newRunDirs(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln := hostListener(t)
 	res := runHostile(t, hostileSpec(d, "mptcp", ln.Addr().String()))
 	expectBlocked(t, res, "EPERM")
 }

@@ -35,11 +35,7 @@ func countingServe(n *atomic.Int32) func(net.Listener) {
 // no bind).
 func TestLoopbackServesOnlyItsPort(t *testing.T) {
 	d := newRunDirs(t)
-	host, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer host.Close()
+	host := hostListener(t)
 	var inRun atomic.Int32
 	port := host.Addr().(*net.TCPAddr).Port
 	loop := &sandbox.Loopback{Port: uint16(port), Serve: countingServe(&inRun)}

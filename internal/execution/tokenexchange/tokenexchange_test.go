@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -38,16 +37,7 @@ var clients = []testidp.Client{
 
 func startIdP(t *testing.T) *testidp.IdP {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	idp, err := testidp.Start(ln, clients)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = idp.Close() })
-	return idp
+	return testidp.StartForTest(t, clients)
 }
 
 // tokenEndpoint reads the provider's discovery document.

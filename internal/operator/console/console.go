@@ -345,42 +345,48 @@ var messages = map[string]string{
 	"set":      "Approved every reviewed definition the review does not flag: calls may use them now; declare_need's catalog lists them from the next tools/list.",
 }
 
+// publicErrors are the known refusals an admin is shown as they are, in
+// this order: the first entry one of whose errors the operator's error
+// wraps answers.
+var publicErrors = []struct {
+	errs   []error
+	status int
+	text   string
+}{
+	{[]error{ErrReasonRequired}, http.StatusBadRequest, "A reason is required: it is recorded in the audit trail."},
+	{[]error{declarations.ErrNotFound}, http.StatusNotFound, "No such declaration."},
+	{[]error{declarations.ErrState, declarations.ErrExpired}, http.StatusConflict, "That declaration is no longer waiting for a decision."},
+	{[]error{operator.ErrNoSuchContext}, http.StatusNotFound, "No such context."},
+	{[]error{operator.ErrAmbiguousID}, http.StatusConflict, "That id names a context and a session onto another context: nothing changed."},
+	{[]error{contexts.ErrWidens}, http.StatusConflict, "A child context cannot be put in execution while its parent is in planning."},
+	{[]error{phasegate.ErrUnknownPhase}, http.StatusBadRequest, "The phase is planning or execution."},
+	{[]error{pinning.ErrNothingToApprove}, http.StatusConflict, "Nothing in this set waits for an approval the review does not flag: nothing was approved."},
+	{[]error{pinning.ErrStale}, http.StatusConflict, "That tool's definition changed since this page showed it: nothing was approved. Review the definition listed now."},
+	{[]error{pinning.ErrOverrideRequired}, http.StatusConflict, "The review flags this definition: nothing was approved. Read its signals; to approve it anyway, tick the override (your reason is audited), or give the description the agent should see instead."},
+	{[]error{pinning.ErrReasonRequired}, http.StatusBadRequest, "An override or an edited description needs a reason: it is recorded in the audit trail."},
+	{[]error{pinning.ErrEditedDescription}, http.StatusBadRequest, "The edited description is empty, longer than 2,000 bytes, or holds characters a reader cannot see: nothing was approved."},
+	{[]error{pinning.ErrDigestSyntax}, http.StatusBadRequest, "That is not a digest the review showed: nothing was approved."},
+	{[]error{operator.ErrUnknownTool}, http.StatusNotFound, "No such upstream tool: refresh to list the upstreams again."},
+}
+
 // publicError is what the admin is shown for an operator error: the
 // cause when it is one of the known refusals, else a reference to the
 // log (no store or host detail in the page).
 func (c *Console) publicError(err error) (int, string) {
-	switch {
-	case errors.Is(err, ErrReasonRequired):
-		return http.StatusBadRequest, "A reason is required: it is recorded in the audit trail."
-	case errors.Is(err, declarations.ErrNotFound):
-		return http.StatusNotFound, "No such declaration."
-	case errors.Is(err, declarations.ErrState), errors.Is(err, declarations.ErrExpired):
-		return http.StatusConflict, "That declaration is no longer waiting for a decision."
-	case errors.Is(err, operator.ErrNoSuchContext):
-		return http.StatusNotFound, "No such context."
-	case errors.Is(err, operator.ErrAmbiguousID):
-		return http.StatusConflict, "That id names a context and a session onto another context: nothing changed."
-	case errors.Is(err, contexts.ErrWidens):
-		return http.StatusConflict, "A child context cannot be put in execution while its parent is in planning."
-	case errors.Is(err, phasegate.ErrUnknownPhase):
-		return http.StatusBadRequest, "The phase is planning or execution."
-	case errors.As(err, new(*pinning.SetChangedError)):
+	// A changed set names its changes. It is asked first: it wraps
+	// pinning.ErrStale, whose entry would answer it without them, and
+	// no entry before that one.
+	if errors.As(err, new(*pinning.SetChangedError)) {
 		return http.StatusConflict, "The upstream's tools changed since this page showed them (" + strings.Join(setChanges(err), "; ") + "): nothing was approved. Review what is listed now."
-	case errors.Is(err, pinning.ErrNothingToApprove):
-		return http.StatusConflict, "Nothing in this set waits for an approval the review does not flag: nothing was approved."
-	case errors.Is(err, pinning.ErrStale):
-		return http.StatusConflict, "That tool's definition changed since this page showed it: nothing was approved. Review the definition listed now."
-	case errors.Is(err, pinning.ErrOverrideRequired):
-		return http.StatusConflict, "The review flags this definition: nothing was approved. Read its signals; to approve it anyway, tick the override (your reason is audited), or give the description the agent should see instead."
-	case errors.Is(err, pinning.ErrReasonRequired):
-		return http.StatusBadRequest, "An override or an edited description needs a reason: it is recorded in the audit trail."
-	case errors.Is(err, pinning.ErrEditedDescription):
-		return http.StatusBadRequest, "The edited description is empty, longer than 2,000 bytes, or holds characters a reader cannot see: nothing was approved."
-	case errors.Is(err, pinning.ErrDigestSyntax):
-		return http.StatusBadRequest, "That is not a digest the review showed: nothing was approved."
-	case errors.Is(err, operator.ErrUnknownTool):
-		return http.StatusNotFound, "No such upstream tool: refresh to list the upstreams again."
-	case errors.Is(err, ErrBadFilter):
+	}
+	for _, p := range publicErrors {
+		for _, e := range p.errs {
+			if errors.Is(err, e) {
+				return p.status, p.text
+			}
+		}
+	}
+	if errors.Is(err, ErrBadFilter) {
 		return http.StatusBadRequest, err.Error()
 	}
 	ref := uuid.NewString()[:8]

@@ -116,13 +116,20 @@ func confSameCtx(t *testing.T, what string, got, want *contexts.Context) {
 	confSame(t, what, confCtxJSON, got, want)
 }
 
+// confGet reads id with get (named what in the failure): a read that
+// fails fails the test.
+func confGet[T any](t *testing.T, what string, get func(context.Context, string) (T, error), id string) T {
+	t.Helper()
+	v, err := get(context.Background(), id)
+	if err != nil {
+		t.Fatalf("%s(%s): %v", what, id, err)
+	}
+	return v
+}
+
 func confGetCtx(t *testing.T, st contexts.Store, id string) *contexts.Context {
 	t.Helper()
-	c, err := st.GetContext(context.Background(), id)
-	if err != nil {
-		t.Fatalf("GetContext(%s): %v", id, err)
-	}
-	return c
+	return confGet(t, "GetContext", st.GetContext, id)
 }
 
 func confCreateCtx(t *testing.T, st contexts.Store, c *contexts.Context) {

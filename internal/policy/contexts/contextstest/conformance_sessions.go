@@ -50,11 +50,7 @@ func confOpen(t *testing.T, st contexts.Store, s *contexts.Session) {
 
 func confGetSess(t *testing.T, st contexts.Store, id string) *contexts.Session {
 	t.Helper()
-	s, err := st.GetSession(context.Background(), id)
-	if err != nil {
-		t.Fatalf("GetSession(%s): %v", id, err)
-	}
-	return s
+	return confGet(t, "GetSession", st.GetSession, id)
 }
 
 // confSessionIDs lists the ids of the sessions of contextID, in order.

@@ -1,0 +1,294 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/airlock-dev/airlock/internal/audit/audit"
+	"github.com/airlock-dev/airlock/internal/kit/textcut"
+)
+
+// Content labels in the audit commit (issue 27). A call that hands the
+// agent content records its labels (provenance.go) and its audit record;
+// both must be durable before the answer leaves. They were two write
+// transactions, two fsyncs, and the label's was outside the group commit:
+// every call serialised on it, and its eviction read every live row of
+// the context (past the row's text, so SQLite walked each row's overflow
+// pages): 4–6 ms of CPU per call at 730 live 5.6 KB labels. Now
+// [DB.AppendLabelled] hands the labels to the writer with the record, and
+// they are written in the record's own transaction: one commit, one fsync
+// per batch, and the record names each label's seq as before.
+//
+// provenance_live (migration 10) keeps per context the next seq, the bytes
+// of live text and the oldest live seq, so eviction reads only the rows it
+// evicts. It relies on what eviction always did: the evicted rows of a
+// context are a prefix of its seqs (the oldest first), so every row from
+// oldest_live on is live.
+
+// liveMigration is migration 10: the per-context totals of provenance_content.
+var liveMigration = migration{
+	version: 10,
+	name:    "provenance: per-context live totals",
+	steps: []step{
+		table{name: "provenance_live", cols: []column{
+			{"context_id", sortedText, primaryKey},
+			{"next_seq", bigint, notNull},
+			{"live_bytes", bigint, notNull},
+			{"oldest_live", bigint, notNull},
+		}},
+		stmt(`INSERT INTO provenance_live (context_id, next_seq, live_bytes, oldest_live)
+			SELECT context_id, MAX(seq) + 1, COALESCE(SUM(CASE WHEN evicted = 0 THEN bytes ELSE 0 END), 0),
+				COALESCE(MIN(CASE WHEN evicted = 0 THEN seq END), MAX(seq) + 1)
+			FROM provenance_content GROUP BY context_id`),
+	},
+}
+
+const (
+	sqlEnsureLive = `INSERT INTO provenance_live (context_id, next_seq, live_bytes, oldest_live) VALUES ($1, 1, 0, 1)
+	ON CONFLICT (context_id) DO NOTHING`
+	sqlGetLive    = `SELECT next_seq, live_bytes, oldest_live FROM provenance_live WHERE context_id = $1`
+	sqlUpdateLive = `UPDATE provenance_live SET next_seq = $2, live_bytes = $3, oldest_live = $4 WHERE context_id = $1`
+	// sqlOldestLive reads only columns stored before the text: no
+	// overflow page is read for a row that is not evicted.
+	sqlOldestLive = `SELECT seq, bytes FROM provenance_content WHERE context_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3`
+	sqlEvictRange = `UPDATE provenance_content SET text = $4, evicted = 1 WHERE context_id = $1 AND seq >= $2 AND seq <= $3`
+)
+
+// Labels are the content labels of one call, recorded with its audit
+// record by [DB.AppendLabelled].
+type Labels struct {
+	// List is in the order the agent is handed them; each is checked with
+	// [CheckLabel] first. AppendLabelled sets each one's Seq.
+	List []*ContentLabel
+	// MaxBytes caps the live text of the context (see RecordContent).
+	MaxBytes int64
+
+	readers []string // List's readers, encoded
+	evicted []int    // per label: rows its insert evicted
+}
+
+// CheckLabel checks l as [DB.RecordContent] would store it and brings it
+// into the stored form: its text cut to maxBytes on a rune boundary, its
+// SHA256, Bytes and CreatedAt set. A label it refuses wraps
+// [ErrProvenanceInvalid]; the caller decides what the call answers before
+// any record is queued.
+func CheckLabel(l *ContentLabel, maxBytes int64) error {
+	_, err := checkLabel(l, maxBytes)
+	return err
+}
+
+func checkLabel(l *ContentLabel, maxBytes int64) (readers string, err error) {
+	if l.Integrity != IntegrityTrusted && l.Integrity != IntegrityUntrusted {
+		return "", fmt.Errorf("store: content label: integrity %q: %w", l.Integrity, ErrProvenanceInvalid)
+	}
+	if maxBytes <= 0 {
+		return "", fmt.Errorf("store: content label: cap %d: %w", maxBytes, ErrProvenanceInvalid)
+	}
+	if err := provText("content label", textField{"context", l.ContextID}, textField{"source", l.Source},
+		textField{"kind", l.Kind}); err != nil {
+		return "", err
+	}
+	if readers, err = encodeReaders(l.Readers); err != nil {
+		return "", err
+	}
+	l.Text, _ = textcut.Prefix(l.Text, int(min(maxBytes, int64(len(l.Text)))))
+	l.SHA256, l.Bytes, l.CreatedAt = hexSHA(l.Text), int64(len(l.Text)), storedTime(l.CreatedAt)
+	return readers, nil
+}
+
+// AppendLabelled is [DB.Append] for a call that hands the agent content:
+// labels are recorded in the same transaction as rec, and rec's extra
+// names each of them (seq, source, integrity, sha256, bytes, rows evicted,
+// readers; [audit.WithLabels]) before it is hashed. Both are durable when
+// it returns nil; on an error neither is in the store. Labels that
+// [CheckLabel] refuses are refused here before anything is queued.
+func (db *DB) AppendLabelled(ctx context.Context, rec *audit.Record, labels *Labels) error {
+	if labels == nil || len(labels.List) == 0 {
+		return db.Append(ctx, rec)
+	}
+	labels.readers = make([]string, len(labels.List))
+	for i, l := range labels.List {
+		r, err := checkLabel(l, labels.MaxBytes)
+		if err != nil {
+			return err
+		}
+		labels.readers[i] = r
+	}
+	return db.appendReq(ctx, rec, labels)
+}
+
+// liveState is one context's provenance_live row while a transaction
+// labels it, and the oldest live rows read so far (to evict).
+type liveState struct {
+	next, bytes, oldest int64
+	before              int64 // oldest as read: rows from here on were live
+	first               int64 // the first seq this transaction assigns
+	olds                []seqBytes
+	fetch               int // rows the last read of olds asked for
+}
+
+type seqBytes struct{ seq, bytes int64 }
+
+// pendingLabel is a label given its seq in this transaction, to insert.
+type pendingLabel struct {
+	l       *ContentLabel
+	readers string
+	evicted bool
+}
+
+// labelInTx records every label of batch in tx and merges each record's
+// labels into its extra (recs[i] is batch[i]'s; nil: no records). Contexts are locked in sorted order (on
+// PostgreSQL each one's provenance_live row FOR UPDATE), so two
+// transactions cannot deadlock on them. Eviction is decided label by
+// label in the order the batch holds them, as separate RecordContent
+// calls would decide it; a label evicted within the same batch is
+// inserted evicted.
+func (db *DB) labelInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record, batch []*Labels) error {
+	var ids []string
+	for _, ls := range batch {
+		if ls != nil {
+			for _, l := range ls.List {
+				ids = append(ids, l.ContextID)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	states := make(map[string]*liveState, len(ids))
+	for _, id := range ids {
+		st, err := db.readLive(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		states[id] = st
+	}
+	pending := map[string][]*pendingLabel{}
+	for _, ls := range batch {
+		if ls == nil {
+			continue
+		}
+		ls.evicted = make([]int, len(ls.List))
+		for i, l := range ls.List {
+			st := states[l.ContextID]
+			l.Seq, st.next = st.next, st.next+1
+			st.bytes += l.Bytes
+			pending[l.ContextID] = append(pending[l.ContextID], &pendingLabel{l: l, readers: ls.readers[i]})
+			for st.bytes > ls.MaxBytes {
+				if err := db.evictOne(ctx, tx, l.ContextID, st, pending[l.ContextID]); err != nil {
+					return err
+				}
+				ls.evicted[i]++
+			}
+		}
+	}
+	for _, id := range ids {
+		if err := db.writeLive(ctx, tx, id, states[id], pending[id]); err != nil {
+			return err
+		}
+	}
+	for i, ls := range batch {
+		if ls == nil || recs == nil {
+			continue
+		}
+		out := make([]audit.Label, len(ls.List))
+		for j, l := range ls.List {
+			out[j] = audit.Label{Seq: l.Seq, Source: l.Source, Integrity: l.Integrity, SHA256: l.SHA256,
+				Bytes: l.Bytes, Evicted: ls.evicted[j], Readers: l.Readers}
+		}
+		recs[i].Extra = audit.WithLabels(recs[i].Extra, out)
+	}
+	return nil
+}
+
+// readLive reads (creating when missing) a context's provenance_live row,
+// on PostgreSQL FOR UPDATE.
+func (db *DB) readLive(ctx context.Context, tx *sql.Tx, id string) (*liveState, error) {
+	st := &liveState{}
+	err := db.rowW(ctx, tx, db.d.getLiveForUpdate, id).Scan(&st.next, &st.bytes, &st.oldest)
+	if errors.Is(err, sql.ErrNoRows) {
+		if _, err = db.execW(ctx, tx, sqlEnsureLive, id); err == nil {
+			err = db.rowW(ctx, tx, db.d.getLiveForUpdate, id).Scan(&st.next, &st.bytes, &st.oldest)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the live totals of context %s: %w", id, err)
+	}
+	st.before, st.first = st.oldest, st.next
+	return st, nil
+}
+
+// evictOne drops the oldest live row of a context from st: one stored
+// before this transaction (read a few at a time), else one of its pending
+// labels.
+func (db *DB) evictOne(ctx context.Context, tx *sql.Tx, id string, st *liveState, pending []*pendingLabel) error {
+	if st.oldest >= st.first {
+		p := pending[st.oldest-st.first]
+		st.bytes -= p.l.Bytes
+		p.evicted = true
+		st.oldest++
+		return nil
+	}
+	if len(st.olds) == 0 {
+		// 2 rows, then 8, then 64 at a time: a label usually evicts one
+		// or two, a large one many.
+		st.fetch = min(max(2, st.fetch*4), 64)
+		rows, err := db.queryW(ctx, tx, sqlOldestLive, id, st.oldest, st.fetch)
+		if err != nil {
+			return fmt.Errorf("reading the oldest content of context %s: %w", id, err)
+		}
+		for rows.Next() {
+			var r seqBytes
+			if err := rows.Scan(&r.seq, &r.bytes); err != nil {
+				rows.Close()
+				return fmt.Errorf("reading the oldest content of context %s: %w", id, err)
+			}
+			st.olds = append(st.olds, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("reading the oldest content of context %s: %w", id, err)
+		}
+		if h := db.walkedHook.Load(); h != nil { // tests only
+			(*h)(len(st.olds))
+		}
+		if len(st.olds) == 0 || st.olds[0].seq != st.oldest {
+			// Only a row deleted or edited behind the store's back.
+			return fmt.Errorf("context %s: live content from seq %d is missing", id, st.oldest)
+		}
+	}
+	st.bytes -= st.olds[0].bytes
+	st.oldest, st.olds = st.olds[0].seq+1, st.olds[1:]
+	return nil
+}
+
+// writeLive inserts a context's pending labels, evicts the stored rows
+// eviction reached and writes its totals back.
+func (db *DB) writeLive(ctx context.Context, tx *sql.Tx, id string, st *liveState, pending []*pendingLabel) error {
+	args := make([]any, 0, len(pending)*labelArgs)
+	for _, p := range pending {
+		l, text, evicted := p.l, []byte(p.l.Text), 0
+		if p.evicted {
+			text, evicted = []byte{}, 1
+		}
+		args = append(args, l.ContextID, l.Seq, l.Source, l.Kind, l.Integrity, p.readers,
+			l.SHA256, l.Bytes, text, evicted, formatTime(l.CreatedAt))
+	}
+	if err := db.insertChunked(ctx, tx, insertLabels, args, "content labels of context "+id); err != nil {
+		return err
+	}
+	if last := min(st.oldest, st.first) - 1; last >= st.before {
+		if _, err := db.execW(ctx, tx, sqlEvictRange, id, st.before, last, []byte{}); err != nil {
+			return fmt.Errorf("evicting content of context %s: %w", id, err)
+		}
+	}
+	if _, err := db.execW(ctx, tx, sqlUpdateLive, id, st.next, st.bytes, st.oldest); err != nil {
+		return fmt.Errorf("updating the live totals of context %s: %w", id, err)
+	}
+	return nil
+}
