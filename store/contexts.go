@@ -126,12 +126,25 @@ func getByID[T any](ctx context.Context, db *DB, kind, id, query string, scan fu
 // UpdateContext implements [contexts.Store]: read, mutate a copy, write
 // back, in one BEGIN IMMEDIATE transaction; mutate runs at most once.
 func (db *DB) UpdateContext(ctx context.Context, id string, mutate func(*contexts.Context) error) (*contexts.Context, error) {
+	return db.updateContext(ctx, id, txOpts{}, mutate)
+}
+
+// UpdateContextDeferred is UpdateContext committed without an fsync of its
+// own (see beginDeferred): durable with the next durable commit, which for
+// a call is its audit record, committed before the call is answered. For a
+// change only an answered call's record makes visible (a run's output
+// pool listed in its context; derived.Pools.Add, issue 27).
+func (db *DB) UpdateContextDeferred(ctx context.Context, id string, mutate func(*contexts.Context) error) (*contexts.Context, error) {
+	return db.updateContext(ctx, id, txOpts{deferred: true}, mutate)
+}
+
+func (db *DB) updateContext(ctx context.Context, id string, o txOpts, mutate func(*contexts.Context) error) (*contexts.Context, error) {
 	if err := db.writableCtx(ctx, "update context"); err != nil {
 		return nil, err
 	}
 	what := "updating context " + id
 	var cur *contexts.Context
-	err := db.inTx(ctx, what, txOpts{}, func(tx *sql.Tx) (err error) {
+	err := db.inTx(ctx, what, o, func(tx *sql.Tx) (err error) {
 		cur, err = scanContext(tx.QueryRowContext(ctx, db.d.getContextForUpdate, id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return ctxNotFoundOr("context", id, nil)

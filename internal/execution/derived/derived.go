@@ -31,7 +31,10 @@ const EnvKey = "derived_pools"
 // Store is what derived pools are kept in (the store).
 type Store interface {
 	UpdateUsage(ctx context.Context, keys []string, fn func(map[string][]byte) (map[string][]byte, error)) error
-	UpdateContext(ctx context.Context, id string, mutate func(*contexts.Context) error) (*contexts.Context, error)
+	// UpdateContextDeferred commits without an fsync of its own: the
+	// call's audit record, committed after it and before the answer,
+	// makes it durable (store.DB.UpdateContextDeferred).
+	UpdateContextDeferred(ctx context.Context, id string, mutate func(*contexts.Context) error) (*contexts.Context, error)
 	Usage(ctx context.Context, key string) ([]byte, error)
 }
 
@@ -131,7 +134,10 @@ func (p *Pools) Add(ctx context.Context, contextID string, d *toolkit.DerivedPoo
 	if err != nil {
 		return err
 	}
-	_, err = p.st.UpdateContext(ctx, contextID, func(cx *contexts.Context) error {
+	// Deferred like the usage update above: a run's finish makes one
+	// durable commit, its audit record, which comes after both in the log
+	// and before the answer (issue 27; TestAddDefersItsCommits).
+	_, err = p.st.UpdateContextDeferred(ctx, contextID, func(cx *contexts.Context) error {
 		// Merged with what the context lists now, not overwritten: another
 		// process's publication may have landed in between.
 		ids := slices.DeleteFunc(append(derivedIDs(cx), d.ID), func(id string) bool { return dropped[id] })

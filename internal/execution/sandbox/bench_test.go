@@ -4,10 +4,15 @@ package sandbox_test
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/airlock-dev/airlock/internal/execution/sandbox"
+	"github.com/airlock-dev/airlock/internal/testkit/gobuild"
 )
 
 // BenchmarkSandboxStart and BenchmarkPlainExec run the same /bin/true; the
@@ -34,4 +39,44 @@ func BenchmarkPlainExec(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/run")
+}
+
+// BenchmarkSandboxStartBinary is BenchmarkSandboxStart with the airlock
+// binary itself as the trampoline, as serve runs it — the whole binary's
+// package initialisation before the trampoline decides is part of every
+// run (issue 27) — against the minimal trampolinecmd and, when
+// AIRLOCK_BENCH_BEFORE names an older airlock binary, that one, the sides
+// interleaved run by run. Reports each side's median ms per run.
+func BenchmarkSandboxStartBinary(b *testing.B) {
+	newSandbox(b) // builds the fixtures, skips where the sandbox cannot run
+	airlock := filepath.Join(fixtureDir, "airlock")
+	gobuild.Build(b, airlock, filepath.Join("..", "..", ".."))
+	sides := []struct{ name, bin string }{{"trampolinecmd", trampolinePath}, {"airlock", airlock}}
+	if v := os.Getenv("AIRLOCK_BENCH_BEFORE"); v != "" {
+		sides = append(sides, struct{ name, bin string }{"before", v})
+	}
+	sbs := make([]*sandbox.Sandbox, len(sides))
+	for i, s := range sides {
+		sb, err := sandbox.New(&sandbox.Options{TrampolinePath: s.bin})
+		if err != nil {
+			b.Fatalf("%s: %v", s.name, err)
+		}
+		sbs[i] = sb
+	}
+	spec := sandbox.Spec{Argv: []string{"/bin/true"}}
+	ms := make([][]float64, len(sides))
+	for b.Loop() {
+		for i, sb := range sbs {
+			start := time.Now()
+			res, err := sb.Run(context.Background(), spec)
+			if err != nil || res.ExitCode != 0 {
+				b.Fatalf("%s: %v %+v", sides[i].name, err, res)
+			}
+			ms[i] = append(ms[i], float64(time.Since(start).Microseconds())/1000)
+		}
+	}
+	for i, s := range sides {
+		slices.Sort(ms[i])
+		b.ReportMetric(ms[i][len(ms[i])/2], s.name+"-ms/run")
+	}
 }

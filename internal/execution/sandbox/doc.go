@@ -24,8 +24,9 @@
 // IPC, UTS and mount namespaces, with a descriptor to the run's quota tmpfs,
 // verifies the namespaces from /proc, moves it into a per-run cgroup, and
 // only then sends the run's spec as JSON over a pipe. The trampoline, PID 1
-// of its namespace, then builds the run's root and pivots into it
-// (mounts.go), sets rlimits, drops to an
+// of its namespace (its code is the leaf package confine, initialised
+// before the binary's heavy packages), then builds the run's root and
+// pivots into it (confine/mounts.go), sets rlimits, drops to an
 // unprivileged uid/gid with no groups and no capabilities, sets
 // no_new_privs, applies Landlock and a seccomp filter, reports what it
 // applied over a close-on-exec status pipe, and execve's the pipeline with
@@ -34,8 +35,9 @@
 // The parent then hands /out to [Spec.Collect] through its own descriptor
 // to the tmpfs and frees it.
 // Each file holds one mechanism and names the attacks it blocks and the
-// test that proves it: namespaces.go, mounts.go, cgroup.go, rlimit.go,
-// creds.go, landlock.go, seccomp.go, trampoline.go, run.go, loopback.go.
+// test that proves it: namespaces.go, mounts.go, cgroup.go, run.go,
+// loopback.go here; confine/mounts.go, rlimit.go, creds.go, landlock.go,
+// seccomp.go, trampoline.go in the trampoline's package.
 //
 // # Limits, honestly
 //

@@ -7,6 +7,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/airlock-dev/airlock/internal/execution/sandbox/confine"
 	"golang.org/x/sys/unix"
 )
 
@@ -42,7 +43,7 @@ func namespacesAvailable() error {
 			return fmt.Errorf("%s namespace: %w", ns, err)
 		}
 	}
-	if !hasCaps(unix.CAP_SYS_ADMIN) {
+	if !confine.HasCaps(unix.CAP_SYS_ADMIN) {
 		return fmt.Errorf("creating namespaces needs CAP_SYS_ADMIN (run as root)")
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"github.com/airlock-dev/airlock/internal/execution/sandbox/confine"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,16 +33,16 @@ func probe(cgroupParent string) (Report, *cgroupSetup) {
 	add(MechNamespaces, namespacesAvailable(), "net, pid, ipc, uts, mnt (empty network: no route anywhere)")
 	add(MechRootFS, rootFSAvailable(), "private root per run: pools by manifest at /pools, tmpfs quota for /out and /tmp")
 
-	abi, err := landlockABI()
+	abi, err := confine.LandlockABI()
 	if err == nil && abi < 1 {
 		err = fmt.Errorf("landlock ABI %d", abi)
 	}
 	add(MechLandlock, err, fmt.Sprintf("ABI %d", abi))
 
-	add(MechSeccomp, seccompAvailable(), "deny-list filter with arch check ("+archName()+")")
+	add(MechSeccomp, confine.SeccompAvailable(), "deny-list filter with arch check ("+confine.ArchName()+")")
 
 	var uerr error
-	if !hasCaps(unix.CAP_SETUID, unix.CAP_SETGID) {
+	if !confine.HasCaps(unix.CAP_SETUID, unix.CAP_SETGID) {
 		uerr = fmt.Errorf("dropping to an unprivileged uid needs CAP_SETUID and CAP_SETGID (run as root)")
 	}
 	add(MechUIDDrop, uerr, "setresuid/setresgid, no groups, capabilities and bounding set cleared")
@@ -94,16 +95,6 @@ func checkController(c *cgController, name string) (string, error) {
 		v = "v2"
 	}
 	return fmt.Sprintf("cgroup %s under %s", v, c.parent), nil
-}
-
-func archName() string {
-	switch auditArch {
-	case unix.AUDIT_ARCH_X86_64:
-		return "x86_64; i386 and x32 calls kill"
-	case unix.AUDIT_ARCH_AARCH64:
-		return "aarch64; aarch32 calls kill"
-	}
-	return "unsupported arch"
 }
 
 func randomID() string {

@@ -2,8 +2,9 @@ package sandbox
 
 import (
 	"fmt"
-	"runtime/debug"
 	"strings"
+
+	"github.com/airlock-dev/airlock/internal/execution/sandbox/confine"
 )
 
 // Mechanism names used in a Report.
@@ -82,15 +83,4 @@ func (r Report) String() string {
 // trampoline refuses (the uid change goes through libc's cross-thread
 // machinery and Landlock inside a PID namespace hangs): such a binary's
 // pipelines never run, and `airlock doctor` says how to rebuild it.
-func BuiltWithCgo() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "CGO_ENABLED" {
-			return s.Value == "1"
-		}
-	}
-	return false
-}
+func BuiltWithCgo() bool { return confine.BuiltWithCgo() }

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/execution/sandbox/confine"
 )
 
 // Sandbox runs pipelines confined. It is safe for concurrent use; each Run
@@ -98,9 +100,9 @@ func New(opts *Options) (*Sandbox, error) {
 // MaybeRunTrampoline, fails here rather than on the first pipeline
 // (TestNewFailsClosed).
 func (s *Sandbox) selfTest() Mechanism {
-	res, err := s.execute(context.Background(), &wireSpec{
-		Version: wireVersion, Dir: "/", UID: s.uid, GID: s.gid, Stage: s.stage,
-		Rules: systemRules(), DryRun: true,
+	res, err := s.execute(context.Background(), &confine.Spec{
+		Version: confine.WireVersion, Dir: "/", UID: s.uid, GID: s.gid, Stage: s.stage,
+		Rules: confine.SystemRules(), DryRun: true,
 	}, effectiveLimits(Limits{Wall: 10 * time.Second}), stdio{}, nil)
 	st := Mechanism{Name: MechSelfTest, Required: true, Active: err == nil && res.ExitCode == 0}
 	switch {
@@ -147,7 +149,7 @@ func (s *Sandbox) Run(ctx context.Context, spec Spec) (*Result, error) {
 // prepare validates spec, applies defaults and builds the trampoline's spec.
 // Host paths (pool directories, extra read-only paths) are checked here;
 // the pipeline itself only ever sees sandbox paths (mounts.go).
-func (s *Sandbox) prepare(spec Spec) (*wireSpec, Limits, error) {
+func (s *Sandbox) prepare(spec Spec) (*confine.Spec, Limits, error) {
 	lim, err := validLimits(spec.Limits)
 	if err != nil {
 		return nil, lim, err
@@ -155,10 +157,10 @@ func (s *Sandbox) prepare(spec Spec) (*wireSpec, Limits, error) {
 	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
 		return nil, lim, fmt.Errorf("%w: empty argv", ErrInvalidSpec)
 	}
-	ws := &wireSpec{
-		Version: wireVersion, Argv: spec.Argv, Dir: spec.Dir, UID: s.uid, GID: s.gid,
-		Hostname: "airlock", Rules: systemRules(), Stage: s.stage, Temp: spec.Temp,
-		Rlimits: rlimits{
+	ws := &confine.Spec{
+		Version: confine.WireVersion, Argv: spec.Argv, Dir: spec.Dir, UID: s.uid, GID: s.gid,
+		Hostname: "airlock", Rules: confine.SystemRules(), Stage: s.stage, Temp: spec.Temp,
+		Rlimits: confine.Rlimits{
 			CPUSeconds: cpuSeconds(lim.CPU),
 			NoFile:     uint64(lim.OpenFiles),
 			FSize:      uint64(lim.FileSizeBytes),
@@ -177,21 +179,21 @@ func (s *Sandbox) prepare(spec Spec) (*wireSpec, Limits, error) {
 		if st, err := os.Stat(p.Dir); err != nil || !st.IsDir() || !filepath.IsAbs(p.Dir) {
 			return nil, lim, fmt.Errorf("%w: pool %q: %q is not an absolute path to a directory", ErrInvalidSpec, p.ID, p.Dir)
 		}
-		ws.Pools = append(ws.Pools, wirePool{ID: p.ID, Dir: filepath.Clean(p.Dir), Files: p.Files})
+		ws.Pools = append(ws.Pools, confine.Pool{ID: p.ID, Dir: filepath.Clean(p.Dir), Files: p.Files})
 	}
 	if len(ws.Pools) > 0 {
-		ws.Rules = append(ws.Rules, fsRule{Path: PoolMountDir, Access: accessReadExec})
+		ws.Rules = append(ws.Rules, confine.Rule{Path: PoolMountDir, Access: confine.AccessReadExec})
 	}
 	for _, p := range spec.ReadOnly {
 		if err := checkSpecPath(p); err != nil {
 			return nil, lim, err
 		}
 		ws.Binds = append(ws.Binds, filepath.Clean(p))
-		ws.Rules = append(ws.Rules, fsRule{Path: filepath.Clean(p), Access: accessReadExec})
+		ws.Rules = append(ws.Rules, confine.Rule{Path: filepath.Clean(p), Access: confine.AccessReadExec})
 	}
-	ws.Rules = append(ws.Rules, fsRule{Path: OutDir, Access: accessWrite})
+	ws.Rules = append(ws.Rules, confine.Rule{Path: OutDir, Access: confine.AccessWrite})
 	if spec.Temp {
-		ws.Rules = append(ws.Rules, fsRule{Path: TempDir, Access: accessWrite})
+		ws.Rules = append(ws.Rules, confine.Rule{Path: TempDir, Access: confine.AccessWrite})
 	}
 	if ws.Dir == "" {
 		ws.Dir = OutDir
@@ -202,7 +204,7 @@ func (s *Sandbox) prepare(spec Spec) (*wireSpec, Limits, error) {
 		}
 		ws.ConnectPorts = []int{int(l.Port)}
 	}
-	if err := ws.validate(); err != nil {
+	if err := ws.Validate(); err != nil {
 		return nil, lim, fmt.Errorf("%w: %v", ErrInvalidSpec, err)
 	}
 	return ws, lim, nil
@@ -220,16 +222,6 @@ func checkSpecPath(p string) error {
 	return nil
 }
 
-// mountPoints is how many inodes the run's root needs besides the
-// pipeline's own files.
-func mountPoints(ws *wireSpec) int {
-	n := 64 + len(systemDirs) + len(systemFiles) + len(devFiles) + 4*len(ws.Binds)
-	for _, p := range ws.Pools {
-		n += 1 + 2*len(p.Files) // the file and, at most, one new directory each
-	}
-	return n
-}
-
 // execute runs ws in a fresh sandbox and waits for everything to end.
 // stdio is how a run talks to its caller: data fed on stdin, or pipes
 // handed over (Spec.StdinFile, Spec.StdoutFile), and the listener it may
@@ -240,7 +232,7 @@ type stdio struct {
 	loop          *Loopback
 }
 
-func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin stdio, collect func(*os.Root) error) (*Result, error) {
+func (s *Sandbox) execute(ctx context.Context, ws *confine.Spec, lim Limits, stdin stdio, collect func(*os.Root) error) (*Result, error) {
 	runID := randomID()
 	cg, err := s.cgroups.create("airlock-"+runID, lim.MemoryBytes, lim.Procs)
 	if err != nil {
@@ -252,7 +244,7 @@ func (s *Sandbox) execute(ctx context.Context, ws *wireSpec, lim Limits, stdin s
 			s.log.WarnContext(ctx, "sandbox: cgroup cleanup", "run", runID, "err", err)
 		}
 	}()
-	scratch, err := newScratch(lim.DiskBytes, scratchInodes+mountPoints(ws))
+	scratch, err := newScratch(lim.DiskBytes, scratchInodes+ws.MountPoints())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
@@ -360,7 +352,7 @@ func (s *Sandbox) start(lim Limits, stdin stdio, scratch *os.File) (*launch, err
 	l.stderr = &cappedBuffer{limit: lim.OutputBytes, ceiling: floodFactor * lim.OutputBytes, onFlood: flood}
 	l.cmd = &exec.Cmd{
 		Path: s.trampoline,
-		Args: []string{"airlock-sandbox", TrampolineArg},
+		Args: []string{"airlock-sandbox", confine.TrampolineArg},
 		// The trampoline's own environment; the pipeline gets ws.Env.
 		// GOMAXPROCS=1 keeps its thread count (charged to pids) small.
 		Env:         []string{"GOMAXPROCS=1"},
@@ -402,7 +394,7 @@ func (s *Sandbox) start(lim Limits, stdin stdio, scratch *os.File) (*launch, err
 // before, if set, runs once the namespaces and cgroups are verified and
 // before the spec is sent, so before the pipeline exists (the loopback
 // listener); it names what it set up for the mechanisms list.
-func (s *Sandbox) handshake(pid int, cg *runCgroup, ws *wireSpec, specW, statusR *os.File, before func(pid int) (string, error)) ([]string, error) {
+func (s *Sandbox) handshake(pid int, cg *runCgroup, ws *confine.Spec, specW, statusR *os.File, before func(pid int) (string, error)) ([]string, error) {
 	defer statusR.Close()
 	defer specW.Close()
 	mech, err := verifyNamespaces(pid)
@@ -442,7 +434,7 @@ func (s *Sandbox) handshake(pid int, cg *runCgroup, ws *wireSpec, specW, statusR
 		if len(line) == 0 {
 			continue
 		}
-		var m statusMsg
+		var m confine.Status
 		if err := json.Unmarshal(line, &m); err != nil {
 			return nil, &SetupError{Stage: "status", Msg: "unreadable trampoline status"}
 		}

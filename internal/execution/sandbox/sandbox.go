@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/execution/sandbox/confine"
 )
 
 // Sentinel errors. Callers test them with errors.Is; the wrapped text says
@@ -32,7 +34,7 @@ var (
 )
 
 // StagePoolAccess is the SetupError stage of ErrPoolUnreadable.
-const StagePoolAccess = "pool_access"
+const StagePoolAccess = confine.StagePoolAccess
 
 // SetupError is a failure inside the trampoline, before or at execve.
 type SetupError struct {
@@ -150,9 +152,9 @@ type Pool struct {
 
 // Stable paths inside the sandbox.
 const (
-	OutDir       = "/out"   // the run's outputs (writable; what Collect reads)
-	TempDir      = "/tmp"   // scratch (writable when Spec.Temp)
-	PoolMountDir = "/pools" // parent of the pools, /pools/<ID>
+	OutDir       = confine.OutDir       // the run's outputs (writable; what Collect reads)
+	TempDir      = confine.TempDir      // scratch (writable when Spec.Temp)
+	PoolMountDir = confine.PoolMountDir // parent of the pools, /pools/<ID>
 )
 
 // Limits bound one run. A zero field takes the default in DefaultLimits.

@@ -3,6 +3,7 @@ package workspace
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,7 +14,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/airlock-dev/airlock/internal/kit/atomicfile"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
@@ -84,14 +84,17 @@ func (w *Workspace) CollectFrom(root *os.Root) (*Collected, error) {
 	// The outputs' manifest, beside (not inside) published/, so the run's
 	// outputs can be served as a read-only, integrity-checked pool without
 	// a name a pipeline could have claimed.
-	// Writing it fsyncs the run directory, which makes the rename of
-	// published/ durable too; without outputs that fsync is done here.
 	if len(c.Outputs) > 0 {
 		if c.Manifest, err = writeManifest(w.dir, c.Outputs); err != nil {
 			return nil, err
 		}
-	} else {
-		syncDir(w.dir)
+	}
+	// One flush makes all of it durable — the copies, published/'s rename,
+	// the manifest — before CollectFrom returns, so before the store can
+	// name the output pool (issue 27: one syncfs instead of an fsync per
+	// file, per directory and for the manifest; see syncfs_linux.go).
+	if err := publishSync(w.dir); err != nil {
+		return nil, fmt.Errorf("making the outputs durable: %w", err)
 	}
 	c.SnapshotHash = SnapshotHash(c.Outputs)
 	c.Violations = capViolations(viols)
@@ -100,14 +103,25 @@ func (w *Workspace) CollectFrom(root *os.Root) (*Collected, error) {
 }
 
 // writeManifest writes the outputs' manifest next to published/, whole or
-// not at all.
+// not at all (a temporary file renamed into place); CollectFrom's one
+// flush makes it durable.
 func writeManifest(dir string, outs []Output) (string, error) {
 	var b strings.Builder
 	for _, o := range outs {
 		fmt.Fprintf(&b, "%s  %s\n", o.SHA256, o.Name)
 	}
 	path := filepath.Join(dir, manifestName)
-	if err := atomicfile.Write(path, []byte(b.String()), 0o644); err != nil {
+	f, err := os.CreateTemp(dir, "."+manifestName+".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("writing the outputs' manifest: %w", err)
+	}
+	defer os.Remove(f.Name()) // nothing left to remove after the rename
+	_, err = f.WriteString(b.String())
+	err = errors.Join(err, f.Chmod(0o644), f.Close())
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
 		return "", fmt.Errorf("writing the outputs' manifest: %w", err)
 	}
 	return path, nil
@@ -200,7 +214,6 @@ func (w *Workspace) stage(root *os.Root, found map[string]fs.FileInfo, viols *[]
 			c.Outputs = append(c.Outputs, out)
 		}
 	}
-	syncDir(staging)
 	return c, staging, nil
 }
 
@@ -240,10 +253,8 @@ func copyOutput(root, sroot *os.Root, name string, seen fs.FileInfo) (Output, st
 		return Output{}, "", fmt.Errorf("staging output %q: %w", name, err)
 	}
 	h := sha256.New()
+	// Not fsynced here: CollectFrom flushes every copy at once.
 	n, err := io.Copy(io.MultiWriter(dst, h), f)
-	if err == nil {
-		err = dst.Sync()
-	}
 	if cerr := dst.Close(); err == nil {
 		err = cerr
 	}
@@ -282,5 +293,3 @@ func capViolations(v []Violation) []Violation {
 	return append(v, Violation{Code: violation.WriteAttempt, Path: ".",
 		Detail: fmt.Sprintf("%d more violations not listed", extra)})
 }
-
-func syncDir(dir string) { _ = atomicfile.SyncDir(dir) }

@@ -37,6 +37,17 @@
 //   - Only the server enters baseDir: a pipeline writes to its run's tmpfs
 //     and never sees a host path, so baseDir may lie in a private (0700)
 //     state directory (issue 24 item 11).
+//   - Durability is one flush: CollectFrom writes the copies, renames
+//     published/ and writes the manifest without an fsync each, then makes
+//     all of it durable with one syncfs(2) of the run directory's
+//     filesystem before it returns — so before the store can name the
+//     output pool (TestCollectSyncsOnce). A power loss before that flush
+//     may leave published/ with torn contents, which no record names (the
+//     pool is registered after CollectFrom returns, and its manifest would
+//     refuse the bytes); the next start's recovery removes the run's
+//     directory when its mark reached the disk (package runmark). syncfs
+//     flushes the whole filesystem, so on a disk busy with other writers
+//     it can take longer than a few targeted fsyncs.
 //   - Output sizes are bounded by the sandbox's disk quota and RLIMIT_FSIZE,
 //     not here.
 package workspace

@@ -44,3 +44,11 @@ func (w *Workspace) Collect() (*Collected, error) {
 	}
 	return c, nil
 }
+
+// SetPublishSync replaces the flush CollectFrom makes its publication
+// durable with, for the length of a test.
+func SetPublishSync(t interface{ Cleanup(func()) }, f func(dir string) error) {
+	old := publishSync
+	publishSync = f
+	t.Cleanup(func() { publishSync = old })
+}

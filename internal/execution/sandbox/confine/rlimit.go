@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package confine
 
 import (
 	"fmt"
@@ -35,7 +35,7 @@ import (
 //
 // syscall.Setrlimit (not x/sys) is used on purpose: for RLIMIT_NOFILE it
 // tells the Go runtime not to restore its original limit in syscall.Exec.
-func applyRlimits(r rlimits) error {
+func applyRlimits(r Rlimits) error {
 	set := func(name string, res int, cur, max uint64) error {
 		if err := syscall.Setrlimit(res, &syscall.Rlimit{Cur: cur, Max: max}); err != nil {
 			return fmt.Errorf("setrlimit(%s): %w", name, err)

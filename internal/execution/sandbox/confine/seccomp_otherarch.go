@@ -1,6 +1,6 @@
 //go:build linux && !amd64 && !arm64
 
-package sandbox
+package confine
 
 // No filter is written for this architecture: Probe reports seccomp as
 // unavailable and New refuses to build a sandbox.

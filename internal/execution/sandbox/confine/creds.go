@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package confine
 
 import (
 	"errors"
@@ -93,10 +93,10 @@ func capLastCap() (int, error) {
 	return n, nil
 }
 
-// hasCaps reports whether the calling process holds every capability in
+// HasCaps reports whether the calling process holds every capability in
 // caps in its effective set (the parent needs SYS_ADMIN for namespaces and
 // SETUID/SETGID for the drop).
-func hasCaps(caps ...int) bool {
+func HasCaps(caps ...int) bool {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {

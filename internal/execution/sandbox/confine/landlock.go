@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package confine
 
 import (
 	"errors"
@@ -65,24 +65,24 @@ func handledFS(abi int) uint64 {
 	return h
 }
 
-func (a access) bits() uint64 {
+func (a Access) bits() uint64 {
 	switch a {
-	case accessRead:
+	case AccessRead:
 		return fsRead
-	case accessReadExec:
+	case AccessReadExec:
 		return fsRead | fsExec
-	case accessWrite:
+	case AccessWrite:
 		return fsRead | fsWrite
-	case accessDevRW:
+	case AccessDevRW:
 		return unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
 			unix.LANDLOCK_ACCESS_FS_TRUNCATE
 	}
 	return 0
 }
 
-// landlockABI returns the kernel's Landlock ABI version, or an error when
+// LandlockABI returns the kernel's Landlock ABI version, or an error when
 // Landlock is not built in or disabled at boot.
-func landlockABI() (int, error) {
+func LandlockABI() (int, error) {
 	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0,
 		unix.LANDLOCK_CREATE_RULESET_VERSION)
 	if errno != 0 {
@@ -93,7 +93,7 @@ func landlockABI() (int, error) {
 
 // applyLandlock restricts the calling thread (the one that will execve) with
 // rules. It needs no_new_privs to be set already.
-func applyLandlock(abi int, rules []fsRule, connectPorts []int) error {
+func applyLandlock(abi int, rules []Rule, connectPorts []int) error {
 	if abi < 1 {
 		return errors.New("landlock unavailable")
 	}
@@ -151,7 +151,7 @@ type landlockNetPortAttr struct {
 
 const landlockRuleNetPort = 2
 
-func addLandlockRule(rfd int, r fsRule, handled uint64) error {
+func addLandlockRule(rfd int, r Rule, handled uint64) error {
 	pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if r.Optional && errors.Is(err, unix.ENOENT) {
@@ -179,26 +179,26 @@ func addLandlockRule(rfd int, r fsRule, handled uint64) error {
 	return nil
 }
 
-// systemRules are granted to every pipeline: what is needed to run ordinary
+// SystemRules are granted to every pipeline: what is needed to run ordinary
 // programs, and nothing that holds secrets. They name the paths mounts.go
 // binds into the run's root; /etc is not granted wholesale — only the files
 // the dynamic loader and libc read — so /etc/shadow, SSH host keys and
 // Airlock's own configuration stay unreadable (TestHostileShadow). /proc and
 // /sys are neither mounted nor granted.
-func systemRules() []fsRule {
-	var rules []fsRule
+func SystemRules() []Rule {
+	var rules []Rule
 	for _, d := range systemDirs {
-		rules = append(rules, fsRule{Path: d, Access: accessReadExec, Optional: true})
+		rules = append(rules, Rule{Path: d, Access: AccessReadExec, Optional: true})
 	}
 	for _, f := range systemFiles {
-		rules = append(rules, fsRule{Path: f, Access: accessRead, Optional: true})
+		rules = append(rules, Rule{Path: f, Access: AccessRead, Optional: true})
 	}
 	for i, f := range devFiles {
-		a := accessRead
+		a := AccessRead
 		if i < 2 {
-			a = accessDevRW // /dev/null and /dev/full
+			a = AccessDevRW // /dev/null and /dev/full
 		}
-		rules = append(rules, fsRule{Path: f, Access: a, Optional: true})
+		rules = append(rules, Rule{Path: f, Access: a, Optional: true})
 	}
 	return rules
 }

@@ -1,4 +1,4 @@
-package sandbox
+package confine
 
 import (
 	"bytes"
@@ -6,17 +6,17 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path/filepath"
+	"path"
 	"reflect"
 	"strings"
 )
 
-// wireSpec is what the parent sends the trampoline over the spec pipe (fd 3).
-// It is decoded by [decodeWireSpec], the only parser in the trampoline; the
+// Spec is what the parent sends the trampoline over the spec pipe (fd 3).
+// It is decoded by [DecodeSpec], the only parser in the trampoline; the
 // parent is trusted, but the decoder is still strict and bounded so that a
 // stray invocation of the hidden subcommand cannot make it misbehave
 // (FuzzDecodeWireSpec).
-type wireSpec struct {
+type Spec struct {
 	Version  int      `json:"v"`
 	Argv     []string `json:"argv"`
 	Env      []string `json:"env"`
@@ -24,16 +24,16 @@ type wireSpec struct {
 	UID      int      `json:"uid"`
 	GID      int      `json:"gid"`
 	Hostname string   `json:"hostname,omitempty"`
-	Rules    []fsRule `json:"rules"`
-	Rlimits  rlimits  `json:"rlimits"`
+	Rules    []Rule   `json:"rules"`
+	Rlimits  Rlimits  `json:"rlimits"`
 	// Stage is the empty, root-owned host directory on which the
 	// trampoline mounts the run's new root before pivot_root (mounts.go).
 	Stage string `json:"stage"`
 	// Pools are bound file by file under /pools/<id>; Binds are extra host
 	// paths bound read-only at the same path; Temp makes /tmp writable.
-	Pools []wirePool `json:"pools,omitempty"`
-	Binds []string   `json:"binds,omitempty"`
-	Temp  bool       `json:"temp,omitempty"`
+	Pools []Pool   `json:"pools,omitempty"`
+	Binds []string `json:"binds,omitempty"`
+	Temp  bool     `json:"temp,omitempty"`
 	// ConnectPorts are the TCP ports the pipeline may connect to (a
 	// Landlock net rule each): the port of Spec.Loopback, whose listener
 	// the parent opened in the run's network namespace. Empty: no
@@ -44,45 +44,45 @@ type wireSpec struct {
 	DryRun bool `json:"dryRun,omitempty"`
 }
 
-// wirePool is one pool: the host directory and the manifest names to bind.
-type wirePool struct {
+// Pool is one pool: the host directory and the manifest names to bind.
+type Pool struct {
 	ID    string   `json:"id"`
 	Dir   string   `json:"dir"`
 	Files []string `json:"files"`
 }
 
-// fsRule is one Landlock grant: a path and what may be done beneath it.
-type fsRule struct {
+// Rule is one Landlock grant: a path and what may be done beneath it.
+type Rule struct {
 	Path   string `json:"path"`
-	Access access `json:"access"`
+	Access Access `json:"access"`
 	// Optional rules are skipped when the path does not exist (system
 	// directories such as /lib32 that some distributions lack).
 	Optional bool `json:"optional,omitempty"`
 }
 
 // access names a Landlock grant class; see landlock.go for the bits.
-type access string
+type Access string
 
 const (
-	accessRead     access = "r"   // read files, list directories
-	accessReadExec access = "rx"  // read and execute
-	accessWrite    access = "rw"  // read, create, write, remove; no execute, no devices
-	accessDevRW    access = "dev" // read/write/truncate an existing file (/dev/null)
+	AccessRead     Access = "r"   // read files, list directories
+	AccessReadExec Access = "rx"  // read and execute
+	AccessWrite    Access = "rw"  // read, create, write, remove; no execute, no devices
+	AccessDevRW    Access = "dev" // read/write/truncate an existing file (/dev/null)
 )
 
 // rlimits are the numeric limits the trampoline sets; zero means "leave".
-type rlimits struct {
+type Rlimits struct {
 	CPUSeconds uint64 `json:"cpu"`
 	NoFile     uint64 `json:"nofile"`
 	FSize      uint64 `json:"fsize"`
 	NProc      uint64 `json:"nproc"`
 }
 
-// statusMsg is what the trampoline writes to the status pipe (fd 4): one
+// Status is what the trampoline writes to the status pipe (fd 4): one
 // message when every mechanism is in place (right before execve), or one
 // describing the stage that failed. EOF without an error message means the
 // execve succeeded, because the pipe is close-on-exec.
-type statusMsg struct {
+type Status struct {
 	OK         bool     `json:"ok,omitempty"`
 	Mechanisms []string `json:"mechanisms,omitempty"`
 	Stage      string   `json:"stage,omitempty"`
@@ -91,7 +91,7 @@ type statusMsg struct {
 }
 
 const (
-	wireVersion  = 1
+	WireVersion  = 1
 	maxSpecBytes = 16 << 20
 	maxArgs      = 4096
 	maxEnv       = 1024
@@ -107,9 +107,9 @@ const (
 	maxPathLen   = 4096
 )
 
-// decodeWireSpec reads and validates a spec. Unknown fields, trailing data,
+// DecodeSpec reads and validates a spec. Unknown fields, trailing data,
 // oversized input and every structural problem are errors.
-func decodeWireSpec(r io.Reader) (*wireSpec, error) {
+func DecodeSpec(r io.Reader) (*Spec, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxSpecBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading spec: %w", err)
@@ -119,7 +119,7 @@ func decodeWireSpec(r io.Reader) (*wireSpec, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var ws wireSpec
+	var ws Spec
 	if err := dec.Decode(&ws); err != nil {
 		return nil, fmt.Errorf("decoding spec: %w", err)
 	}
@@ -129,7 +129,7 @@ func decodeWireSpec(r io.Reader) (*wireSpec, error) {
 	if err := exactKeys(data); err != nil {
 		return nil, err
 	}
-	if err := ws.validate(); err != nil {
+	if err := ws.Validate(); err != nil {
 		return nil, err
 	}
 	return &ws, nil
@@ -143,7 +143,7 @@ func exactKeys(data []byte) error {
 	if err := json.Unmarshal(data, &top); err != nil {
 		return fmt.Errorf("decoding spec: %w", err)
 	}
-	if err := keysIn(top, reflect.TypeFor[wireSpec]()); err != nil {
+	if err := keysIn(top, reflect.TypeFor[Spec]()); err != nil {
 		return err
 	}
 	if raw, ok := top["rlimits"]; ok && string(raw) != "null" {
@@ -151,11 +151,11 @@ func exactKeys(data []byte) error {
 		if err := json.Unmarshal(raw, &m); err != nil {
 			return fmt.Errorf("decoding rlimits: %w", err)
 		}
-		if err := keysIn(m, reflect.TypeFor[rlimits]()); err != nil {
+		if err := keysIn(m, reflect.TypeFor[Rlimits]()); err != nil {
 			return err
 		}
 	}
-	for key, t := range map[string]reflect.Type{"rules": reflect.TypeFor[fsRule](), "pools": reflect.TypeFor[wirePool]()} {
+	for key, t := range map[string]reflect.Type{"rules": reflect.TypeFor[Rule](), "pools": reflect.TypeFor[Pool]()} {
 		raw, ok := top[key]
 		if !ok {
 			continue
@@ -187,9 +187,9 @@ func keysIn(m map[string]json.RawMessage, t reflect.Type) error {
 	return nil
 }
 
-func (ws *wireSpec) validate() error {
-	if ws.Version != wireVersion {
-		return fmt.Errorf("spec version %d, want %d", ws.Version, wireVersion)
+func (ws *Spec) Validate() error {
+	if ws.Version != WireVersion {
+		return fmt.Errorf("spec version %d, want %d", ws.Version, WireVersion)
 	}
 	if !ws.DryRun && len(ws.Argv) == 0 {
 		return fmt.Errorf("empty argv")
@@ -242,7 +242,7 @@ func (ws *wireSpec) validate() error {
 			return fmt.Errorf("rule[%d]: %w", i, err)
 		}
 		switch r.Access {
-		case accessRead, accessReadExec, accessWrite, accessDevRW:
+		case AccessRead, AccessReadExec, AccessWrite, AccessDevRW:
 		default:
 			return fmt.Errorf("rule[%d]: unknown access %q", i, r.Access)
 		}
@@ -254,7 +254,7 @@ func (ws *wireSpec) validate() error {
 // one path element, manifest names that stay inside their pool
 // (fs.ValidPath: no "..", no absolute path, no empty element), and extra
 // paths that cannot shadow the sandbox's own directories.
-func (ws *wireSpec) validateMounts() error {
+func (ws *Spec) validateMounts() error {
 	if len(ws.Pools) > maxPools || len(ws.Binds) > maxBinds {
 		return fmt.Errorf("too many pools or binds")
 	}
@@ -341,9 +341,9 @@ func checkAbsPath(p string) error {
 		return fmt.Errorf("path longer than %d bytes", maxPathLen)
 	case strings.IndexByte(p, 0) >= 0:
 		return fmt.Errorf("path contains NUL")
-	case !filepath.IsAbs(p):
+	case !path.IsAbs(p):
 		return fmt.Errorf("path %q is not absolute", p)
-	case filepath.Clean(p) != p:
+	case path.Clean(p) != p:
 		return fmt.Errorf("path %q is not clean", p)
 	}
 	return nil

@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package confine
 
 import (
 	"errors"
@@ -214,8 +214,8 @@ func installSeccomp() error {
 	return nil
 }
 
-// seccompAvailable reports whether filter mode seccomp can be used.
-func seccompAvailable() error {
+// SeccompAvailable reports whether filter mode seccomp can be used.
+func SeccompAvailable() error {
 	if auditArch == 0 {
 		return errors.New("no seccomp filter for this architecture")
 	}
@@ -227,4 +227,15 @@ func seccompAvailable() error {
 		return fmt.Errorf("seccomp(GET_ACTION_AVAIL): %w", errno)
 	}
 	return nil
+}
+
+// ArchName names the architecture the filter admits, for the report.
+func ArchName() string {
+	switch auditArch {
+	case unix.AUDIT_ARCH_X86_64:
+		return "x86_64; i386 and x32 calls kill"
+	case unix.AUDIT_ARCH_AARCH64:
+		return "aarch64; aarch32 calls kill"
+	}
+	return "unsupported arch"
 }

@@ -1,6 +1,6 @@
 //go:build linux && amd64
 
-package sandbox
+package confine
 
 import (
 	"encoding/binary"

@@ -1,0 +1,5 @@
+//go:build !cgo
+
+package confine
+
+const builtWithCgo = false
