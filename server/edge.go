@@ -75,7 +75,8 @@ func (s *Server) guard(transport string, next http.Handler) http.Handler {
 			if !ok {
 				return
 			}
-			if _, err := wire.Check(body); err != nil {
+			msg, err := wire.Check(body)
+			if err != nil {
 				var we *wire.Error
 				errors.As(err, &we)
 				ref.Code, ref.Kind, ref.Reason = string(violation.MalformedMessage), we.Err.Error(), r.Method+" "+r.URL.Path+" refused: "+we.Message
@@ -83,14 +84,15 @@ func (s *Server) guard(transport string, next http.Handler) http.Handler {
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			ctx = context.WithValue(ctx, bodyKey{}, body)
+			ctx = context.WithValue(ctx, checkedKey{}, &msg)
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
-// bodyKey carries the POST body the guard read and checked.
-type bodyKey struct{}
+// checkedKey carries what wire.Check read of the POST body, so that the
+// session gate routes the request without decoding the body again.
+type checkedKey struct{}
 
 // guardBody reads a POST body of mediaType with readBody; a body it
 // refuses is answered and counted as an edge refusal of ref, and ok is
