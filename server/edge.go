@@ -109,8 +109,15 @@ func (s *Server) guardBody(w http.ResponseWriter, r *http.Request, cfg config.HT
 
 // readBody reads a POST body of mediaType under the edge's bounds; a
 // non-zero status says why it was refused.
+func isMediaType(contentType, mediaType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == mediaType
+}
+
 func readBody(w http.ResponseWriter, r *http.Request, cfg config.HTTPTransport, mediaType string) (body []byte, status int, code violation.Code, why string) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != mediaType {
+	// The exact type, as MCP clients send it, needs no parse (ParseMediaType
+	// builds a parameter map per request; TestReadBodyPlainJSONSkipsTheMediaTypeParse).
+	if ct := r.Header.Get("Content-Type"); ct != mediaType && !isMediaType(ct, mediaType) {
 		why := "Unsupported Media Type: a POST carries one JSON-RPC message as application/json"
 		if mediaType != "application/json" {
 			why = "Unsupported Media Type: a POST here carries " + mediaType
