@@ -75,7 +75,8 @@ func (s *Server) guard(transport string, next http.Handler) http.Handler {
 			if !ok {
 				return
 			}
-			if _, err := wire.Check(body); err != nil {
+			msg, err := wire.Check(body)
+			if err != nil {
 				var we *wire.Error
 				errors.As(err, &we)
 				ref.Code, ref.Kind, ref.Reason = string(violation.MalformedMessage), we.Err.Error(), r.Method+" "+r.URL.Path+" refused: "+we.Message
@@ -83,14 +84,15 @@ func (s *Server) guard(transport string, next http.Handler) http.Handler {
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
-			ctx = context.WithValue(ctx, bodyKey{}, body)
+			ctx = context.WithValue(ctx, checkedKey{}, &msg)
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
-// bodyKey carries the POST body the guard read and checked.
-type bodyKey struct{}
+// checkedKey carries what wire.Check read of the POST body, so that the
+// session gate routes the request without decoding the body again.
+type checkedKey struct{}
 
 // guardBody reads a POST body of mediaType with readBody; a body it
 // refuses is answered and counted as an edge refusal of ref, and ok is
@@ -107,8 +109,15 @@ func (s *Server) guardBody(w http.ResponseWriter, r *http.Request, cfg config.HT
 
 // readBody reads a POST body of mediaType under the edge's bounds; a
 // non-zero status says why it was refused.
+func isMediaType(contentType, mediaType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mt == mediaType
+}
+
 func readBody(w http.ResponseWriter, r *http.Request, cfg config.HTTPTransport, mediaType string) (body []byte, status int, code violation.Code, why string) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != mediaType {
+	// The exact type, as MCP clients send it, needs no parse (ParseMediaType
+	// builds a parameter map per request; TestReadBodyPlainJSONSkipsTheMediaTypeParse).
+	if ct := r.Header.Get("Content-Type"); ct != mediaType && !isMediaType(ct, mediaType) {
 		why := "Unsupported Media Type: a POST carries one JSON-RPC message as application/json"
 		if mediaType != "application/json" {
 			why = "Unsupported Media Type: a POST here carries " + mediaType

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/airlock-dev/airlock/internal/edge/wire"
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/kit/percall"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
@@ -53,12 +53,12 @@ func (s *Server) sessionGate(next http.Handler) http.Handler {
 			r = r.WithContext(percall.With(r.Context()))
 		}
 		id, _ := r.Context().Value(identityKey{}).(identity)
-		var msg peeked
-		if body, ok := r.Context().Value(bodyKey{}).([]byte); ok {
-			msg = peek(body) // read, bounded and checked by the guard
+		var msg wire.Message
+		if m, ok := r.Context().Value(checkedKey{}).(*wire.Message); ok {
+			msg = *m // the POST body as the guard read, bounded and checked it
 		}
-		if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) || mcp.IsModernProtocol(msg.metaVersion) {
-			if msg.Method == string(mcp.MethodResourcesRead) && mcp.IsModernProtocol(msg.metaVersion) && !isPoolURI(msg.Params.URI) {
+		if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) || mcp.IsModernProtocol(msg.MetaVersion) {
+			if msg.Method == string(mcp.MethodResourcesRead) && mcp.IsModernProtocol(msg.MetaVersion) && !isPoolURI(msg.URI) {
 				resourceNotFound(w, msg)
 				return
 			}
@@ -69,7 +69,7 @@ func (s *Server) sessionGate(next http.Handler) http.Handler {
 		if r.Method == http.MethodPost && msg.Method == string(mcp.MethodInitialize) {
 			sess, err := s.r.OpenSession(r.Context(), runner.SessionParams{
 				ID: "mcp-session-" + uuid.NewString(), Principal: id.Principal, Role: id.Role, Transport: id.Transport,
-				ContextHandle: id.ContextHandle, Binding: id.Binding, Elicitation: msg.elicitation(), ClientID: id.ClientID,
+				ContextHandle: id.ContextHandle, Binding: id.Binding, Elicitation: msg.Elicitation, ClientID: id.ClientID,
 				MaxOpen: cfg.MaxSessionsPerPrincipal, Idle: cfg.SessionIdleTimeout(), OnEvict: s.dropStreamable,
 			})
 			if err != nil {
@@ -134,40 +134,16 @@ func publicRefusal(v *violation.Error) *violation.Error {
 	return v
 }
 
-// peeked is what the gate reads of a POST body: the method, the protocol
-// version in _meta, and the capabilities an initialize declares.
-type peeked struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		URI          string         `json:"uri"`
-		Meta         map[string]any `json:"_meta"`
-		Capabilities struct {
-			Elicitation json.RawMessage `json:"elicitation"`
-		} `json:"capabilities"`
-	} `json:"params"`
-	metaVersion string
-}
-
-func peek(body []byte) peeked {
-	var p peeked
-	if json.Unmarshal(body, &p) != nil {
-		return peeked{} // not one JSON-RPC object: mcp-go answers it
-	}
-	p.metaVersion, _ = p.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
-	return p
-}
-
 // resourceNotFound answers resources/read under 2026-07-28 for a URI that
 // is not a pool file (pool files go to the resource template, read through
 // the runner): the revision wants the URI back in the error's data
 // (SEP-2164), which mcp-go's handler leaves out.
-func resourceNotFound(w http.ResponseWriter, msg peeked) {
+func resourceNotFound(w http.ResponseWriter, msg wire.Message) {
 	id := msg.ID
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
-	uri := msg.Params.URI
+	uri := msg.URI
 	if len(uri) > 2048 {
 		uri = uri[:2048]
 	}
@@ -179,11 +155,6 @@ func resourceNotFound(w http.ResponseWriter, msg peeked) {
 }
 
 func isPoolURI(uri string) bool { _, _, ok := sources.ParseFileURI(uri); return ok }
-
-func (p peeked) elicitation() bool {
-	e := bytes.TrimSpace(p.Params.Capabilities.Elicitation)
-	return len(e) > 0 && !bytes.Equal(e, []byte("null"))
-}
 
 // mintedKey carries the id the gate minted for an initialize to mcp-go's
 // session id manager.

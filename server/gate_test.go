@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/airlock-dev/airlock/internal/edge/wire"
 )
 
 // TestBodyOverLimitIs413: a body over transports.http.max_body_bytes is
@@ -27,11 +29,17 @@ func FuzzPeek(f *testing.F) {
 	f.Add([]byte(`{"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`))
 	f.Add([]byte(`[{"method":"ping"}]`))
 	f.Add([]byte(`{"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":7}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"x","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		p := peek(body)
-		_ = p.elicitation()
-		if p.metaVersion != "" && !bytes.Contains(body, []byte("protocolVersion")) {
-			t.Fatalf("version %q from a body without one", p.metaVersion)
+		p, err := wire.Check(body) // what the gate routes by
+		if err != nil {
+			return
+		}
+		if p.MetaVersion != "" && !bytes.Contains(body, []byte("protocolVersion")) {
+			t.Fatalf("version %q from a body without one", p.MetaVersion)
+		}
+		if p.Elicitation && !bytes.Contains(body, []byte("elicitation")) {
+			t.Fatal("elicitation from a body without it")
 		}
 	})
 }

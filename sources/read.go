@@ -2,6 +2,7 @@ package sources
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -203,6 +204,8 @@ func (c *Context) page(p *pool, name string, sum [32]byte, data []byte, offset, 
 		}
 	}
 	next := offset + int64(len(data))
+	var digest [2 * sha256.Size]byte // on the stack: one allocation, the string (TestPageAllocations)
+	hex.Encode(digest[:], sum[:])
 	return &ReadResult{
 		PoolID:     p.cfg.ID,
 		Path:       name,
@@ -212,7 +215,7 @@ func (c *Context) page(p *pool, name string, sum [32]byte, data []byte, offset, 
 		NextOffset: next,
 		Size:       size,
 		EOF:        next == size,
-		SHA256:     hex.EncodeToString(sum[:]),
+		SHA256:     string(digest[:]),
 		MIMEType:   mimeType(name, binary),
 		Binary:     binary,
 		Readers:    slices.Clone(p.cfg.Readers),

@@ -373,9 +373,21 @@ func provText(what string, fields ...textField) error {
 	return nil
 }
 
+// hexSHA is the hex SHA-256 of s, hashed in place: a label's text is a
+// whole page of content, and copying it to a []byte only to hash it was a
+// page of garbage per call (issue 27; TestHexSHANoCopy).
 func hexSHA(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
+	h := sha256.New()
+	var chunk [512]byte // on the stack: the string's bytes pass through it
+	for len(s) > 0 {
+		n := copy(chunk[:], s)
+		_, _ = h.Write(chunk[:n]) // a hash never fails to write
+		s = s[n:]
+	}
+	var sum [sha256.Size]byte
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], h.Sum(sum[:0]))
+	return string(out[:])
 }
 
 // CutSource bounds a source name for a label (an agent-chosen pool path

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/airlock-dev/airlock/fence"
@@ -43,9 +44,11 @@ func readPoolFile() toolkit.Tool {
 func renderRead(r *sources.ReadResult, budget int) (*toolkit.Result, error) {
 	untrusted := r.Trust != sources.Trusted
 	asText := !r.Binary || (untrusted && fence.TextualMIME(r.MIMEType))
+	hint := ""
 	if asText {
 		endOnRune(r)
-		if err := fitPage(r, budget, untrusted); err != nil {
+		var err error
+		if hint, err = fitPage(r, budget, untrusted); err != nil {
 			return nil, err
 		}
 		// A page that is still not whole UTF-8 (the offset fell inside a
@@ -74,14 +77,17 @@ func renderRead(r *sources.ReadResult, budget int) (*toolkit.Result, error) {
 		return res, nil
 	}
 	res.Exact = true
-	hint := pageHint(r)
 	if !untrusted {
-		res.Text = string(r.Data)
-		res.TrustedText = res.Text
-		res.Trusted = &toolkit.Provenance{Kind: "pool_file", Source: sources.FileURI(r.PoolID, r.Path), Trust: string(r.Trust), Readers: r.Readers}
-		if hint != "" {
-			res.Text += "\n" + hint
+		// The page and its hint are copied into one string once; the
+		// trusted text is its prefix, not a second copy of the page
+		// (issue 27; TestRenderReadBuildsThePageOnce).
+		if hint == "" {
+			res.Text = string(r.Data)
+		} else {
+			res.Text = string(r.Data) + "\n" + hint
 		}
+		res.TrustedText = res.Text[:len(r.Data)]
+		res.Trusted = &toolkit.Provenance{Kind: "pool_file", Source: sources.FileURI(r.PoolID, r.Path), Trust: string(r.Trust), Readers: r.Readers}
 		return res, nil
 	}
 	res.Text = hint
@@ -110,7 +116,19 @@ func pageHint(r *sources.ReadResult) string {
 	if r.EOF {
 		return ""
 	}
-	return fmt.Sprintf("[bytes %d-%d of %d; call read_pool_file with offset=%d for more]", r.Offset, r.NextOffset, r.Size, r.NextOffset)
+	// Appended on a stack buffer: one allocation, the string (Sprintf
+	// boxed each of the four numbers as well).
+	b := make([]byte, 0, 128)
+	b = append(b, "[bytes "...)
+	b = strconv.AppendInt(b, r.Offset, 10)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, r.NextOffset, 10)
+	b = append(b, " of "...)
+	b = strconv.AppendInt(b, r.Size, 10)
+	b = append(b, "; call read_pool_file with offset="...)
+	b = strconv.AppendInt(b, r.NextOffset, 10)
+	b = append(b, " for more]"...)
+	return string(b)
 }
 
 // fitPage shortens r's data, on a rune boundary, until the runner can send
@@ -118,22 +136,22 @@ func pageHint(r *sources.ReadResult) string {
 // hint; for an untrusted page the hint, and the data (fenced after it). It
 // keeps NextOffset = Offset + len(Data). A budget too small for one rune
 // is LIMIT_EXCEEDED rather than an empty page the client would loop on.
-func fitPage(r *sources.ReadResult, budget int, untrusted bool) error {
+func fitPage(r *sources.ReadResult, budget int, untrusted bool) (hint string, err error) {
 	for {
-		hint := pageHint(r)
+		hint = pageHint(r)
 		over := len(hint) + len(r.Data) - budget
 		if !untrusted && hint != "" {
 			over++
 		}
 		if over <= 0 {
-			return nil
+			return hint, nil
 		}
 		n := len(r.Data) - over
 		for n > 0 && !utf8.RuneStart(r.Data[n]) {
 			n--
 		}
 		if n <= 0 {
-			return violation.New(violation.LimitExceeded, "max_output_bytes (%d) leaves no room for a page of this file", budget)
+			return "", violation.New(violation.LimitExceeded, "max_output_bytes (%d) leaves no room for a page of this file", budget)
 		}
 		r.Data, r.NextOffset, r.EOF = r.Data[:n], r.Offset+int64(n), false
 	}

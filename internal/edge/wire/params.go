@@ -25,7 +25,7 @@ func (k kind) String() string {
 	return [...]string{"invalid", "null", "a string", "a number", "a boolean", "an object", "an array", "a string or a number"}[k]
 }
 
-func kindOf(raw json.RawMessage) kind {
+func kindOf(raw []byte) kind {
 	for _, c := range raw {
 		switch c {
 		case ' ', '\t', '\r', '\n':
@@ -87,12 +87,27 @@ var paramShapes = map[string]map[string]field{
 
 var metaShape = map[string]field{"progressToken": {kind: kindStringOrNumber}}
 
+// The members of each shape in a fixed order, so that the first of several
+// mistakes is always the one named; sorted once, not per message.
+var (
+	paramOrder = func() map[string][]string {
+		o := make(map[string][]string, len(paramShapes))
+		for m, shape := range paramShapes {
+			o[m] = sortedNames(shape)
+		}
+		return o
+	}()
+	metaOrder = sortedNames(metaShape)
+)
+
 // checkParams refuses params that are not an object, and well-known members
-// of the wrong type.
-func checkParams(method string, raw json.RawMessage) *Error {
+// of the wrong type; it fills in what m's fields name from the members it
+// decoded.
+func checkParams(m *Message, raw json.RawMessage) *Error {
+	method := m.Method
 	shape := paramShapes[method]
 	if raw == nil || kindOf(raw) == kindNull {
-		for _, name := range sortedNames(shape) {
+		for _, name := range paramOrder[method] {
 			if shape[name].required {
 				return paramsError(method, fmt.Sprintf("%q is required", name))
 			}
@@ -102,7 +117,7 @@ func checkParams(method string, raw json.RawMessage) *Error {
 	if kindOf(raw) != kindObject {
 		return paramsError(method, `"params" must be an object`)
 	}
-	var members map[string]json.RawMessage
+	var members map[string]ref
 	if json.Unmarshal(raw, &members) != nil {
 		return paramsError(method, `"params" must be an object`)
 	}
@@ -110,16 +125,29 @@ func checkParams(method string, raw json.RawMessage) *Error {
 		if kindOf(meta) != kindObject {
 			return paramsError(method, `"_meta" must be an object`)
 		}
-		var m map[string]json.RawMessage
-		_ = json.Unmarshal(meta, &m)
-		if err := checkMembers(method, "_meta.", m, metaShape); err != nil {
+		var mm map[string]ref
+		_ = json.Unmarshal(meta, &mm)
+		if err := checkMembers(method, "_meta.", mm, metaShape, metaOrder); err != nil {
 			return err
 		}
-		if removedInModern[method] && declaresModern(m) {
+		m.MetaVersion = metaVersion(mm)
+		if removedInModern[method] && mcp.IsModernProtocol(m.MetaVersion) {
 			return nil
 		}
 	}
-	return checkMembers(method, "", members, shape)
+	if err := checkMembers(method, "", members, shape, paramOrder[method]); err != nil {
+		return err
+	}
+	switch method {
+	case string(mcp.MethodResourcesRead):
+		m.URI, _ = decodeString(members["uri"]) // a string: checked above
+	case string(mcp.MethodInitialize):
+		var caps map[string]ref
+		_ = json.Unmarshal(members["capabilities"], &caps) // an object or absent: checked above
+		e, ok := caps["elicitation"]
+		m.Elicitation = ok && kindOf(e) != kindNull && kindOf(e) != kindInvalid
+	}
+	return nil
 }
 
 // removedInModern are the methods protocol 2026-07-28 removed (SEP-2575).
@@ -134,15 +162,16 @@ var removedInModern = map[string]bool{
 	"resources/subscribe": true, "resources/unsubscribe": true,
 }
 
-// declaresModern reports whether _meta names protocol 2026-07-28 or later,
-// which is how the MCP library tells the revisions apart.
-func declaresModern(meta map[string]json.RawMessage) bool {
-	var v string
-	return json.Unmarshal(meta[mcp.MetaKeyProtocolVersion], &v) == nil && mcp.IsModernProtocol(v)
+// metaVersion is the protocol version _meta names, "" if none or not a
+// string; a modern one (2026-07-28 or later) is how the MCP library tells
+// the revisions apart.
+func metaVersion(meta map[string]ref) string {
+	v, _ := decodeString(meta[mcp.MetaKeyProtocolVersion])
+	return v
 }
 
-func checkMembers(method, prefix string, members map[string]json.RawMessage, shape map[string]field) *Error {
-	for _, name := range sortedNames(shape) {
+func checkMembers(method, prefix string, members map[string]ref, shape map[string]field, names []string) *Error {
+	for _, name := range names {
 		f := shape[name]
 		v, ok := members[name]
 		if !ok {

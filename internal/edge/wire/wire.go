@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/airlock-dev/airlock/internal/kit/strictjson"
 )
@@ -57,11 +58,27 @@ type Error struct {
 func (e *Error) Error() string { return e.Message }
 func (e *Error) Unwrap() error { return e.Err }
 
-// Message is what Check learned of an accepted message.
+// Message is what Check learned of an accepted message: enough for the
+// HTTP session gate to route it without decoding the body again (issue 27;
+// TestCheckAllocations).
 type Message struct {
 	ID     json.RawMessage // nil for a notification
 	Method string          // "" for a response
+	// MetaVersion is params._meta's protocol version when it is a string.
+	MetaVersion string
+	// URI is params.uri of a resources/read.
+	URI string
+	// Elicitation: an initialize declares the elicitation capability (a
+	// member that is present and not null).
+	Elicitation bool
 }
+
+// ref is a JSON value decoded in place: a slice of the message, where
+// json.RawMessage would copy it. A ref never outlives Check; what Check
+// returns is copied.
+type ref []byte
+
+func (r *ref) UnmarshalJSON(b []byte) error { *r = b; return nil }
 
 // Check accepts exactly one JSON-RPC 2.0 request, notification or response
 // object: no duplicate key at any depth, nesting within MaxDepth, a string
@@ -80,17 +97,17 @@ func Check(msg []byte) (Message, error) {
 		return Message{}, envelope(nil, "the message must be a JSON object")
 	}
 	var env struct {
-		JSONRPC json.RawMessage `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  json.RawMessage `json:"method"`
-		Params  json.RawMessage `json:"params"`
-		Result  json.RawMessage `json:"result"`
-		Error   json.RawMessage `json:"error"`
+		JSONRPC ref `json:"jsonrpc"`
+		ID      ref `json:"id"`
+		Method  ref `json:"method"`
+		Params  ref `json:"params"`
+		Result  ref `json:"result"`
+		Error   ref `json:"error"`
 	}
 	if err := json.Unmarshal(msg, &env); err != nil {
 		return Message{}, envelope(nil, "the message must be a JSON object")
 	}
-	id, idErr := scalarID(env.ID)
+	id, idErr := scalarID(json.RawMessage(env.ID))
 	if idErr != "" {
 		return Message{}, envelope(nil, idErr)
 	}
@@ -98,10 +115,10 @@ func Check(msg []byte) (Message, error) {
 		return Message{}, envelope(id, `"jsonrpc" must be "2.0"`)
 	}
 	if env.Method == nil {
-		return checkResponse(id, env.Result, env.Error)
+		return checkResponse(id, json.RawMessage(env.Result), json.RawMessage(env.Error))
 	}
-	var method string
-	if json.Unmarshal(env.Method, &method) != nil {
+	method, ok := decodeString(env.Method)
+	if !ok {
 		return Message{}, envelope(id, `"method" must be a string`)
 	}
 	if method == "" || len(method) > MaxMethodBytes {
@@ -110,14 +127,15 @@ func Check(msg []byte) (Message, error) {
 	if env.Result != nil || env.Error != nil {
 		return Message{}, envelope(id, `a request carries "method" or "result"/"error", not both`)
 	}
-	if isNull(env.ID) {
+	if isNull(json.RawMessage(env.ID)) {
 		return Message{}, envelope(nil, `a request's "id" must be a string or an integer, not null`)
 	}
-	if err := checkParams(method, env.Params); err != nil {
+	m := Message{ID: id, Method: method}
+	if err := checkParams(&m, json.RawMessage(env.Params)); err != nil {
 		err.ID = id
 		return Message{}, err
 	}
-	return Message{ID: id, Method: method}, nil
+	return m, nil
 }
 
 func checkResponse(id, result, rpcErr json.RawMessage) (Message, error) {
@@ -135,6 +153,8 @@ func checkResponse(id, result, rpcErr json.RawMessage) (Message, error) {
 
 // scalarID returns the id if it is absent, a string or an integer; JSON-RPC
 // ids are scalars, and an object id would be echoed back into responses.
+// The id is a copy: raw is a slice of the message, whose buffer a
+// transport may reuse (stdio reads the next line into it).
 func scalarID(raw json.RawMessage) (json.RawMessage, string) {
 	switch {
 	case raw == nil || isNull(raw):
@@ -143,19 +163,40 @@ func scalarID(raw json.RawMessage) (json.RawMessage, string) {
 		if len(raw) > 258 {
 			return nil, `"id" must be at most 256 characters`
 		}
-		return raw, ""
+		return bytes.Clone(raw), ""
 	case kindOf(raw) == kindNumber:
-		var n json.Number
-		if json.Unmarshal(raw, &n) != nil || strings.ContainsAny(string(n), ".eE") || len(n) > 20 {
+		if !isInteger(raw) {
 			return nil, `"id" must be a string or an integer`
 		}
-		return raw, ""
+		return bytes.Clone(raw), ""
 	default:
 		return nil, `"id" must be a string or an integer`
 	}
 }
 
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+// decodeString decodes a JSON string: one without escapes directly (most
+// are), the rest through encoding/json, as the MCP library reads them.
+func decodeString(raw []byte) (string, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw[1:len(raw)-1], '\\') < 0 &&
+		bytes.IndexByte(raw[1:len(raw)-1], '"') < 0 && utf8.Valid(raw) {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	if kindOf(raw) != kindString || json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// isInteger: raw, a JSON number (strictjson checked the message), has no
+// fraction or exponent and at most 20 bytes — what an int64 id can hold.
+func isInteger(raw []byte) bool {
+	n := bytes.TrimSpace(raw)
+	return len(n) > 0 && len(n) <= 20 && !bytes.ContainsAny(n, ".eE")
+}
 
 func envelope(id json.RawMessage, why string) *Error {
 	return &Error{Code: CodeInvalidRequest, ID: id, Err: ErrEnvelope, Message: "Invalid request: " + why}

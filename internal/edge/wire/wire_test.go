@@ -155,3 +155,99 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckReadsWhatTheGateRoutesBy: Check hands the HTTP session gate the
+// protocol version in _meta, a resources/read's uri and an initialize's
+// elicitation capability, so the gate never decodes the body again.
+func TestCheckReadsWhatTheGateRoutesBy(t *testing.T) {
+	const modern = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	cases := []struct {
+		name, msg string
+		want      Message
+	}{
+		{"modern read", `{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"airlock://p/f",` + modern + `}}`,
+			Message{ID: json.RawMessage(`"r"`), Method: "resources/read", URI: "airlock://p/f", MetaVersion: "2026-07-28"}},
+		{"version not a string", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":7}}}`,
+			Message{ID: json.RawMessage(`1`), Method: "tools/list"}},
+		{"removed method, modern", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{` + modern + `}}`,
+			Message{ID: json.RawMessage(`1`), Method: "ping", MetaVersion: "2026-07-28"}},
+		{"initialize with elicitation", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{"elicitation":{}}}}`,
+			Message{ID: json.RawMessage(`1`), Method: "initialize", Elicitation: true}},
+		{"initialize, elicitation null", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{"elicitation":null}}}`,
+			Message{ID: json.RawMessage(`1`), Method: "initialize"}},
+		{"uri of another method ignored", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","uri":"u"}}`,
+			Message{ID: json.RawMessage(`1`), Method: "tools/call"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Check([]byte(tc.msg))
+			if err != nil || string(got.ID) != string(tc.want.ID) || got.Method != tc.want.Method || got.URI != tc.want.URI ||
+				got.MetaVersion != tc.want.MetaVersion || got.Elicitation != tc.want.Elicitation {
+				t.Fatalf("Check = %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestCheckIDOutlivesTheBuffer: the id Check returns is a copy; stdio
+// reads its next line into the same buffer.
+func TestCheckIDOutlivesTheBuffer(t *testing.T) {
+	buf := []byte(`{"jsonrpc":"2.0","id":"abc","method":"ping"}`)
+	m, err := Check(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(buf, strings.Repeat("x", len(buf)))
+	if string(m.ID) != `"abc"` {
+		t.Fatalf("id %q after the buffer was reused", m.ID)
+	}
+}
+
+// TestCheckAllocations: checking a governed read's tools/call decodes the
+// message in place, not into copies of each member (issue 27: the body was
+// decoded three times over, a copy per member each time). The bound fails
+// the code before the cut (43 allocations; 31 after, on Go 1.26).
+func TestCheckAllocations(t *testing.T) {
+	msg := []byte(`{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"read_pool_file",` +
+		`"arguments":{"pool":"alpha","path":"hello.txt"},"_meta":{"progressToken":3}}}`)
+	allocs := testing.AllocsPerRun(50, func() {
+		if _, err := Check(msg); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 34 {
+		t.Errorf("Check of a tools/call: %v allocations, want at most 34", allocs)
+	}
+}
+
+// BenchmarkCheck: the strict check of one governed read's tools/call.
+func BenchmarkCheck(b *testing.B) {
+	msg := []byte(`{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"read_pool_file",` +
+		`"arguments":{"pool":"alpha","path":"hello.txt"},"_meta":{"progressToken":3}}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Check(msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// FuzzDecodeString: the direct path reads a string exactly as
+// encoding/json (which the MCP library uses) does, or not at all — a
+// method or protocol version the gate routes by is the one mcp-go sees.
+func FuzzDecodeString(f *testing.F) {
+	for _, s := range []string{`"tools/call"`, `"a\"b"`, `"\u0074ools/call"`, "\"\xff\"", `"`, `""`, `7`, ` "x" `} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return // Check decodes only what strictjson accepted
+		}
+		got, ok := decodeString(raw)
+		var want string
+		wantOK := json.Unmarshal(raw, &want) == nil && kindOf(raw) == kindString
+		if ok != wantOK || got != want {
+			t.Fatalf("decodeString(%q) = %q, %v; encoding/json: %q, %v", raw, got, ok, want, wantOK)
+		}
+	})
+}
