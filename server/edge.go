@@ -107,13 +107,14 @@ func (s *Server) guardBody(w http.ResponseWriter, r *http.Request, cfg config.HT
 	return body, true
 }
 
-// readBody reads a POST body of mediaType under the edge's bounds; a
-// non-zero status says why it was refused.
+// isMediaType: contentType, parsed, names mediaType (parameters aside).
 func isMediaType(contentType, mediaType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)
 	return err == nil && mt == mediaType
 }
 
+// readBody reads a POST body of mediaType under the edge's bounds; a
+// non-zero status says why it was refused.
 func readBody(w http.ResponseWriter, r *http.Request, cfg config.HTTPTransport, mediaType string) (body []byte, status int, code violation.Code, why string) {
 	// The exact type, as MCP clients send it, needs no parse (ParseMediaType
 	// builds a parameter map per request; TestReadBodyPlainJSONSkipsTheMediaTypeParse).
