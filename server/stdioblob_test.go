@@ -91,6 +91,59 @@ func TestStdioBlobSpliceMatchesMarshal(t *testing.T) {
 	}
 }
 
+// TestStdioTextSpliceMatchesMarshal: a long text answer spliced into its
+// line is byte for byte what mcp-go would have written with the text
+// inline — whatever it holds (quotes, HTML, control characters, U+2028,
+// invalid UTF-8, a token-like string), beside a blob, and inline when it is
+// short or too many placeholders are pending.
+func TestStdioTextSpliceMatchesMarshal(t *testing.T) {
+	long := func(s string) string { return strings.Repeat(s, minSplicedText/len(s)+1) }
+	for _, tc := range []struct {
+		name    string
+		text    string
+		blob    bool
+		pending int
+		spliced bool
+	}{
+		{"ascii", long("region,quarter,units\n"), false, 0, true},
+		{"quotes and backslashes", long(`a "b" \c\ `), false, 0, true},
+		{"html", long("<script>&amp;</script>"), false, 0, true},
+		{"control characters", long("\x00\x01\t\n\r\x1f\x7f"), false, 0, true},
+		{"line separators", long("a\u2028b\u2029c"), false, 0, true},
+		{"invalid utf-8", long("ok\xff\xfe\xc3("), false, 0, true},
+		{"multi-byte", long("grüße 日本 🙂 "), false, 0, true},
+		{"spells a token", long(blobTokenPrefix + strings.Repeat("a", 32)), false, 0, true},
+		{"beside a blob", long("text "), true, 0, true},
+		{"short: inline", "a short answer <b>", false, 0, false},
+		{"bound reached: inline", long("x"), false, maxPendingBlobs, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := &runner.Response{Text: tc.text, Structured: map[string]any{"eof": true}}
+			if tc.blob {
+				resp.Blobs = []toolkit.Blob{{URI: "airlock://pool/p/b.bin", MIMEType: "application/octet-stream", Data: randomBytes(3000), Trust: "trusted"}}
+			}
+			want := marshalLine(t, toResult(nil, resp))
+			var out bytes.Buffer
+			w := &lineWriter{w: &out}
+			for range tc.pending {
+				if _, ok := w.blobs.placeholder([]byte("never written")); !ok {
+					t.Fatal("placeholder refused below the bound")
+				}
+			}
+			line := marshalLine(t, toResult(&w.blobs, resp))
+			if spliced := len(line) < len(tc.text); spliced != tc.spliced {
+				t.Fatalf("text spliced: %v, want %v (%d-byte line for a %d-byte text)", spliced, tc.spliced, len(line), len(tc.text))
+			}
+			if n, err := w.Write(line); err != nil || n != len(line) {
+				t.Fatalf("Write = %d, %v; want %d", n, err, len(line))
+			}
+			if !bytes.Equal(out.Bytes(), want) {
+				t.Fatalf("spliced line differs from mcp-go's (%d vs %d bytes): %.300s", out.Len(), len(want), out.Bytes())
+			}
+		})
+	}
+}
+
 // TestStdioBlobTokenInContentVerbatim (hostile): content that spells a
 // placeholder — an unknown token, the prefix cut short, even a token that
 // was already written — passes verbatim; only a token pending for a page is
