@@ -167,9 +167,16 @@ func (db *DB) writeRecords(reqs []*appendReq) error {
 			recs []*audit.Record
 		)
 		gen, head := db.head.take(db.d)
+		lgen, lives := db.lives.take(db.d)
 		if attempt > 0 {
+			// The rows as stored: the memory was stale or the batch
+			// failed for another reason.
 			head = nil
+			if lives != nil {
+				lives = map[string]liveSnap{}
+			}
 		}
+		remembered := head != nil || len(lives) > 0
 		err := db.inTx(ctx, "append", txOpts{chain: true}, func(tx *sql.Tx) (err error) {
 			// The calls' declaration moves first: a refused one leaves its
 			// request out of the batch (movesInTx).
@@ -185,15 +192,16 @@ func (db *DB) writeRecords(reqs []*appendReq) error {
 			if len(recs) == 0 {
 				return errRollback
 			}
-			if err := db.labelInTx(ctx, tx, recs, labels); err != nil {
+			if err := db.labelInTx(ctx, tx, recs, labels, lives); err != nil {
 				return unavailable("recording content labels", err)
 			}
 			seq, in, err = db.chainInTx(ctx, tx, recs, head)
 			return err
 		})
-		if err != nil && head != nil {
-			// The head this process remembered may be stale (another
-			// process appended): once more, from the head as stored.
+		if err != nil && remembered {
+			// The head or the live rows this process remembered may be
+			// stale (another process appended or labelled): once more,
+			// from the rows as stored.
 			for i, req := range reqs {
 				req.rec.Extra = extras[i]
 			}
@@ -203,6 +211,7 @@ func (db *DB) writeRecords(reqs []*appendReq) error {
 			return err
 		}
 		db.head.put(gen, seq, recs[len(recs)-1].Hash)
+		db.lives.put(lgen, lives)
 		in.commit()
 		db.committed(seq)
 		return nil
