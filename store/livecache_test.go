@@ -129,3 +129,28 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestLabelledAppendPrepared: the statements of a labelled call's commit —
+// the live rows read, guarded and evicted, the labels and the record
+// inserted, the chain head moved — are all prepared once for the writer;
+// none is parsed per call (a query added to the path and forgotten in
+// writerQueries fails this).
+func TestLabelledAppendPrepared(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "airlock.db")
+	db, other := openAt(t, path, nil), openAt(t, path, nil)
+	var missed []string
+	h := func(q string) { missed = append(missed, q) }
+	db.unpreparedHook.Store(&h)
+	ctx := context.Background()
+	for i := range 40 {
+		if i == 20 { // the guard fails once: the retry's reads too
+			must(t, other.AppendLabelled(ctx, &audit.Record{Tool: "read_pool_file", Outcome: audit.OutcomeOK},
+				&Labels{List: []*ContentLabel{{ContextID: "c", Source: "o", Kind: "k", Integrity: IntegrityTrusted, Text: "other"}}, MaxBytes: 500}))
+		}
+		l := &ContentLabel{ContextID: "c", Source: fmt.Sprint(i), Kind: "k", Integrity: IntegrityTrusted, Text: strings.Repeat("p", 60)}
+		must(t, db.AppendLabelled(ctx, &audit.Record{Tool: "read_pool_file", Outcome: audit.OutcomeOK}, &Labels{List: []*ContentLabel{l}, MaxBytes: 500}))
+	}
+	if len(missed) > 0 {
+		t.Fatalf("%d statements parsed on the call's path, first %q", len(missed), missed[0])
+	}
+}
