@@ -69,24 +69,11 @@ func TestStdioBlobSpliceMatchesMarshal(t *testing.T) {
 			for i, n := range tc.sizes {
 				resp.Blobs = append(resp.Blobs, toolkit.Blob{URI: fmt.Sprintf("airlock://pool/p/b%d.bin", i), MIMEType: "application/octet-stream", Data: randomBytes(n), Trust: "trusted"})
 			}
-			want := marshalLine(t, toResult(nil, resp))
-			var out bytes.Buffer
-			w := &lineWriter{w: &out}
-			for range tc.pending {
-				if _, ok := w.blobs.placeholder([]byte("never written")); !ok {
-					t.Fatal("placeholder refused below the bound")
+			spliceMatchesInline(t, resp, tc.pending, func(line []byte) {
+				if tc.pending == 0 && bytes.Contains(line, []byte(base64.StdEncoding.EncodeToString(resp.Blobs[0].Data[:min(len(resp.Blobs[0].Data), 300)]))) && len(resp.Blobs[0].Data) > 0 {
+					t.Fatal("the blob was marshalled inline, not spliced")
 				}
-			}
-			line := marshalLine(t, toResult(&w.blobs, resp))
-			if tc.pending == 0 && bytes.Contains(line, []byte(base64.StdEncoding.EncodeToString(resp.Blobs[0].Data[:min(len(resp.Blobs[0].Data), 300)]))) && len(resp.Blobs[0].Data) > 0 {
-				t.Fatal("the blob was marshalled inline, not spliced")
-			}
-			if n, err := w.Write(line); err != nil || n != len(line) {
-				t.Fatalf("Write = %d, %v; want %d", n, err, len(line))
-			}
-			if !bytes.Equal(out.Bytes(), want) {
-				t.Fatalf("spliced line differs from mcp-go's (%d vs %d bytes): %.300s", out.Len(), len(want), out.Bytes())
-			}
+			})
 		})
 	}
 }
@@ -122,25 +109,38 @@ func TestStdioTextSpliceMatchesMarshal(t *testing.T) {
 			if tc.blob {
 				resp.Blobs = []toolkit.Blob{{URI: "airlock://pool/p/b.bin", MIMEType: "application/octet-stream", Data: randomBytes(3000), Trust: "trusted"}}
 			}
-			want := marshalLine(t, toResult(nil, resp))
-			var out bytes.Buffer
-			w := &lineWriter{w: &out}
-			for range tc.pending {
-				if _, ok := w.blobs.placeholder([]byte("never written")); !ok {
-					t.Fatal("placeholder refused below the bound")
+			spliceMatchesInline(t, resp, tc.pending, func(line []byte) {
+				if spliced := len(line) < len(tc.text); spliced != tc.spliced {
+					t.Fatalf("text spliced: %v, want %v (%d-byte line for a %d-byte text)", spliced, tc.spliced, len(line), len(tc.text))
 				}
-			}
-			line := marshalLine(t, toResult(&w.blobs, resp))
-			if spliced := len(line) < len(tc.text); spliced != tc.spliced {
-				t.Fatalf("text spliced: %v, want %v (%d-byte line for a %d-byte text)", spliced, tc.spliced, len(line), len(tc.text))
-			}
-			if n, err := w.Write(line); err != nil || n != len(line) {
-				t.Fatalf("Write = %d, %v; want %d", n, err, len(line))
-			}
-			if !bytes.Equal(out.Bytes(), want) {
-				t.Fatalf("spliced line differs from mcp-go's (%d vs %d bytes): %.300s", out.Len(), len(want), out.Bytes())
-			}
+			})
 		})
+	}
+}
+
+// spliceMatchesInline checks that resp's line with placeholders, written
+// through a line writer (buffered as on stdio, and not, as over HTTP) with
+// pending placeholders already waiting, is byte for byte the inline line;
+// check sees the line with its placeholders first.
+func spliceMatchesInline(t *testing.T, resp *runner.Response, pending int, check func(line []byte)) {
+	t.Helper()
+	want := marshalLine(t, toResult(nil, resp))
+	for _, buffered := range []bool{true, false} {
+		var out bytes.Buffer
+		w := &lineWriter{w: &out, blobs: blobSplicer{buffered: buffered}}
+		for range pending {
+			if _, ok := w.blobs.placeholder([]byte("never written")); !ok {
+				t.Fatal("placeholder refused below the bound")
+			}
+		}
+		line := marshalLine(t, toResult(&w.blobs, resp))
+		check(line)
+		if n, err := w.Write(line); err != nil || n != len(line) {
+			t.Fatalf("Write = %d, %v; want %d", n, err, len(line))
+		}
+		if !bytes.Equal(out.Bytes(), want) {
+			t.Fatalf("buffered %v: spliced line differs from mcp-go's (%d vs %d bytes): %.300s", buffered, out.Len(), len(want), out.Bytes())
+		}
 	}
 }
 

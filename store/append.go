@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/airlock-dev/airlock/declarations"
@@ -228,36 +227,24 @@ type chainHead struct {
 // that a SQLite batch need not read it (it still updates it, guarded).
 // Every other appender in the process (the kill switch's record, a
 // rotation's) takes it away first, so the writer never puts back a head
-// older than theirs (gen).
-type headCache struct {
-	mu   sync.Mutex
-	gen  uint64
-	head *chainHead
-}
+// older than theirs (writerMemo's gen).
+type headCache struct{ writerMemo[*chainHead] }
 
 // take returns the remembered head (nil: none, or on PostgreSQL, where
 // other instances append between any two batches and the row is read
 // FOR UPDATE anyway) and forgets it; gen is for put.
 func (h *headCache) take(d *dialect) (uint64, *chainHead) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.gen++
-	head := h.head
-	h.head = nil
+	gen, head := h.writerMemo.take()
 	if d.advisory {
 		head = nil
 	}
-	return h.gen, head
+	return gen, head
 }
 
 // put remembers the head a commit left, unless someone took the head
 // since gen.
 func (h *headCache) put(gen uint64, seq int64, hash string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.gen == gen {
-		h.head = &chainHead{seq, hash}
-	}
+	h.writerMemo.put(gen, &chainHead{seq, hash})
 }
 
 // chainInTx links recs onto the chain head, inserts them and moves the

@@ -42,41 +42,49 @@ const maxCachedLive = 1024
 // started from.
 var errLiveMoved = errors.New("the context's live totals moved")
 
-// liveCache is what the writer remembers between batches. A batch takes
-// the map (taken, it is the batch's alone) and puts it back after its
-// commit, unless someone took it since (gen).
-type liveCache struct {
+// writerMemo is something the writer remembers between batches. A batch
+// takes it (taken, it is the batch's alone) and puts back what its commit
+// left, unless someone took it since (gen).
+type writerMemo[T any] struct {
 	mu  sync.Mutex
 	gen uint64
-	m   map[string]liveSnap
+	v   T
 }
+
+// take returns what is remembered (T's zero value: nothing) and forgets
+// it; gen is for put.
+func (m *writerMemo[T]) take() (gen uint64, v T) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gen++
+	v, m.v = m.v, *new(T)
+	return m.gen, v
+}
+
+// put remembers v unless someone took the memory since gen.
+func (m *writerMemo[T]) put(gen uint64, v T) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.gen == gen {
+		m.v = v
+	}
+}
+
+// liveCache is the live rows the writer remembers.
+type liveCache struct{ writerMemo[map[string]liveSnap] }
 
 // take returns the remembered rows (an empty map when none; nil on
 // PostgreSQL, where nothing is remembered) and forgets them; gen is for
 // put.
 func (c *liveCache) take(d *dialect) (uint64, map[string]liveSnap) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.gen++
-	m := c.m
-	c.m = nil
+	gen, m := c.writerMemo.take()
 	if d.advisory {
-		return c.gen, nil
+		return gen, nil
 	}
 	if m == nil || len(m) > maxCachedLive {
 		m = map[string]liveSnap{}
 	}
-	return c.gen, m
-}
-
-// put remembers m, which a commit left, unless someone took the rows since
-// gen.
-func (c *liveCache) put(gen uint64, m map[string]liveSnap) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.gen == gen {
-		c.m = m
-	}
+	return gen, m
 }
 
 // state is s as the start of a batch's work on its context.

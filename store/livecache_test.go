@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/airlock-dev/airlock/internal/audit/audit"
 )
@@ -18,71 +17,23 @@ import (
 // through their writers, interleaved at random, and RecordContent (which
 // bypasses the memory) labels it between them; every label's seq and
 // eviction count, the live rows and the stored totals are the plain
-// model's (evict the oldest until the live bytes fit).
+// model's (labelAcrossHandles).
 func TestAppendLabelledAcrossHandles(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "airlock.db")
-	dbs := []*DB{openAt(t, path, nil), openAt(t, path, nil)}
-	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(23, 27))
-	for _, tc := range []struct {
-		name string
-		cap  int64
-		n    int
-	}{{"small cap", 100, 300}, {"roomy cap", 1000, 300}, {"label over cap", 30, 80}} {
-		t.Run(tc.name, func(t *testing.T) {
-			var model []int64 // live bytes, oldest first
-			var total int64
-			for i := range tc.n {
-				text := strings.Repeat("y", 1+rng.IntN(40))
-				l := &ContentLabel{ContextID: tc.name, Source: "s", Kind: "k", Integrity: IntegrityUntrusted, Text: text, CreatedAt: time.Unix(0, 0)}
-				var got int
-				switch k := rng.IntN(8); {
-				case k == 0:
-					n, err := dbs[1].RecordContent(ctx, l, tc.cap)
-					must(t, err)
-					got = n
-				default:
-					db := dbs[0]
-					if k < 3 {
-						db = dbs[1]
-					}
-					ls := &Labels{List: []*ContentLabel{l}, MaxBytes: tc.cap}
-					must(t, db.AppendLabelled(ctx, &audit.Record{Tool: "read_pool_file", Outcome: audit.OutcomeOK}, ls))
-					got = ls.evicted[0]
-				}
-				b := min(int64(len(text)), tc.cap)
-				model, total = append(model, b), total+b
-				want := 0
-				for total > tc.cap {
-					total -= model[0]
-					model = model[1:]
-					want++
-				}
-				if got != want || l.Seq != int64(i+1) {
-					t.Fatalf("label %d: evicted %d seq %d, want %d and %d", i, got, l.Seq, want, i+1)
-				}
-			}
-			var next, bytes, oldest int64
-			must(t, dbs[0].r.QueryRowContext(ctx, sqlGetLive, tc.name).Scan(&next, &bytes, &oldest))
-			if want := int64(tc.n) + 1; next != want || bytes != total || oldest != want-int64(len(model)) {
-				t.Fatalf("stored totals next %d bytes %d oldest %d, want %d, %d, %d", next, bytes, oldest, want, total, want-int64(len(model)))
-			}
-			p, err := dbs[1].ContextProvenance(ctx, tc.name)
+	labelAcrossHandles(t, rand.New(rand.NewPCG(23, 27)), 300, func(rng *rand.Rand, dbs []*DB, l *ContentLabel, cap int64) int {
+		k := rng.IntN(8)
+		if k == 0 {
+			n, err := dbs[1].RecordContent(context.Background(), l, cap)
 			must(t, err)
-			live := 0
-			for _, c := range p.Content {
-				if !c.Evicted {
-					live++
-				}
-			}
-			if live != len(model) || p.Content[len(p.Content)-len(model)].Evicted {
-				t.Fatalf("%d live rows, want the newest %d", live, len(model))
-			}
-		})
-	}
-	if _, err := dbs[0].Verify(ctx); err != nil {
-		t.Fatalf("the chain: %v", err)
-	}
+			return n
+		}
+		db := dbs[0]
+		if k < 3 {
+			db = dbs[1]
+		}
+		ls := &Labels{List: []*ContentLabel{l}, MaxBytes: cap}
+		must(t, db.AppendLabelled(context.Background(), &audit.Record{Tool: "read_pool_file", Outcome: audit.OutcomeOK}, ls))
+		return ls.evicted[0]
+	})
 }
 
 // TestAppendLabelledRemembersLiveRows: a writer labelling one context call
