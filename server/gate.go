@@ -49,8 +49,11 @@ func (s *Server) sessionGate(next http.Handler) http.Handler {
 			// One probe of the store's state serves the request's reads
 			// (its session, the kill switch, its contexts); it is made
 			// after the request arrived (package percall). Not on a GET:
-			// a stream outlives any one call.
-			r = r.WithContext(percall.With(r.Context()))
+			// a stream outlives any one call. The answer's long text and
+			// pages are spliced in as mcp-go writes it (httpsplice.go).
+			sw := &spliceWriter{ResponseWriter: w}
+			w = sw
+			r = r.WithContext(withSplicer(percall.With(r.Context()), &sw.b))
 		}
 		id, _ := r.Context().Value(identityKey{}).(identity)
 		var msg wire.Message

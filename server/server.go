@@ -44,6 +44,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/execution/runner"
 	"github.com/airlock-dev/airlock/internal/execution/toolkit"
 	"github.com/airlock-dev/airlock/internal/kit/metrics"
+	"github.com/airlock-dev/airlock/internal/kit/percall"
 )
 
 // Version is reported to clients as the server version.
@@ -234,6 +235,12 @@ func (s *Server) MCP() *mcpserver.MCPServer { return s.mcp }
 // forward is the only thing a registered tool does: hand the call to the runner.
 func (s *Server) forward(name string) mcpserver.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if percall.From(ctx) == nil {
+			// stdio and in-process calls: one probe of the store's state
+			// serves the call's reads, made after the call began, as the
+			// HTTP gate does per request (package percall).
+			ctx = percall.With(ctx)
+		}
 		sess, err := s.session(ctx)
 		if err != nil {
 			v := s.refuseSession(ctx, err)
@@ -359,7 +366,11 @@ func askClient(resp *runner.Response) *mcp.CallToolResult {
 // (splice set) a blob is a placeholder the line writer replaces with its
 // base64 (stdioblob.go).
 func toResult(splice *blobSplicer, resp *runner.Response) *mcp.CallToolResult {
-	res := &mcp.CallToolResult{IsError: resp.IsError, Content: []mcp.Content{mcp.NewTextContent(resp.Text)}}
+	text, ok := splice.textPlaceholder(resp.Text)
+	if !ok {
+		text = resp.Text
+	}
+	res := &mcp.CallToolResult{IsError: resp.IsError, Content: []mcp.Content{mcp.NewTextContent(text)}}
 	for _, b := range resp.Blobs {
 		blob, ok := splice.placeholder(b.Data)
 		if !ok {

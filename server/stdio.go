@@ -31,7 +31,7 @@ import (
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	stdio := mcpserver.NewStdioServer(s.mcp)
 	stdio.SetErrorLogger(slog.NewLogLogger(s.log.With("transport", "stdio").Handler(), slog.LevelError))
-	w := &lineWriter{w: out}
+	w := &lineWriter{w: out, blobs: blobSplicer{buffered: true}}
 	// A page's blob goes from the page to the pipe past mcp-go's encoder
 	// (stdioblob.go): the forwarder finds the splicer in the call's context.
 	ctx = withSplicer(ctx, &w.blobs)

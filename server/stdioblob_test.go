@@ -69,25 +69,78 @@ func TestStdioBlobSpliceMatchesMarshal(t *testing.T) {
 			for i, n := range tc.sizes {
 				resp.Blobs = append(resp.Blobs, toolkit.Blob{URI: fmt.Sprintf("airlock://pool/p/b%d.bin", i), MIMEType: "application/octet-stream", Data: randomBytes(n), Trust: "trusted"})
 			}
-			want := marshalLine(t, toResult(nil, resp))
-			var out bytes.Buffer
-			w := &lineWriter{w: &out}
-			for range tc.pending {
-				if _, ok := w.blobs.placeholder([]byte("never written")); !ok {
-					t.Fatal("placeholder refused below the bound")
+			spliceMatchesInline(t, resp, tc.pending, func(line []byte) {
+				if tc.pending == 0 && bytes.Contains(line, []byte(base64.StdEncoding.EncodeToString(resp.Blobs[0].Data[:min(len(resp.Blobs[0].Data), 300)]))) && len(resp.Blobs[0].Data) > 0 {
+					t.Fatal("the blob was marshalled inline, not spliced")
 				}
-			}
-			line := marshalLine(t, toResult(&w.blobs, resp))
-			if tc.pending == 0 && bytes.Contains(line, []byte(base64.StdEncoding.EncodeToString(resp.Blobs[0].Data[:min(len(resp.Blobs[0].Data), 300)]))) && len(resp.Blobs[0].Data) > 0 {
-				t.Fatal("the blob was marshalled inline, not spliced")
-			}
-			if n, err := w.Write(line); err != nil || n != len(line) {
-				t.Fatalf("Write = %d, %v; want %d", n, err, len(line))
-			}
-			if !bytes.Equal(out.Bytes(), want) {
-				t.Fatalf("spliced line differs from mcp-go's (%d vs %d bytes): %.300s", out.Len(), len(want), out.Bytes())
-			}
+			})
 		})
+	}
+}
+
+// TestStdioTextSpliceMatchesMarshal: a long text answer spliced into its
+// line is byte for byte what mcp-go would have written with the text
+// inline — whatever it holds (quotes, HTML, control characters, U+2028,
+// invalid UTF-8, a token-like string), beside a blob, and inline when it is
+// short or too many placeholders are pending.
+func TestStdioTextSpliceMatchesMarshal(t *testing.T) {
+	long := func(s string) string { return strings.Repeat(s, minSplicedText/len(s)+1) }
+	for _, tc := range []struct {
+		name    string
+		text    string
+		blob    bool
+		pending int
+		spliced bool
+	}{
+		{"ascii", long("region,quarter,units\n"), false, 0, true},
+		{"quotes and backslashes", long(`a "b" \c\ `), false, 0, true},
+		{"html", long("<script>&amp;</script>"), false, 0, true},
+		{"control characters", long("\x00\x01\t\n\r\x1f\x7f"), false, 0, true},
+		{"line separators", long("a\u2028b\u2029c"), false, 0, true},
+		{"invalid utf-8", long("ok\xff\xfe\xc3("), false, 0, true},
+		{"multi-byte", long("grüße 日本 🙂 "), false, 0, true},
+		{"spells a token", long(blobTokenPrefix + strings.Repeat("a", 32)), false, 0, true},
+		{"beside a blob", long("text "), true, 0, true},
+		{"short: inline", "a short answer <b>", false, 0, false},
+		{"bound reached: inline", long("x"), false, maxPendingBlobs, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := &runner.Response{Text: tc.text, Structured: map[string]any{"eof": true}}
+			if tc.blob {
+				resp.Blobs = []toolkit.Blob{{URI: "airlock://pool/p/b.bin", MIMEType: "application/octet-stream", Data: randomBytes(3000), Trust: "trusted"}}
+			}
+			spliceMatchesInline(t, resp, tc.pending, func(line []byte) {
+				if spliced := len(line) < len(tc.text); spliced != tc.spliced {
+					t.Fatalf("text spliced: %v, want %v (%d-byte line for a %d-byte text)", spliced, tc.spliced, len(line), len(tc.text))
+				}
+			})
+		})
+	}
+}
+
+// spliceMatchesInline checks that resp's line with placeholders, written
+// through a line writer (buffered as on stdio, and not, as over HTTP) with
+// pending placeholders already waiting, is byte for byte the inline line;
+// check sees the line with its placeholders first.
+func spliceMatchesInline(t *testing.T, resp *runner.Response, pending int, check func(line []byte)) {
+	t.Helper()
+	want := marshalLine(t, toResult(nil, resp))
+	for _, buffered := range []bool{true, false} {
+		var out bytes.Buffer
+		w := &lineWriter{w: &out, blobs: blobSplicer{buffered: buffered}}
+		for range pending {
+			if _, ok := w.blobs.placeholder([]byte("never written")); !ok {
+				t.Fatal("placeholder refused below the bound")
+			}
+		}
+		line := marshalLine(t, toResult(&w.blobs, resp))
+		check(line)
+		if n, err := w.Write(line); err != nil || n != len(line) {
+			t.Fatalf("Write = %d, %v; want %d", n, err, len(line))
+		}
+		if !bytes.Equal(out.Bytes(), want) {
+			t.Fatalf("buffered %v: spliced line differs from mcp-go's (%d vs %d bytes): %.300s", buffered, out.Len(), len(want), out.Bytes())
+		}
 	}
 }
 

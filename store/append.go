@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/airlock-dev/airlock/declarations"
@@ -167,9 +166,16 @@ func (db *DB) writeRecords(reqs []*appendReq) error {
 			recs []*audit.Record
 		)
 		gen, head := db.head.take(db.d)
+		lgen, lives := db.lives.take(db.d)
 		if attempt > 0 {
+			// The rows as stored: the memory was stale or the batch
+			// failed for another reason.
 			head = nil
+			if lives != nil {
+				lives = map[string]liveSnap{}
+			}
 		}
+		remembered := head != nil || len(lives) > 0
 		err := db.inTx(ctx, "append", txOpts{chain: true}, func(tx *sql.Tx) (err error) {
 			// The calls' declaration moves first: a refused one leaves its
 			// request out of the batch (movesInTx).
@@ -185,15 +191,16 @@ func (db *DB) writeRecords(reqs []*appendReq) error {
 			if len(recs) == 0 {
 				return errRollback
 			}
-			if err := db.labelInTx(ctx, tx, recs, labels); err != nil {
+			if err := db.labelInTx(ctx, tx, recs, labels, lives); err != nil {
 				return unavailable("recording content labels", err)
 			}
 			seq, in, err = db.chainInTx(ctx, tx, recs, head)
 			return err
 		})
-		if err != nil && head != nil {
-			// The head this process remembered may be stale (another
-			// process appended): once more, from the head as stored.
+		if err != nil && remembered {
+			// The head or the live rows this process remembered may be
+			// stale (another process appended or labelled): once more,
+			// from the rows as stored.
 			for i, req := range reqs {
 				req.rec.Extra = extras[i]
 			}
@@ -203,6 +210,7 @@ func (db *DB) writeRecords(reqs []*appendReq) error {
 			return err
 		}
 		db.head.put(gen, seq, recs[len(recs)-1].Hash)
+		db.lives.put(lgen, lives)
 		in.commit()
 		db.committed(seq)
 		return nil
@@ -219,36 +227,24 @@ type chainHead struct {
 // that a SQLite batch need not read it (it still updates it, guarded).
 // Every other appender in the process (the kill switch's record, a
 // rotation's) takes it away first, so the writer never puts back a head
-// older than theirs (gen).
-type headCache struct {
-	mu   sync.Mutex
-	gen  uint64
-	head *chainHead
-}
+// older than theirs (writerMemo's gen).
+type headCache struct{ writerMemo[*chainHead] }
 
 // take returns the remembered head (nil: none, or on PostgreSQL, where
 // other instances append between any two batches and the row is read
 // FOR UPDATE anyway) and forgets it; gen is for put.
 func (h *headCache) take(d *dialect) (uint64, *chainHead) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.gen++
-	head := h.head
-	h.head = nil
+	gen, head := h.writerMemo.take()
 	if d.advisory {
 		head = nil
 	}
-	return h.gen, head
+	return gen, head
 }
 
 // put remembers the head a commit left, unless someone took the head
 // since gen.
 func (h *headCache) put(gen uint64, seq int64, hash string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.gen == gen {
-		h.head = &chainHead{seq, hash}
-	}
+	h.writerMemo.put(gen, &chainHead{seq, hash})
 }
 
 // chainInTx links recs onto the chain head, inserts them and moves the

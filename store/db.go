@@ -99,6 +99,8 @@ type DB struct {
 	writerDone chan struct{}
 	// head is the chain head the writer last committed (append.go).
 	head headCache
+	// lives are the provenance_live rows it last committed (livecache.go).
+	lives liveCache
 
 	// probing is the readiness probe in flight, if any (see Writable).
 	probeMu sync.Mutex
@@ -131,6 +133,11 @@ type DB struct {
 	// walkedHook, when set (tests only), counts the rows a content label's
 	// eviction reads (labels.go).
 	walkedHook atomic.Pointer[func(int)]
+	// unpreparedHook, when set (tests only), hears of every query the
+	// writer's helpers ran without a prepared statement (stmtcache.go).
+	unpreparedHook atomic.Pointer[func(string)]
+	// liveReads counts the provenance_live rows read (tests only).
+	liveReads atomic.Int64
 }
 
 // Open opens the store at path for reading and writing, creating the file

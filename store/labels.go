@@ -51,6 +51,9 @@ const (
 	ON CONFLICT (context_id) DO NOTHING`
 	sqlGetLive    = `SELECT next_seq, live_bytes, oldest_live FROM provenance_live WHERE context_id = $1`
 	sqlUpdateLive = `UPDATE provenance_live SET next_seq = $2, live_bytes = $3, oldest_live = $4 WHERE context_id = $1`
+	// sqlUpdateLiveFrom is sqlUpdateLive guarded by the values the batch
+	// started from (livecache.go).
+	sqlUpdateLiveFrom = sqlUpdateLive + ` AND next_seq = $5 AND live_bytes = $6 AND oldest_live = $7`
 	// sqlOldestLive reads only columns stored before the text: no
 	// overflow page is read for a row that is not evicted.
 	sqlOldestLive = `SELECT seq, bytes FROM provenance_content WHERE context_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3`
@@ -134,6 +137,10 @@ type liveState struct {
 	first               int64 // the first seq this transaction assigns
 	olds                []seqBytes
 	fetch               int // rows the last read of olds asked for
+	// guarded: the values are the writer's memory, not the row as read;
+	// the row is written back only if it still holds them (livecache.go).
+	guarded     bool
+	bytesBefore int64
 }
 
 type seqBytes struct{ seq, bytes int64 }
@@ -146,13 +153,15 @@ type pendingLabel struct {
 }
 
 // labelInTx records every label of batch in tx and merges each record's
-// labels into its extra (recs[i] is batch[i]'s; nil: no records). Contexts are locked in sorted order (on
+// labels into its extra (recs[i] is batch[i]'s; nil: no records). With
+// lives (the writer's memory, livecache.go) a context it remembers is not
+// read, and every context's row as written is left in it. Contexts are locked in sorted order (on
 // PostgreSQL each one's provenance_live row FOR UPDATE), so two
 // transactions cannot deadlock on them. Eviction is decided label by
 // label in the order the batch holds them, as separate RecordContent
 // calls would decide it; a label evicted within the same batch is
 // inserted evicted.
-func (db *DB) labelInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record, batch []*Labels) error {
+func (db *DB) labelInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record, batch []*Labels, lives map[string]liveSnap) error {
 	var ids []string
 	for _, ls := range batch {
 		if ls != nil {
@@ -168,6 +177,10 @@ func (db *DB) labelInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record, b
 	ids = slices.Compact(ids)
 	states := make(map[string]*liveState, len(ids))
 	for _, id := range ids {
+		if snap, ok := lives[id]; ok {
+			states[id] = snap.state()
+			continue
+		}
 		st, err := db.readLive(ctx, tx, id)
 		if err != nil {
 			return err
@@ -197,6 +210,9 @@ func (db *DB) labelInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record, b
 		if err := db.writeLive(ctx, tx, id, states[id], pending[id]); err != nil {
 			return err
 		}
+		if lives != nil {
+			lives[id] = states[id].snap()
+		}
 	}
 	for i, ls := range batch {
 		if ls == nil || recs == nil {
@@ -215,6 +231,7 @@ func (db *DB) labelInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record, b
 // readLive reads (creating when missing) a context's provenance_live row,
 // on PostgreSQL FOR UPDATE.
 func (db *DB) readLive(ctx context.Context, tx *sql.Tx, id string) (*liveState, error) {
+	db.liveReads.Add(1)
 	st := &liveState{}
 	err := db.rowW(ctx, tx, db.d.getLiveForUpdate, id).Scan(&st.next, &st.bytes, &st.oldest)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -293,7 +310,19 @@ func (db *DB) writeLive(ctx context.Context, tx *sql.Tx, id string, st *liveStat
 			return fmt.Errorf("evicting content of context %s: %w", id, err)
 		}
 	}
-	if _, err := db.execW(ctx, tx, sqlUpdateLive, id, st.next, st.bytes, st.oldest); err != nil {
+	if !st.guarded {
+		if _, err := db.execW(ctx, tx, sqlUpdateLive, id, st.next, st.bytes, st.oldest); err != nil {
+			return fmt.Errorf("updating the live totals of context %s: %w", id, err)
+		}
+		return nil
+	}
+	res, err := db.execW(ctx, tx, sqlUpdateLiveFrom, id, st.next, st.bytes, st.oldest, st.first, st.bytesBefore, st.before)
+	if err == nil {
+		if n, rerr := res.RowsAffected(); rerr != nil || n != 1 {
+			err = errors.Join(errLiveMoved, rerr)
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("updating the live totals of context %s: %w", id, err)
 	}
 	return nil

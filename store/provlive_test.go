@@ -42,29 +42,38 @@ func TestRecordContentCostFlat(t *testing.T) {
 // of live rows are those of the plain model (evict the oldest until the
 // live bytes fit), however stale one handle's memory of the context is.
 func TestRecordContentAcrossHandles(t *testing.T) {
+	labelAcrossHandles(t, rand.New(rand.NewPCG(27, 1)), 200, func(rng *rand.Rand, dbs []*DB, l *ContentLabel, cap int64) int {
+		db := dbs[rng.IntN(2)]
+		if rng.IntN(4) == 0 {
+			db = dbs[0] // runs of one handle keep its memory warm
+		}
+		got, err := db.RecordContent(context.Background(), l, cap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	})
+}
+
+// labelAcrossHandles labels one context per case n times through label,
+// given two handles on one file, and checks each label's seq and
+// evictions, the live rows and the stored totals against the plain model.
+func labelAcrossHandles(t *testing.T, rng *rand.Rand, n int, label func(rng *rand.Rand, dbs []*DB, l *ContentLabel, cap int64) (evicted int)) {
 	path := filepath.Join(t.TempDir(), "airlock.db")
 	dbs := []*DB{openAt(t, path, nil), openAt(t, path, nil)}
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(27, 1))
 	for _, tc := range []struct {
 		name string
 		cap  int64
 		n    int
-	}{{"small cap", 100, 200}, {"roomy cap", 1000, 200}, {"label over cap", 30, 50}} {
+	}{{"small cap", 100, n}, {"roomy cap", 1000, n}, {"label over cap", 30, n / 4}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var model []int64 // live bytes, oldest first
 			var total int64
 			for i := range tc.n {
-				db := dbs[rng.IntN(2)]
-				if rng.IntN(4) == 0 {
-					db = dbs[0] // runs of one handle keep its memory warm
-				}
 				text := strings.Repeat("y", 1+rng.IntN(40))
 				l := &ContentLabel{ContextID: tc.name, Source: "s", Kind: "k", Integrity: IntegrityUntrusted, Text: text, CreatedAt: time.Unix(0, 0)}
-				got, err := db.RecordContent(ctx, l, tc.cap)
-				if err != nil {
-					t.Fatal(err)
-				}
+				got := label(rng, dbs, l, tc.cap)
 				b := min(int64(len(text)), tc.cap)
 				model, total = append(model, b), total+b
 				want := 0
@@ -76,6 +85,13 @@ func TestRecordContentAcrossHandles(t *testing.T) {
 				if got != want || l.Seq != int64(i+1) {
 					t.Fatalf("label %d: evicted %d seq %d, want %d and %d", i, got, l.Seq, want, i+1)
 				}
+			}
+			var next, bytes, oldest int64
+			if err := dbs[0].r.QueryRowContext(ctx, sqlGetLive, tc.name).Scan(&next, &bytes, &oldest); err != nil {
+				t.Fatal(err)
+			}
+			if want := int64(tc.n) + 1; next != want || bytes != total || oldest != want-int64(len(model)) {
+				t.Fatalf("stored totals next %d bytes %d oldest %d, want %d, %d, %d", next, bytes, oldest, want, total, want-int64(len(model)))
 			}
 			p, err := dbs[1].ContextProvenance(ctx, tc.name)
 			if err != nil {
@@ -91,6 +107,9 @@ func TestRecordContentAcrossHandles(t *testing.T) {
 				t.Fatalf("%d live rows, want the newest %d", live, len(model))
 			}
 		})
+	}
+	if _, err := dbs[0].Verify(ctx); err != nil {
+		t.Fatalf("the chain: %v", err)
 	}
 }
 

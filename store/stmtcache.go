@@ -65,7 +65,7 @@ func (c *stmtCache) close() error {
 
 // writerQueries are the statements prepared for the writer.
 var writerQueries = func() []string {
-	qs := []string{sqlReadHead, sqlUpdateHeadFrom, sqlEnsureLive, sqlGetLive, sqlUpdateLive, sqlOldestLive, sqlEvictRange,
+	qs := []string{sqlReadHead, sqlUpdateHeadFrom, sqlEnsureLive, sqlGetLive, sqlUpdateLive, sqlUpdateLiveFrom, sqlOldestLive, sqlEvictRange,
 		sqlGetDeclaration, sqlUpdateDeclaration, sqlInsertDeclaration}
 	for _, n := range chunkSizes {
 		qs = append(qs, insertRecords.text[n], insertLabels.text[n])
@@ -86,10 +86,22 @@ func (db *DB) prepareWriter() error {
 	return nil
 }
 
+// prepared is the writer's statement for query, or nil: then the query is
+// parsed again on every use (the unpreparedHook, tests only, hears of it).
+func (db *DB) prepared(query string) *sql.Stmt {
+	st := db.writes.lookup(query)
+	if st == nil {
+		if h := db.unpreparedHook.Load(); h != nil {
+			(*h)(query)
+		}
+	}
+	return st
+}
+
 // execW, queryW and rowW run query in tx: through the statement prepared
 // for the writer when there is one.
 func (db *DB) execW(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
-	if st := db.writes.lookup(query); st != nil {
+	if st := db.prepared(query); st != nil {
 		return tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
 	return tx.ExecContext(ctx, query, args...)
@@ -98,7 +110,7 @@ func (db *DB) execW(ctx context.Context, tx *sql.Tx, query string, args ...any) 
 // autocommit is the writing pool for query run as a transaction of its
 // own, through the writer's statement when there is one.
 func (db *DB) autocommit(query string) execer {
-	if st := db.writes.lookup(query); st != nil {
+	if st := db.prepared(query); st != nil {
 		return stmtExecer{st}
 	}
 	return db.w
@@ -112,14 +124,14 @@ func (e stmtExecer) ExecContext(ctx context.Context, _ string, args ...any) (sql
 }
 
 func (db *DB) queryW(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {
-	if st := db.writes.lookup(query); st != nil {
+	if st := db.prepared(query); st != nil {
 		return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
 	return tx.QueryContext(ctx, query, args...)
 }
 
 func (db *DB) rowW(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
-	if st := db.writes.lookup(query); st != nil {
+	if st := db.prepared(query); st != nil {
 		return tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
 	return tx.QueryRowContext(ctx, query, args...)
