@@ -109,14 +109,23 @@ func Values(op declarations.Operation, p *declarations.Parameters) (v any, ok bo
 	return nil, false
 }
 
+// Traced reports whether a need has values to trace (Values).
+func Traced(op declarations.Operation, p *declarations.Parameters) bool {
+	_, ok := Values(op, p)
+	return ok
+}
+
 // Trace traces a need's values against a context's provenance: the
 // matcher's arguments and the policy's view of each, by argument name.
-func Trace(p *store.Provenance, op declarations.Operation, params *declarations.Parameters) ([]provenance.Argument, map[string]policy.ArgProvenance) {
+// The index is built with memo's analyses of the texts it already saw (a
+// nil memo analyses all): the same index, field for field
+// (provenance.Memo).
+func Trace(p *store.Provenance, op declarations.Operation, params *declarations.Parameters, memo *provenance.Memo) ([]provenance.Argument, map[string]policy.ArgProvenance) {
 	values, ok := Values(op, params)
 	if !ok {
 		return nil, nil
 	}
-	traced := provenance.NewIndex(Sources(p), nil).Trace(values)
+	traced := memo.NewIndex(Sources(p), nil).Trace(values)
 	out := make(map[string]policy.ArgProvenance, len(traced))
 	for _, t := range traced {
 		out[ArgName(t.Path)] = ArgProvenance(t, p.EvictedUntrusted)
@@ -209,5 +218,5 @@ func Need(ctx context.Context, db *store.DB, d *declarations.Declaration) ([]too
 		return nil, fmt.Errorf("declaration %s: %w", d.ID, err)
 	}
 	params := d.Need.Parameters
-	return NeedArguments(Trace(p, d.Need.Operation, &params)), nil
+	return NeedArguments(Trace(p, d.Need.Operation, &params, nil)), nil
 }
