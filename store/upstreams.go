@@ -27,6 +27,12 @@ const (
 	sqlDropStaleDecision = `DELETE FROM upstream_decisions WHERE upstream = $1 AND tool = $2 AND digest <> $3`
 )
 
+// pinWriterQueries are prepared for the writer (stmtcache.go): an HTTP
+// upstream's listing is observed in a write transaction before every call
+// (pin_check: every_call), and each warm call's health row is written
+// after it; both parsed their SQL every time (issue 23).
+var pinWriterQueries = []string{sqlUpstreamPins, sqlUpsertPin, sqlUpsertUpstreamHealth}
+
 // upstreamDecisionsMigration is migration 8 (issue 25), in the words of
 // ddl.go (listed at the end of the schema in migrations.go): one row per
 // upstream tool holding the operator's decision about its approved
@@ -99,7 +105,7 @@ func (db *DB) UpdateUpstreamPins(ctx context.Context, upstream string, fn func(m
 	}
 	const what = "updating upstream pins"
 	return db.inTx(ctx, what, txOpts{locks: []string{lockUpstream(upstream)}}, func(tx *sql.Tx) error {
-		cur, err := scanPins(ctx, tx, sqlUpstreamPins, upstream)
+		cur, err := scanPins(ctx, txExecer{db, tx}, sqlUpstreamPins, upstream)
 		if err != nil {
 			return err
 		}
@@ -123,7 +129,7 @@ func (db *DB) UpdateUpstreamPins(ctx context.Context, upstream string, fn func(m
 			if err != nil {
 				return fmt.Errorf("store: encoding pin: %w", err)
 			}
-			if _, err := tx.ExecContext(ctx, sqlUpsertPin, p.Upstream, p.Tool, string(p.State), string(raw), now); err != nil {
+			if _, err := db.execW(ctx, tx, sqlUpsertPin, p.Upstream, p.Tool, string(p.State), string(raw), now); err != nil {
 				return writeError(ctx, what, err)
 			}
 			if err := writeDecision(ctx, tx, p, now); err != nil {
