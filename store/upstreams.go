@@ -62,11 +62,24 @@ func (db *DB) UpstreamPins(ctx context.Context, upstream string) ([]*pinning.Pin
 	if err := db.readableCtx(ctx, "upstream pins"); err != nil {
 		return nil, err
 	}
-	q, args := sqlAllUpstreamPins, []any(nil)
-	if upstream != "" {
-		q, args = sqlUpstreamPins, []any{upstream}
+	if upstream == "" {
+		return scanPins(ctx, db.r, sqlAllUpstreamPins)
 	}
-	return scanPins(ctx, db.r, q, args...)
+	// Prepared once (stmtcache.go): an HTTP upstream's listing is checked
+	// against its pins before every call (upstream.Connector.Observe).
+	st, err := db.reads.get(ctx, db.r, sqlUpstreamPins)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading upstream pins: %w", err)
+	}
+	return scanPins(ctx, stmtQuerier{st}, sqlUpstreamPins, upstream)
+}
+
+// stmtQuerier runs a prepared statement as a rowsQuerier (its query is
+// its own).
+type stmtQuerier struct{ st *sql.Stmt }
+
+func (q stmtQuerier) QueryContext(ctx context.Context, _ string, args ...any) (*sql.Rows, error) {
+	return q.st.QueryContext(ctx, args...)
 }
 
 // UpstreamPin returns one tool's pin, or ErrNotFound.
