@@ -46,15 +46,13 @@ func Chain(ctx context.Context, db *store.DB, ids []string) (*store.Provenance, 
 	if len(ids) == 0 {
 		return nil, errors.New("no context")
 	}
-	out, err := db.ContextProvenance(ctx, ids[0])
+	ps, err := db.ChainProvenance(ctx, ids) // one snapshot of the whole chain
 	if err != nil {
 		return nil, err
 	}
-	for _, id := range ids[1:] {
-		p, err := db.ContextProvenance(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("ancestor %s: %w", id, err)
-		}
+	out := ps[0]
+	for i, id := range ids[1:] {
+		p := ps[i+1]
 		for _, in := range p.Inputs {
 			cp := *in
 			cp.ID = id + "/" + in.ID
