@@ -49,21 +49,28 @@ func (m *Memo) NewIndex(sources []Source, opt *Options) *Index {
 			}
 		}
 	}
-	budget := ix.opt.MaxIndexBytes
+	budget, size := ix.opt.MaxIndexBytes, 0
 	gen := m.begin()
-	for _, i := range order {
+	as := make([]*analysis, len(order))
+	for j, i := range order {
+		text := sources[i].Text
+		if len(text) > budget {
+			text = cutRunes(text, budget)
+			ix.unindexed = append(ix.unindexed, j)
+		}
+		budget -= len(text)
+		as[j] = m.analysis(gen, text, sources[i].Integrity == Trusted, ix.opt.MaxValueBytes)
+		size += len(as[j].compact) + 1
+	}
+	ix.sources = make([]Source, 0, len(order))
+	ix.loose.data = make([]byte, 0, size)
+	for j, i := range order {
 		s := sources[i]
 		if s.Integrity != Trusted {
 			s.Integrity = Untrusted
 		}
 		s.Readers = normReaders(s.Readers)
-		text := s.Text
-		if len(text) > budget {
-			text = cutRunes(text, budget)
-			ix.unindexed = append(ix.unindexed, len(ix.sources))
-		}
-		budget -= len(text)
-		ix.addSource(s, m.analysis(gen, text, s.Integrity == Trusted, ix.opt.MaxValueBytes))
+		ix.addSource(s, as[j])
 	}
 	ix.loose.build()
 	return ix
