@@ -62,6 +62,16 @@ func provenanceCacheContract(t *testing.T, a, b *store.DB) {
 			return content("att_5", strings.Repeat("e", 99), store.IntegrityUntrusted)()
 		}},
 	}
+	// full is a full read of context id (b's cache forgotten first).
+	full := func(step, id string) *store.Provenance {
+		t.Helper()
+		store.ForgetProvenance(b)
+		p, err := b.ContextProvenance(ctx, id)
+		if err != nil {
+			t.Fatalf("%s: full read of %s: %v", step, id, err)
+		}
+		return p
+	}
 	for _, s := range steps {
 		if err := s.write(); err != nil {
 			t.Fatalf("%s: %v", s.name, err)
@@ -70,11 +80,7 @@ func provenanceCacheContract(t *testing.T, a, b *store.DB) {
 		if err != nil {
 			t.Fatalf("%s: cached read: %v", s.name, err)
 		}
-		store.ForgetProvenance(b)
-		want, err := b.ContextProvenance(ctx, "cc")
-		if err != nil {
-			t.Fatalf("%s: full read: %v", s.name, err)
-		}
+		want := full(s.name, "cc")
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: cached read differs from a full read:\n got %s\nwant %s", s.name, dump(got), dump(want))
 		}
@@ -84,12 +90,7 @@ func provenanceCacheContract(t *testing.T, a, b *store.DB) {
 		if err != nil {
 			t.Fatalf("%s: chain read: %v", s.name, err)
 		}
-		store.ForgetProvenance(b)
-		parent, err := b.ContextProvenance(ctx, "parent")
-		if err != nil {
-			t.Fatalf("%s: full read of the parent: %v", s.name, err)
-		}
-		if !reflect.DeepEqual(chain, []*store.Provenance{want, parent}) {
+		if parent := full(s.name, "parent"); !reflect.DeepEqual(chain, []*store.Provenance{want, parent}) {
 			t.Fatalf("%s: chain read differs:\n got %s | %s\nwant %s | %s", s.name, dump(chain[0]), dump(chain[1]), dump(want), dump(parent))
 		}
 		// What a caller does to its copy is not the cache's.

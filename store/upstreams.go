@@ -74,6 +74,24 @@ func (db *DB) UpstreamPins(ctx context.Context, upstream string) ([]*pinning.Pin
 	return scanPins(ctx, stmtQuerier{st}, sqlUpstreamPins, upstream)
 }
 
+// UpstreamPinsByTool is UpstreamPins of one upstream by tool name: what
+// UpdateUpstreamPins hands its fn, as the read pool has it.
+func (db *DB) UpstreamPinsByTool(ctx context.Context, upstream string) (map[string]*pinning.Pin, error) {
+	pins, err := db.UpstreamPins(ctx, upstream)
+	if err != nil {
+		return nil, err
+	}
+	return byTool(pins), nil
+}
+
+func byTool(pins []*pinning.Pin) map[string]*pinning.Pin {
+	out := make(map[string]*pinning.Pin, len(pins))
+	for _, p := range pins {
+		out[p.Tool] = p
+	}
+	return out
+}
+
 // stmtQuerier runs a prepared statement as a rowsQuerier (its query is
 // its own).
 type stmtQuerier struct{ st *sql.Stmt }
@@ -122,11 +140,7 @@ func (db *DB) UpdateUpstreamPins(ctx context.Context, upstream string, fn func(m
 		if err != nil {
 			return err
 		}
-		byTool := make(map[string]*pinning.Pin, len(cur))
-		for _, p := range cur {
-			byTool[p.Tool] = p
-		}
-		next, err := fn(byTool)
+		next, err := fn(byTool(cur))
 		if err != nil {
 			return err
 		}

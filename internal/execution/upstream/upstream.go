@@ -328,15 +328,11 @@ func (u *Connector) Observe(ctx context.Context, s *Session, up config.Upstream,
 // observes again against the pins it locked
 // (TestObserveUnchangedNeedsNoWriteLock).
 func (u *Connector) unchanged(ctx context.Context, upstream string, diff func(map[string]*pinning.Pin) ([]*pinning.Pin, error)) bool {
-	cur, err := u.db.UpstreamPins(ctx, upstream)
+	cur, err := u.db.UpstreamPinsByTool(ctx, upstream)
 	if err != nil {
 		return false
 	}
-	byTool := make(map[string]*pinning.Pin, len(cur))
-	for _, p := range cur {
-		byTool[p.Tool] = p
-	}
-	changes, err := diff(byTool)
+	changes, err := diff(cur)
 	return err == nil && len(changes) == 0
 }
 
