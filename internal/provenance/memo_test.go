@@ -1,8 +1,10 @@
 package provenance
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -149,7 +151,7 @@ func TestMemoKeyIsTheText(t *testing.T) {
 func TestMemoBounded(t *testing.T) {
 	m := Memo{limit: 64 << 10}
 	page := strings.Repeat("Invoice INV-0001 of 100.00 EUR to DE89 3704 0044 0532 0130 00. ", 40)
-	for i := range 200 {
+	for i := range 60 {
 		m.NewIndex([]Source{{ID: "p", Integrity: Untrusted, Text: page + strings.Repeat("x", i)}}, nil)
 		if m.bytes > m.limit {
 			t.Fatalf("after %d builds the memo holds %d bytes, limit %d", i+1, m.bytes, m.limit)
@@ -162,5 +164,33 @@ func TestMemoBounded(t *testing.T) {
 	m.NewIndex([]Source{{ID: "h", Integrity: Untrusted, Text: strings.Repeat("a", m.limit/4)}}, nil)
 	if len(m.m) != n {
 		t.Fatal("a text beyond a quarter of the limit was kept")
+	}
+}
+
+// TestMemoConcurrent: builds sharing one Memo at once (needs of several
+// contexts on one runner) each get their fresh index, while a small limit
+// makes them drop each other's analyses.
+func TestMemoConcurrent(t *testing.T) {
+	m := Memo{limit: 16 << 10}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			srcs := []Source{task, bill}
+			for i := range 20 {
+				srcs = append(srcs, Source{ID: fmt.Sprint(g, ":", i), Integrity: Untrusted, Text: fmt.Sprintf("answer %d of %d: IBAN DE%02d 3704 0044 0532 0130 00", i, g, i)})
+				if !reflect.DeepEqual(m.NewIndex(srcs, nil), NewIndex(srcs, nil)) {
+					errs <- fmt.Sprintf("goroutine %d, build %d: the memo's index differs from a fresh one", g, i)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
