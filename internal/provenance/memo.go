@@ -20,15 +20,17 @@ import "sync"
 // page in place of a trusted one, an integrity changed) is a different
 // key, so there is no invalidation that could be missed and no stale
 // analysis that could hide a value the agent saw in untrusted content
-// (TestMemoKeyIsTheText, TestMemoBetweenNeeds). Memory is bounded by
+// (TestMemoKeyIsTheText; end to end, TestProvenanceBetweenNeeds in
+// package server). Memory is bounded by
 // maxMemoBytes; a Memo is safe for concurrent use and its zero value is
 // ready; a nil *Memo memoises nothing.
 type Memo struct {
-	mu    sync.Mutex
-	m     map[memoKey]*memoEntry
-	bytes int
-	gen   uint64
-	limit int // maxMemoBytes when 0 (tests set less)
+	mu     sync.Mutex
+	m      map[memoKey]*memoEntry
+	bytes  int
+	gen    uint64
+	shrunk uint64 // the build that last made room
+	limit  int    // maxMemoBytes when 0 (tests set less)
 }
 
 // memoKey is everything analyse reads.
@@ -92,8 +94,12 @@ func (m *Memo) analysis(gen uint64, text string, trusted bool, maxValueBytes int
 	if m.m == nil {
 		m.m = map[memoKey]*memoEntry{}
 	}
-	if m.bytes+e.size > limit {
+	if m.bytes+e.size > limit && m.shrunk != gen {
 		m.shrink(gen)
+		m.shrunk = gen
+	}
+	if m.bytes+e.size > limit {
+		return a // the builds in progress fill the memo: not kept
 	}
 	m.m[k] = e
 	m.bytes += e.size
@@ -102,8 +108,9 @@ func (m *Memo) analysis(gen uint64, text string, trusted bool, maxValueBytes int
 
 // shrink drops the analyses no build since gen's started has used: the
 // build in progress keeps its own, and a context whose analyses went
-// re-makes them on its next need. Called with mu held. What stays is
-// bounded by the builds in progress, each by Options.MaxIndexBytes.
+// re-makes them on its next need. Called with mu held, at most once per
+// build; what does not fit after it is not kept, so a Memo never holds
+// more than its limit.
 func (m *Memo) shrink(gen uint64) {
 	for k, e := range m.m {
 		if e.used < gen {

@@ -146,8 +146,8 @@ func TestMemoKeyIsTheText(t *testing.T) {
 	}
 }
 
-// TestMemoBounded: a Memo holds at most its limit beyond the build in
-// progress, and a text too large to share is analysed but not kept.
+// TestMemoBounded: a Memo holds at most its limit, and a text too large
+// to share is analysed but not kept.
 func TestMemoBounded(t *testing.T) {
 	m := Memo{limit: 64 << 10}
 	page := strings.Repeat("Invoice INV-0001 of 100.00 EUR to DE89 3704 0044 0532 0130 00. ", 40)
