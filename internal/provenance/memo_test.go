@@ -160,6 +160,9 @@ func TestMemoBounded(t *testing.T) {
 	if len(m.m) < 2 {
 		t.Fatalf("the memo keeps %d analyses, want several", len(m.m))
 	}
+	if m.m[memoKey{page + strings.Repeat("x", 59), false, defaultMaxValueBytes}] == nil {
+		t.Fatal("once full, the memo stopped keeping the newest build's analyses")
+	}
 	n := len(m.m)
 	m.NewIndex([]Source{{ID: "h", Integrity: Untrusted, Text: strings.Repeat("a", m.limit/4)}}, nil)
 	if len(m.m) != n {
