@@ -18,26 +18,56 @@ func (s *Server) logOutcome(ctx context.Context, tool string, resp *runner.Respo
 	if tool != "run_pipeline" && tool != "declare_need" {
 		return
 	}
+	level, data := outcome(tool, resp)
+	if err := s.mcp.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(level, "airlock", data)); err != nil {
+		s.log.Debug("log notification not sent", "err", err)
+	}
+}
+
+// The keys of a result's structured content a log message carries.
+var (
+	runKeys  = []string{"run_id", "pipeline", "exit_code", "killed", "output_pool", "snapshot_hash"}
+	needKeys = []string{"declaration_id", "state", "decided_by", "operation"}
+)
+
+// outcome is the level and data of logOutcome's message about resp.
+func outcome(tool string, resp *runner.Response) (mcp.LoggingLevel, map[string]any) {
 	level, data := mcp.LoggingLevelInfo, map[string]any{"tool": tool, "audit_seq": resp.AuditSeq}
-	var st map[string]any
-	decodeStructured(resp, &st) // evidence is a struct; a map either way
 	switch {
 	case resp.IsError:
 		level = mcp.LoggingLevelWarning
 		data["event"], data["code"] = tool+".refused", string(resp.Code)
 	case tool == "run_pipeline":
 		data["event"] = "pipeline.run"
-		copyKeys(data, st, "run_id", "pipeline", "exit_code", "killed", "output_pool", "snapshot_hash")
+		copyKeys(data, structuredKeys(resp, runKeys), runKeys...)
 	default:
 		data["event"] = "declaration"
-		copyKeys(data, st, "declaration_id", "state", "decided_by", "operation")
+		st := structuredKeys(resp, needKeys)
+		copyKeys(data, st, needKeys...)
 		if state, _ := st["state"].(string); state == "approved" || state == "denied" {
 			level = mcp.LoggingLevelNotice
 		}
 	}
-	if err := s.mcp.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(level, "airlock", data)); err != nil {
-		s.log.Debug("log notification not sent", "err", err)
+	return level, data
+}
+
+// structuredKeys is keys of resp's structured content as the client reads
+// them (JSON values). Of a map only those keys are encoded: the rest — an
+// executed need's untrusted details — was encoded once per need for
+// nothing (issue 23). Evidence is a struct: decoded whole into a map.
+func structuredKeys(resp *runner.Response, keys []string) map[string]any {
+	var st map[string]any
+	if m, ok := resp.Structured.(map[string]any); ok {
+		sub := make(map[string]any, len(keys))
+		for _, k := range keys {
+			if v, ok := m[k]; ok {
+				sub[k] = v
+			}
+		}
+		resp = &runner.Response{Structured: sub}
 	}
+	decodeStructured(resp, &st)
+	return st
 }
 
 func copyKeys(dst, src map[string]any, keys ...string) {

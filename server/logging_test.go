@@ -106,3 +106,49 @@ func TestCallIDOnEveryLineTheCallCauses(t *testing.T) {
 		}
 	}
 }
+
+// countMarshal counts its encodings.
+type countMarshal struct{ n *int }
+
+func (c countMarshal) MarshalJSON() ([]byte, error) { *c.n++; return []byte(`{"big":true}`), nil }
+
+// TestOutcomeEncodesOnlyItsKeys: a declaration's log message carries its
+// id, state, decider and operation as the client reads them (typed
+// strings as JSON strings) and never encodes the rest of the result (an
+// executed need's untrusted details, issue 23).
+func TestOutcomeEncodesOnlyItsKeys(t *testing.T) {
+	type state string
+	var n int
+	tests := []struct {
+		name, tool string
+		structured any
+		level      mcp.LoggingLevel
+		want       map[string]any
+	}{
+		{"executed need", "declare_need", map[string]any{"declaration_id": "d1", "state": state("executed"), "operation": state("comm.mcp"),
+			"untrusted_details": countMarshal{&n}}, mcp.LoggingLevelInfo,
+			map[string]any{"declaration_id": "d1", "state": "executed", "operation": "comm.mcp"}},
+		{"approved need", "declare_need", map[string]any{"declaration_id": "d2", "state": "approved", "decided_by": "policy", "reason": countMarshal{&n}},
+			mcp.LoggingLevelNotice, map[string]any{"declaration_id": "d2", "state": "approved", "decided_by": "policy"}},
+		{"a run's evidence (a struct)", "run_pipeline", struct {
+			RunID string `json:"run_id"`
+			Exit  int    `json:"exit_code"`
+		}{"r1", 0}, mcp.LoggingLevelInfo, map[string]any{"run_id": "r1", "exit_code": float64(0)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			level, data := outcome(tt.tool, &runner.Response{Structured: tt.structured, AuditSeq: 7})
+			if level != tt.level {
+				t.Errorf("level %s, want %s", level, tt.level)
+			}
+			for k, v := range tt.want {
+				if data[k] != v {
+					t.Errorf("%s = %#v, want %#v (%v)", k, data[k], v, data)
+				}
+			}
+			if n != 0 {
+				t.Fatalf("the rest of the result was encoded %d times", n)
+			}
+		})
+	}
+}

@@ -410,3 +410,35 @@ func TestProvenanceChildSeesAncestors(t *testing.T) {
 		t.Fatal("no record names the ancestor's task as the source")
 	}
 }
+
+// TestProvenanceBetweenNeeds: on one runner (whose matcher keeps its
+// analyses of the texts it traced, provenance.Memo), what reaches the
+// context between two needs counts on the very next one. The attacker's
+// IBAN is the agent's own until the upstream's answer carries it, then
+// PROVENANCE_DENIED; the task's IBAN stays trusted throughout.
+func TestProvenanceBetweenNeeds(t *testing.T) {
+	_, cc, _, sent := provFixture(t)
+	steps := []struct {
+		name       string
+		args       map[string]any
+		code, want string // the violation, or text the answer carries
+	}{
+		{"the attacker's IBAN before his text arrives", sendMoney(attackerIBAN, 10), "", "needs approval"},
+		{"the task's IBAN", sendMoney(landlordIBAN, 1200), "", "sent"},
+		{"the attacker's text arrives", mcpNeed("get_transactions", nil), "", attackerIBAN},
+		{"the attacker's IBAN after it", sendMoney(attackerIBAN, 10), "PROVENANCE_DENIED", ""},
+		{"respelt", sendMoney("gb29 nwbk 6016 1331 9268 19", 10), "PROVENANCE_DENIED", ""},
+		{"the task's IBAN still", sendMoney(landlordIBAN, 1200), "", "sent"},
+	}
+	for _, st := range steps {
+		res := cc.call(t, "declare_need", st.args)
+		if st.code != "" {
+			wantCode(t, res, st.code)
+		} else if res.IsError || !strings.Contains(text(res), st.want) {
+			t.Fatalf("%s: %s, want %q", st.name, text(res), st.want)
+		}
+	}
+	if n := sent.Load(); n != 2 {
+		t.Fatalf("send_money reached the upstream %d times, want 2", n)
+	}
+}

@@ -114,3 +114,7 @@ type txExecer struct {
 func (e txExecer) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	return e.db.execW(ctx, e.tx, query, args...)
 }
+
+func (e txExecer) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return e.db.queryW(ctx, e.tx, query, args...)
+}

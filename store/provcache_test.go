@@ -38,6 +38,11 @@ func provenanceCacheContract(t *testing.T, a, b *store.DB) {
 		}},
 		{"first content", content("att_1", strings.Repeat("a", 40)+" GB29NWBK60161331926819", store.IntegrityUntrusted)},
 		{"no change", func() error { return nil }},
+		{"content of the parent", func() error {
+			_, err := b.RecordContent(ctx, &store.ContentLabel{ContextID: "parent", Source: "att_p", Kind: "comm.fetch", Integrity: store.IntegrityUntrusted,
+				Text: "parent's page", CreatedAt: ctxEpoch}, cap)
+			return err
+		}},
 		{"second content", content("att_2", strings.Repeat("b", 30), store.IntegrityTrusted)},
 		{"eviction of the oldest", content("att_3", strings.Repeat("c", 60), store.IntegrityUntrusted)},
 		{"endorsement", func() error {
@@ -57,6 +62,16 @@ func provenanceCacheContract(t *testing.T, a, b *store.DB) {
 			return content("att_5", strings.Repeat("e", 99), store.IntegrityUntrusted)()
 		}},
 	}
+	// full is a full read of context id (b's cache forgotten first).
+	full := func(step, id string) *store.Provenance {
+		t.Helper()
+		store.ForgetProvenance(b)
+		p, err := b.ContextProvenance(ctx, id)
+		if err != nil {
+			t.Fatalf("%s: full read of %s: %v", step, id, err)
+		}
+		return p
+	}
 	for _, s := range steps {
 		if err := s.write(); err != nil {
 			t.Fatalf("%s: %v", s.name, err)
@@ -65,13 +80,18 @@ func provenanceCacheContract(t *testing.T, a, b *store.DB) {
 		if err != nil {
 			t.Fatalf("%s: cached read: %v", s.name, err)
 		}
-		store.ForgetProvenance(b)
-		want, err := b.ContextProvenance(ctx, "cc")
-		if err != nil {
-			t.Fatalf("%s: full read: %v", s.name, err)
-		}
+		want := full(s.name, "cc")
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: cached read differs from a full read:\n got %s\nwant %s", s.name, dump(got), dump(want))
+		}
+		// The chain (the context and its parent) in one snapshot reads
+		// what each context's own read does.
+		chain, err := a.ChainProvenance(ctx, []string{"cc", "parent"})
+		if err != nil {
+			t.Fatalf("%s: chain read: %v", s.name, err)
+		}
+		if parent := full(s.name, "parent"); !reflect.DeepEqual(chain, []*store.Provenance{want, parent}) {
+			t.Fatalf("%s: chain read differs:\n got %s | %s\nwant %s | %s", s.name, dump(chain[0]), dump(chain[1]), dump(want), dump(parent))
 		}
 		// What a caller does to its copy is not the cache's.
 		for _, l := range got.Content {
@@ -80,8 +100,8 @@ func provenanceCacheContract(t *testing.T, a, b *store.DB) {
 		got.Content = append(got.Content, &store.ContentLabel{Source: "forged"})
 		got.Inputs = nil
 	}
-	if n := store.ProvenanceCached(a); n != 1 {
-		t.Fatalf("a caches %d contexts, want 1", n)
+	if n := store.ProvenanceCached(a); n != 2 {
+		t.Fatalf("a caches %d contexts, want 2", n)
 	}
 	last, err := a.ContextProvenance(ctx, "cc")
 	if err != nil || len(last.Content) != 4 || !last.EvictedUntrusted || last.Content[3].Text != strings.Repeat("e", 99) || len(last.Inputs) != 2 {

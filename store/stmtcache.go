@@ -67,6 +67,7 @@ func (c *stmtCache) close() error {
 var writerQueries = func() []string {
 	qs := []string{sqlReadHead, sqlUpdateHeadFrom, sqlEnsureLive, sqlGetLive, sqlUpdateLive, sqlUpdateLiveFrom, sqlOldestLive, sqlEvictRange,
 		sqlGetDeclaration, sqlUpdateDeclaration, sqlInsertDeclaration}
+	qs = append(qs, pinWriterQueries...)
 	for _, n := range chunkSizes {
 		qs = append(qs, insertRecords.text[n], insertLabels.text[n])
 	}

@@ -72,7 +72,7 @@ func (db *DB) PutUpstreamHealth(ctx context.Context, h UpstreamHealth) error {
 	// the one writing connection for an fsync between two calls' own
 	// commits (issue 23); a crash loses at most the figures since.
 	err := db.inTx(ctx, "upstream health", txOpts{deferred: true}, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, sqlUpsertUpstreamHealth, db.opts.Instance, h.Upstream, h.Warm, h.Restarts, h.Calls, h.Errors,
+		_, err := db.execW(ctx, tx, sqlUpsertUpstreamHealth, db.opts.Instance, h.Upstream, h.Warm, h.Restarts, h.Calls, h.Errors,
 			h.LastError, errAt, h.Latency.Microseconds(), formatTime(h.UpdatedAt))
 		return err
 	})

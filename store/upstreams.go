@@ -27,6 +27,12 @@ const (
 	sqlDropStaleDecision = `DELETE FROM upstream_decisions WHERE upstream = $1 AND tool = $2 AND digest <> $3`
 )
 
+// pinWriterQueries are prepared for the writer (stmtcache.go): an HTTP
+// upstream's listing is observed in a write transaction before every call
+// (pin_check: every_call), and each warm call's health row is written
+// after it; both parsed their SQL every time (issue 23).
+var pinWriterQueries = []string{sqlUpstreamPins, sqlUpsertPin, sqlUpsertUpstreamHealth}
+
 // upstreamDecisionsMigration is migration 8 (issue 25), in the words of
 // ddl.go (listed at the end of the schema in migrations.go): one row per
 // upstream tool holding the operator's decision about its approved
@@ -56,11 +62,42 @@ func (db *DB) UpstreamPins(ctx context.Context, upstream string) ([]*pinning.Pin
 	if err := db.readableCtx(ctx, "upstream pins"); err != nil {
 		return nil, err
 	}
-	q, args := sqlAllUpstreamPins, []any(nil)
-	if upstream != "" {
-		q, args = sqlUpstreamPins, []any{upstream}
+	if upstream == "" {
+		return scanPins(ctx, db.r, sqlAllUpstreamPins)
 	}
-	return scanPins(ctx, db.r, q, args...)
+	// Prepared once (stmtcache.go): an HTTP upstream's listing is checked
+	// against its pins before every call (upstream.Connector.Observe).
+	st, err := db.reads.get(ctx, db.r, sqlUpstreamPins)
+	if err != nil {
+		return nil, fmt.Errorf("store: reading upstream pins: %w", err)
+	}
+	return scanPins(ctx, stmtQuerier{st}, sqlUpstreamPins, upstream)
+}
+
+// UpstreamPinsByTool is UpstreamPins of one upstream by tool name: what
+// UpdateUpstreamPins hands its fn, as the read pool has it.
+func (db *DB) UpstreamPinsByTool(ctx context.Context, upstream string) (map[string]*pinning.Pin, error) {
+	pins, err := db.UpstreamPins(ctx, upstream)
+	if err != nil {
+		return nil, err
+	}
+	return byTool(pins), nil
+}
+
+func byTool(pins []*pinning.Pin) map[string]*pinning.Pin {
+	out := make(map[string]*pinning.Pin, len(pins))
+	for _, p := range pins {
+		out[p.Tool] = p
+	}
+	return out
+}
+
+// stmtQuerier runs a prepared statement as a rowsQuerier (its query is
+// its own).
+type stmtQuerier struct{ st *sql.Stmt }
+
+func (q stmtQuerier) QueryContext(ctx context.Context, _ string, args ...any) (*sql.Rows, error) {
+	return q.st.QueryContext(ctx, args...)
 }
 
 // UpstreamPin returns one tool's pin, or ErrNotFound.
@@ -99,15 +136,11 @@ func (db *DB) UpdateUpstreamPins(ctx context.Context, upstream string, fn func(m
 	}
 	const what = "updating upstream pins"
 	return db.inTx(ctx, what, txOpts{locks: []string{lockUpstream(upstream)}}, func(tx *sql.Tx) error {
-		cur, err := scanPins(ctx, tx, sqlUpstreamPins, upstream)
+		cur, err := scanPins(ctx, txExecer{db, tx}, sqlUpstreamPins, upstream)
 		if err != nil {
 			return err
 		}
-		byTool := make(map[string]*pinning.Pin, len(cur))
-		for _, p := range cur {
-			byTool[p.Tool] = p
-		}
-		next, err := fn(byTool)
+		next, err := fn(byTool(cur))
 		if err != nil {
 			return err
 		}
@@ -123,7 +156,7 @@ func (db *DB) UpdateUpstreamPins(ctx context.Context, upstream string, fn func(m
 			if err != nil {
 				return fmt.Errorf("store: encoding pin: %w", err)
 			}
-			if _, err := tx.ExecContext(ctx, sqlUpsertPin, p.Upstream, p.Tool, string(p.State), string(raw), now); err != nil {
+			if _, err := db.execW(ctx, tx, sqlUpsertPin, p.Upstream, p.Tool, string(p.State), string(raw), now); err != nil {
 				return writeError(ctx, what, err)
 			}
 			if err := writeDecision(ctx, tx, p, now); err != nil {

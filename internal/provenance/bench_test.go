@@ -46,3 +46,19 @@ func BenchmarkTrace(b *testing.B) {
 		ix.Trace(benchArgs)
 	}
 }
+
+// BenchmarkNewIndexMemo is a traced need's index in a context that grew
+// by one label since its last need: every source but the newest is
+// memoised.
+func BenchmarkNewIndexMemo(b *testing.B) {
+	srcs := benchSources()
+	var m Memo
+	m.NewIndex(srcs, nil)
+	b.SetBytes(int64(len(srcs) * 2000))
+	i := 0
+	for b.Loop() {
+		i++
+		srcs = append(srcs, Source{ID: fmt.Sprint("new:", i), Integrity: Untrusted, Text: fmt.Sprintf("answer %d: IBAN DE%02d 3704 0044 0532 0130 00", i, i%97)})
+		m.NewIndex(srcs, nil)
+	}
+}

@@ -8,8 +8,8 @@ import (
 )
 
 // Index holds the labelled content of one context, prepared for Trace.
-// Build one per decision with NewIndex; it is immutable and safe for
-// concurrent Trace calls.
+// Build one per decision with NewIndex (or a Memo's NewIndex); it is
+// immutable and safe for concurrent Trace calls.
 type Index struct {
 	opt     Options
 	sources []Source // Readers normalised; Integrity is Trusted or Untrusted
@@ -33,6 +33,13 @@ const maxTokensPerSource = 1 << 16
 // not fit is indexed up to the limit and reported by Trace as HowUnindexed
 // (see Truncated). Cost is linear in the bytes indexed (a suffix array).
 func NewIndex(sources []Source, opt *Options) *Index {
+	return (*Memo)(nil).NewIndex(sources, opt)
+}
+
+// NewIndex is the package's NewIndex, with each source's analysis taken
+// from m when m already made it for the same text (memo.go); a nil m
+// analyses every source.
+func (m *Memo) NewIndex(sources []Source, opt *Options) *Index {
 	ix := &Index{opt: opt.withDefaults(), facts: map[string][]int{}, exact: map[string][]int{}}
 	order := make([]int, 0, len(sources))
 	for _, trusted := range []bool{true, false} {
@@ -42,20 +49,28 @@ func NewIndex(sources []Source, opt *Options) *Index {
 			}
 		}
 	}
-	budget := ix.opt.MaxIndexBytes
-	for _, i := range order {
+	budget, size := ix.opt.MaxIndexBytes, 0
+	gen := m.begin()
+	as := make([]*analysis, len(order))
+	for j, i := range order {
+		text := sources[i].Text
+		if len(text) > budget {
+			text = cutRunes(text, budget)
+			ix.unindexed = append(ix.unindexed, j)
+		}
+		budget -= len(text)
+		as[j] = m.analysis(gen, text, sources[i].Integrity == Trusted, ix.opt.MaxValueBytes)
+		size += len(as[j].compact) + 1
+	}
+	ix.sources = make([]Source, 0, len(order))
+	ix.loose.data = make([]byte, 0, size)
+	for j, i := range order {
 		s := sources[i]
 		if s.Integrity != Trusted {
 			s.Integrity = Untrusted
 		}
 		s.Readers = normReaders(s.Readers)
-		text := s.Text
-		if len(text) > budget {
-			text = cutRunes(text, budget)
-			ix.unindexed = append(ix.unindexed, len(ix.sources))
-		}
-		budget -= len(text)
-		ix.addSource(s, text)
+		ix.addSource(s, as[j])
 	}
 	ix.loose.build()
 	return ix
@@ -64,55 +79,96 @@ func NewIndex(sources []Source, opt *Options) *Index {
 // Truncated reports whether some source text was not indexed.
 func (ix *Index) Truncated() bool { return len(ix.unindexed) > 0 }
 
-func (ix *Index) addSource(s Source, text string) {
+// analysis is what one source's text adds to an index: a pure function of
+// the text, whether it is trusted and Options.MaxValueBytes (analyse), so
+// a Memo may hand the same one to every index of the same text.
+// Immutable once made.
+type analysis struct {
+	compact string   // the skeleton's compact form (stream.go)
+	words   []int    // offsets of its words in compact
+	facts   []string // amount, date and handle keys of the skeleton
+	trusted bool
+	strict  string   // trusted only: the strictly folded text
+	exact   []string // trusted only: its exact keys (see exactKeysOf)
+}
+
+// analyse is the index's work on one source's (indexed) text.
+func analyse(text string, trusted bool, maxValueBytes int) *analysis {
+	skel := Skeleton(text)
+	a := &analysis{trusted: trusted}
+	a.compact, a.words = compact(skel)
+	for _, k := range amountsIn(skel, maxTokensPerSource) {
+		a.facts = append(a.facts, "amount:"+k)
+	}
+	for _, k := range datesIn(skel, maxTokensPerSource) {
+		a.facts = append(a.facts, "date:"+k)
+	}
+	for _, h := range handlesIn(skel, maxTokensPerSource) {
+		a.facts = append(a.facts, "handle:"+h)
+	}
+	if trusted {
+		a.strict = strictFold(text)
+		a.exact = exactKeysOf(text, a.strict, maxValueBytes)
+	}
+	return a
+}
+
+// size is about how many bytes a holds, for the Memo's bound.
+func (a *analysis) size() int {
+	n := len(a.compact) + 8*len(a.words) + len(a.strict) + 128
+	for _, k := range a.facts {
+		n += len(k) + 16
+	}
+	for _, k := range a.exact {
+		n += len(k) + 16
+	}
+	return n
+}
+
+func (ix *Index) addSource(s Source, a *analysis) {
 	id := len(ix.sources)
 	s.Text = "" // only the index keeps (derived) text
 	ix.sources = append(ix.sources, s)
-	skel := Skeleton(text)
-	ix.loose.add(id, skel)
-	for _, k := range amountsIn(skel, maxTokensPerSource) {
-		addKey(ix.facts, "amount:"+k, id)
+	ix.loose.add(id, a.compact, a.words)
+	for _, k := range a.facts {
+		addKey(ix.facts, k, id)
 	}
-	for _, k := range datesIn(skel, maxTokensPerSource) {
-		addKey(ix.facts, "date:"+k, id)
-	}
-	for _, h := range handlesIn(skel, maxTokensPerSource) {
-		addKey(ix.facts, "handle:"+h, id)
-	}
-	if s.Integrity == Trusted {
-		ix.addTrusted(id, text)
+	if a.trusted {
+		ix.texts = append(ix.texts, trustedText{id, a.strict})
+		for _, k := range a.exact {
+			addKey(ix.exact, k, id)
+		}
 	}
 }
 
-// addTrusted records the exact keys of a trusted text: each structured
-// token, each significant amount and date, and the whole text as one value
-// (an endorsement is usually exactly the endorsed value).
-func (ix *Index) addTrusted(id int, text string) {
-	strict := strictFold(text)
-	ix.texts = append(ix.texts, trustedText{id, strict})
+// exactKeysOf returns the exact keys of a trusted text (strict is its
+// strict fold): each structured token, each significant amount and date,
+// and the whole text as one value (an endorsement is usually exactly the
+// endorsed value).
+func exactKeysOf(text, strict string, maxValueBytes int) []string {
+	var out []string
 	for _, t := range tokens(strict, maxTokensPerSource) {
 		if k, ok := Normalize(t.kind, t.text); ok {
-			addKey(ix.exact, namespace(t.kind)+":"+k, id)
+			out = append(out, namespace(t.kind)+":"+k)
 		}
 	}
 	for _, k := range amountsIn(strict, maxTokensPerSource) {
-		addKey(ix.exact, "amount:"+k, id)
+		out = append(out, "amount:"+k)
 	}
 	for _, k := range datesIn(strict, maxTokensPerSource) {
-		addKey(ix.exact, "date:"+k, id)
+		out = append(out, "date:"+k)
 	}
 	for _, h := range gluedHosts(text) {
 		for _, t := range tokens(strictFold(h), 1) {
 			if k, ok := Normalize(t.kind, t.text); ok && (t.kind == KindHost || t.kind == KindURL) {
-				addKey(ix.exact, namespace(t.kind)+":"+k, id)
+				out = append(out, namespace(t.kind)+":"+k)
 			}
 		}
 	}
-	if len(strict) <= ix.opt.MaxValueBytes {
-		for _, k := range exactKeys(strict, classify(strict, false)) {
-			addKey(ix.exact, k, id)
-		}
+	if len(strict) <= maxValueBytes {
+		out = append(out, exactKeys(strict, classify(strict, false))...)
 	}
+	return out
 }
 
 // gluedHostRE is a host written at the end of a sentence whose next

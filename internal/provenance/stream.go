@@ -54,11 +54,11 @@ func (st *stream) isBound(p int) bool {
 	return p/64 < len(st.bound) && st.bound[p/64]&(1<<(p%64)) != 0
 }
 
-// add appends source src's skeleton.
-func (st *stream) add(src int, skel string) {
+// add appends source src's skeleton in compact form, c with its word
+// offsets (compact).
+func (st *stream) add(src int, c string, words []int) {
 	st.starts = append(st.starts, len(st.data))
 	st.srcs = append(st.srcs, src)
-	c, words := compact(skel)
 	for _, w := range words {
 		st.setBound(len(st.data) + w)
 	}

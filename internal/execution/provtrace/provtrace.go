@@ -46,15 +46,13 @@ func Chain(ctx context.Context, db *store.DB, ids []string) (*store.Provenance, 
 	if len(ids) == 0 {
 		return nil, errors.New("no context")
 	}
-	out, err := db.ContextProvenance(ctx, ids[0])
+	ps, err := db.ChainProvenance(ctx, ids) // one snapshot of the whole chain
 	if err != nil {
 		return nil, err
 	}
-	for _, id := range ids[1:] {
-		p, err := db.ContextProvenance(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("ancestor %s: %w", id, err)
-		}
+	out := ps[0]
+	for i, id := range ids[1:] {
+		p := ps[i+1]
 		for _, in := range p.Inputs {
 			cp := *in
 			cp.ID = id + "/" + in.ID
@@ -109,14 +107,23 @@ func Values(op declarations.Operation, p *declarations.Parameters) (v any, ok bo
 	return nil, false
 }
 
+// Traced reports whether a need has values to trace (Values).
+func Traced(op declarations.Operation, p *declarations.Parameters) bool {
+	_, ok := Values(op, p)
+	return ok
+}
+
 // Trace traces a need's values against a context's provenance: the
 // matcher's arguments and the policy's view of each, by argument name.
-func Trace(p *store.Provenance, op declarations.Operation, params *declarations.Parameters) ([]provenance.Argument, map[string]policy.ArgProvenance) {
+// The index is built with memo's analyses of the texts it already saw (a
+// nil memo analyses all): the same index, field for field
+// (provenance.Memo).
+func Trace(p *store.Provenance, op declarations.Operation, params *declarations.Parameters, memo *provenance.Memo) ([]provenance.Argument, map[string]policy.ArgProvenance) {
 	values, ok := Values(op, params)
 	if !ok {
 		return nil, nil
 	}
-	traced := provenance.NewIndex(Sources(p), nil).Trace(values)
+	traced := memo.NewIndex(Sources(p), nil).Trace(values)
 	out := make(map[string]policy.ArgProvenance, len(traced))
 	for _, t := range traced {
 		out[ArgName(t.Path)] = ArgProvenance(t, p.EvictedUntrusted)
@@ -209,5 +216,5 @@ func Need(ctx context.Context, db *store.DB, d *declarations.Declaration) ([]too
 		return nil, fmt.Errorf("declaration %s: %w", d.ID, err)
 	}
 	params := d.Need.Parameters
-	return NeedArguments(Trace(p, d.Need.Operation, &params)), nil
+	return NeedArguments(Trace(p, d.Need.Operation, &params, nil)), nil
 }

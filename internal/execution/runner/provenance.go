@@ -130,18 +130,14 @@ func (c *call) recordSeen(resp *Response) *Response {
 // made without it.
 func (c *call) traceNeed(ctx context.Context, args toolkit.Args, in *policy.Input) error {
 	a, ok := args.(*tools.DeclareNeedArgs)
-	if !ok || a.Parameters == nil {
+	if !ok || !provtrace.Traced(a.Operation, a.Parameters) {
 		return nil
 	}
-	if _, ok := provtrace.Values(a.Operation, a.Parameters); !ok {
-		return nil
-	}
-	// The context and its ancestors.
-	p, err := provtrace.Chain(ctx, c.s.r.db, chainIDs(c.chain))
+	p, err := provtrace.Chain(ctx, c.s.r.db, chainIDs(c.chain)) // the context and its ancestors
 	if err != nil {
 		return violation.Wrap(violation.Unavailable, err, "the provenance of this context cannot be read")
 	}
-	c.traced, in.Provenance = provtrace.Trace(p, a.Operation, a.Parameters)
+	c.traced, in.Provenance = provtrace.Trace(p, a.Operation, a.Parameters, &c.s.r.analyses)
 	return nil
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/airlock-dev/airlock/internal/kit/metrics"
 	"github.com/airlock-dev/airlock/internal/policy/challenge"
 	"github.com/airlock-dev/airlock/internal/policy/redact"
+	"github.com/airlock-dev/airlock/internal/provenance"
 	"github.com/airlock-dev/airlock/sources"
 	"github.com/airlock-dev/airlock/store"
 	"github.com/airlock-dev/airlock/tools"
@@ -76,6 +77,7 @@ type Runner struct {
 	// (contexts, usage) is in the store.
 	bindings sync.Map // context id → *binding
 	trackers state.Trackers
+	analyses provenance.Memo // the matcher's analyses of texts traced needs saw
 
 	handleKey  []byte           // signs context handles
 	challenges *challenge.Keyed // signs approval questions

@@ -264,7 +264,7 @@ func (u *Connector) Observe(ctx context.Context, s *Session, up config.Upstream,
 	var changes []*pinning.Pin
 	out := map[string]*pinning.Pin{}
 	var skipped []string
-	err = u.db.UpdateUpstreamPins(ctx, up.ID, func(cur map[string]*pinning.Pin) ([]*pinning.Pin, error) {
+	diff := func(cur map[string]*pinning.Pin) ([]*pinning.Pin, error) {
 		changes, skipped = nil, nil
 		clear(out)
 		// A name listed twice is ambiguous (which definition would a call
@@ -302,9 +302,11 @@ func (u *Connector) Observe(ctx context.Context, s *Session, up config.Upstream,
 			}
 		}
 		return changes, nil
-	})
-	if err != nil {
-		return nil, err
+	}
+	if !u.unchanged(ctx, up.ID, diff) {
+		if err := u.db.UpdateUpstreamPins(ctx, up.ID, diff); err != nil {
+			return nil, err
+		}
 	}
 	for _, p := range changes {
 		u.append(ctx, audit.UpstreamPin(u.now().UTC(), by, auditPin(p)))
@@ -313,6 +315,25 @@ func (u *Connector) Observe(ctx context.Context, s *Session, up config.Upstream,
 		u.log.Warn("upstream tools not pinnable (bad name, duplicate or ambiguous schema)", "upstream", up.ID, "count", len(skipped))
 	}
 	return out, nil
+}
+
+// unchanged reports whether diff changes none of upstream's pins as the
+// read pool has them — a listing observed before every call of an HTTP
+// upstream (pin_check: every_call) almost never does — so that Observe
+// settles it without the write transaction, whose lock it would hold
+// against the calls' audit commits for a read and a rollback (issue 23).
+// The snapshot read is one the write transaction could have started
+// from, and from it the transaction would have written nothing; any
+// change, or a read that fails, goes through UpdateUpstreamPins, which
+// observes again against the pins it locked
+// (TestObserveUnchangedNeedsNoWriteLock).
+func (u *Connector) unchanged(ctx context.Context, upstream string, diff func(map[string]*pinning.Pin) ([]*pinning.Pin, error)) bool {
+	cur, err := u.db.UpstreamPinsByTool(ctx, upstream)
+	if err != nil {
+		return false
+	}
+	changes, err := diff(cur)
+	return err == nil && len(changes) == 0
 }
 
 // AuditApproval records op's approval of the definition of pin p with
