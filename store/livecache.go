@@ -71,7 +71,9 @@ func (m *writerMemo[T]) put(gen uint64, v T) {
 }
 
 // liveCache is the live rows the writer remembers.
-type liveCache struct{ writerMemo[map[string]liveSnap] }
+type liveCache struct {
+	writerMemo[map[string]liveSnap]
+}
 
 // take returns the remembered rows (an empty map when none; nil on
 // PostgreSQL, where nothing is remembered) and forgets them; gen is for
