@@ -122,6 +122,7 @@ lint-deps:
 	@test -x $(GOBIN_DIR)/deadcode || $(GO) install $(DEADCODE_PKG)
 
 lint: lint-deps
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt -l: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GOBIN_DIR)/staticcheck ./...
 	DEADCODE=$(GOBIN_DIR)/deadcode scripts/deadcode-check
