@@ -75,7 +75,11 @@ func New(cfg *config.Config, stateDir string, opts *Options, log *slog.Logger) t
 		host.Unavailable = fmt.Errorf("creating the runs directory: %w", err)
 		return host
 	}
-	sb, err := sandbox.New(&sandbox.Options{TrampolinePath: opts.SandboxTrampoline, Logger: log, OnRun: sandboxObserver(opts.Metrics)})
+	// Spare: each run takes a trampoline started in advance (its own
+	// fresh namespaces, used by that run only), so a run does not wait
+	// for the trampoline's start (issue 27; sandbox spare.go). The runner
+	// stops it with the kill switch and closes it at shutdown.
+	sb, err := sandbox.New(&sandbox.Options{TrampolinePath: opts.SandboxTrampoline, Logger: log, OnRun: sandboxObserver(opts.Metrics), Spare: true})
 	if err != nil {
 		log.Warn("run_pipeline disabled: the sandbox is unavailable", "err", err)
 		host.Unavailable = err

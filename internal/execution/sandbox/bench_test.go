@@ -44,29 +44,39 @@ func BenchmarkPlainExec(b *testing.B) {
 // BenchmarkSandboxStartBinary is BenchmarkSandboxStart with the airlock
 // binary itself as the trampoline, as serve runs it — the whole binary's
 // package initialisation before the trampoline decides is part of every
-// run (issue 27) — against the minimal trampolinecmd and, when
-// AIRLOCK_BENCH_BEFORE names an older airlock binary, that one, the sides
-// interleaved run by run. Reports each side's median ms per run.
+// run started cold (issue 27) — against the minimal trampolinecmd and,
+// when AIRLOCK_BENCH_BEFORE names an older airlock binary, that one, the
+// sides interleaved run by run. The "airlock-spare" side is serve's
+// configuration (Options.Spare, spare.go), measured when its spare is
+// ready (the run waits for the previous run's refill first, untimed): the
+// cost of a run on a server that is not already saturated. Internal
+// figures; reports each side's median ms per run.
 func BenchmarkSandboxStartBinary(b *testing.B) {
 	newSandbox(b) // builds the fixtures, skips where the sandbox cannot run
 	airlock := filepath.Join(fixtureDir, "airlock")
 	gobuild.Build(b, airlock, filepath.Join("..", "..", ".."))
-	sides := []struct{ name, bin string }{{"trampolinecmd", trampolinePath}, {"airlock", airlock}}
+	type side struct {
+		name, bin string
+		spare     bool
+	}
+	sides := []side{{"trampolinecmd", trampolinePath, false}, {"airlock", airlock, false}, {"airlock-spare", airlock, true}}
 	if v := os.Getenv("AIRLOCK_BENCH_BEFORE"); v != "" {
-		sides = append(sides, struct{ name, bin string }{"before", v})
+		sides = append(sides, side{"before", v, false})
 	}
 	sbs := make([]*sandbox.Sandbox, len(sides))
 	for i, s := range sides {
-		sb, err := sandbox.New(&sandbox.Options{TrampolinePath: s.bin})
+		sb, err := sandbox.New(&sandbox.Options{TrampolinePath: s.bin, Spare: s.spare})
 		if err != nil {
 			b.Fatalf("%s: %v", s.name, err)
 		}
+		b.Cleanup(func() { sb.Close() })
 		sbs[i] = sb
 	}
 	spec := sandbox.Spec{Argv: []string{"/bin/true"}}
 	ms := make([][]float64, len(sides))
 	for b.Loop() {
 		for i, sb := range sbs {
+			sb.SpareSettled()
 			start := time.Now()
 			res, err := sb.Run(context.Background(), spec)
 			if err != nil || res.ExitCode != 0 {
