@@ -24,8 +24,8 @@ import (
 type spareLog chan int
 
 func (spareLog) Enabled(context.Context, slog.Level) bool { return true }
-func (h spareLog) WithAttrs([]slog.Attr) slog.Handler    { return h }
-func (h spareLog) WithGroup(string) slog.Handler         { return h }
+func (h spareLog) WithAttrs([]slog.Attr) slog.Handler     { return h }
+func (h spareLog) WithGroup(string) slog.Handler          { return h }
 func (h spareLog) Handle(_ context.Context, r slog.Record) error {
 	if r.Message != "sandbox: spare ready" {
 		return nil

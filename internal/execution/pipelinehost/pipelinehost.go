@@ -120,6 +120,7 @@ func Recover(ctx context.Context, stateDir string, db audit.Appender, now func()
 func Check(cfg *config.Config, stateDir string, opts *Options) (sandbox.Report, error) {
 	host := New(cfg, stateDir, opts, slog.New(slog.DiscardHandler))
 	if host.Sandbox != nil {
+		defer host.Sandbox.Close() // its spare: doctor runs nothing
 		return host.Sandbox.Report(), nil
 	}
 	var ue *sandbox.UnavailableError
