@@ -17,7 +17,10 @@ import (
 
 // BenchmarkSandboxStart and BenchmarkPlainExec run the same /bin/true; the
 // difference is the sandbox's start-up cost (goal: at most 20 ms extra).
-// `make bench`; figures are recorded in BENCHMARKS.md.
+// The shared sandbox keeps a spare (spare.go) and the runs follow each
+// other at once, so each run takes the spare being started for it: the
+// figure is a saturated server's. `make bench`; figures are recorded in
+// BENCHMARKS.md.
 func BenchmarkSandboxStart(b *testing.B) {
 	s := newSandbox(b)
 	spec := sandbox.Spec{Argv: []string{"/bin/true"}}
