@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -180,7 +179,7 @@ echo $!`},
 func TestSpareBrokenCostsAFreshStart(t *testing.T) {
 	s, lines := spareSandbox(t)
 	pid, fd := readySpare(t, s)
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	if err := unix.Kill(pid, unix.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	waitGone(t, fd, "the killed spare")
