@@ -50,6 +50,9 @@ type spares struct {
 	gen     uint64 // bumped by stop: a spare started before is discarded
 	ready   *launch
 	filling chan struct{} // closed when the start in flight has ended
+	// starting is the spare of the start in flight once its process
+	// exists, until it says it is ready: stop kills it.
+	starting *launch
 }
 
 // launch is one started trampoline, the parent's ends of its channels and,
@@ -118,6 +121,21 @@ func (s *Sandbox) spawn() (*launch, error) {
 	l := &launch{cmd: cmd, sock: sock, statusR: statusR, kl: &killer{}}
 	l.kl.setProcess(cmd.Process)
 	return l, nil
+}
+
+// awaitReady waits for the trampoline's ReadyByte (confine/handoff.go):
+// it is then past its start and waits for its run. A trampoline that dies
+// first (or is killed by stop) ends the wait with an error.
+func (l *launch) awaitReady() error {
+	var b [1]byte
+	n, err := l.sock.Read(b[:])
+	if n == 1 && b[0] == confine.ReadyByte {
+		return nil
+	}
+	if err == nil {
+		err = fmt.Errorf("unexpected byte %q", b[0])
+	}
+	return &SetupError{Stage: "start", Msg: "spare trampoline ended before it was ready: " + err.Error()}
 }
 
 // discard ends a trampoline that was never handed a run: its spec socket
@@ -217,10 +235,13 @@ func (l *launch) waitCopiers() (heldOpen bool) {
 	return heldOpen
 }
 
-// handOver sends the run's descriptors and its spec, then closes the spec
-// socket (EOF ends the spec).
+// handOver sends the run's descriptors and its spec, then shuts down its
+// side of the spec socket (EOF ends the spec). The socket itself is closed
+// by handshake once the trampoline is done with it: a close with unread
+// data (a cold trampoline's ReadyByte) would reset the connection under
+// the trampoline's read of the spec.
 func (l *launch) handOver(ws *confine.Spec) error {
-	defer l.sock.Close()
+	defer unix.Shutdown(int(l.sock.Fd()), unix.SHUT_WR)
 	data, err := json.Marshal(ws)
 	if err != nil {
 		return &SetupError{Stage: "spec", Msg: err.Error()}
@@ -274,7 +295,18 @@ func (s *Sandbox) refill() {
 	go func() {
 		defer close(ch)
 		l, err := s.spawn()
+		if err == nil {
+			sp.mu.Lock()
+			sp.starting = l
+			stopped := sp.gen != gen
+			sp.mu.Unlock()
+			if stopped {
+				l.kl.kill("discarded")
+			}
+			err = l.awaitReady()
+		}
 		sp.mu.Lock()
+		sp.starting = nil
 		keep := err == nil && sp.on && sp.gen == gen && sp.ready == nil
 		if keep {
 			sp.ready = l
@@ -321,6 +353,9 @@ func (s *Sandbox) stopSpares(closing bool) {
 	sp.gen++
 	l, ch := sp.ready, sp.filling
 	sp.ready = nil
+	if sp.starting != nil {
+		sp.starting.kl.kill("discarded") // its start ends; the refill discards it
+	}
 	sp.mu.Unlock()
 	if l != nil {
 		l.discard()

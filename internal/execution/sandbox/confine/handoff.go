@@ -21,6 +21,11 @@ import (
 // stdin, stdout and stderr (moved to 0, 1, 2); then the JSON spec; then it
 // closes its end (EOF ends the spec).
 //
+// Before waiting, the trampoline sends one byte, [ReadyByte], on the same
+// socket: it is past its start (Go's initialisation, the run-independent
+// work of runTrampoline, warmUp), so a spare the parent has seen ready is
+// one a run does not wait for.
+//
 // A parent that closes the socket without sending (the server abandons or
 // stops the spare, or dies) makes the trampoline exit with ExitSetupFailed
 // having run nothing (sandbox TestSpareAbandonedRunsNothing).
@@ -87,6 +92,16 @@ func receiveRun(sock int) error {
 		unix.Close(fd)
 	}
 	return nil
+}
+
+// ReadyByte is what the trampoline sends on the spec socket once it waits
+// for its run.
+const ReadyByte = 'S'
+
+// sayReady tells the parent the trampoline waits for its run. A parent
+// gone already is not an error here: receiveRun sees it.
+func sayReady(sock int) {
+	unix.Sendmsg(sock, []byte{ReadyByte}, nil, nil, unix.MSG_NOSIGNAL)
 }
 
 // SendRun is the parent's side of the handoff on the socket fd sock: one

@@ -107,6 +107,7 @@ func runTrampoline(status *os.File) (stage string, err error) {
 		return StagePrepare, fmt.Errorf("making mounts private: %w", err)
 	}
 	warmUp()
+	sayReady(SpecFD)
 	// Blocks here until the run is handed over (handoff.go): a spare
 	// waits at this point, holding nothing of any run.
 	if err := receiveRun(SpecFD); err != nil {
