@@ -4,7 +4,6 @@ package sandbox_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -47,9 +46,11 @@ func BenchmarkPlainExec(b *testing.B) {
 // BenchmarkSandboxStartBinary is BenchmarkSandboxStart with the airlock
 // binary itself as the trampoline, as serve runs it — the whole binary's
 // package initialisation before the trampoline decides is part of every
-// run started cold (issue 27) — against the minimal trampolinecmd and,
-// when AIRLOCK_BENCH_BEFORE names an older airlock binary, that one, the
-// sides interleaved run by run. The "airlock-spare" side is serve's
+// run started cold (issue 27) — against the minimal trampolinecmd, the
+// sides interleaved run by run. (An older airlock binary cannot be a side:
+// the trampoline speaks its own server's handoff, confine/handoff.go; the
+// end-to-end BenchmarkPeersPipeline compares against one, each side with
+// its own server.) The "airlock-spare" side is serve's
 // configuration (Options.Spare, spare.go), measured when its spare is
 // ready (the run waits for the previous run's refill first, untimed): the
 // cost of a run on a server that is not already saturated. Internal
@@ -63,9 +64,6 @@ func BenchmarkSandboxStartBinary(b *testing.B) {
 		spare     bool
 	}
 	sides := []side{{"trampolinecmd", trampolinePath, false}, {"airlock", airlock, false}, {"airlock-spare", airlock, true}}
-	if v := os.Getenv("AIRLOCK_BENCH_BEFORE"); v != "" {
-		sides = append(sides, side{"before", v, false})
-	}
 	sbs := make([]*sandbox.Sandbox, len(sides))
 	for i, s := range sides {
 		sb, err := sandbox.New(&sandbox.Options{TrampolinePath: s.bin, Spare: s.spare})
