@@ -10,21 +10,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// refusedHandoffs are handoffs the trampoline must refuse: files is how
+// many descriptors come with the byte (-1: the channel closes instead).
+var refusedHandoffs = []struct {
+	name  string
+	files int
+	want  error
+}{
+	{"closed before a run", -1, ErrNoRun},
+	{"no descriptors", 0, nil},
+	{"too few", HandoffFiles - 1, nil},
+	{"too many", HandoffFiles + 1, nil},
+}
+
 // TestReceiveRunRefuses: the trampoline takes a run only as exactly
 // HandoffFiles descriptors with one byte; a closed channel is ErrNoRun (a
 // spare nobody took), a wrong count is refused, and every descriptor that
 // arrived with a refused handoff is closed, none kept for the pipeline.
 func TestReceiveRunRefuses(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		files int // descriptors sent; -1: close without sending
-		want  error
-	}{
-		{"closed before a run", -1, ErrNoRun},
-		{"no descriptors", 0, nil},
-		{"too few", HandoffFiles - 1, nil},
-		{"too many", HandoffFiles + 1, nil},
-	} {
+	for _, tc := range refusedHandoffs {
 		t.Run(tc.name, func(t *testing.T) {
 			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 			if err != nil {
