@@ -298,6 +298,7 @@ func (s *Sandbox) executeOnce(ctx context.Context, ws *confine.Spec, lim Limits,
 		l.kl.kill("setup")
 	}
 	l.cmd.Wait()
+	s.refill() // the next run's spare, now that this run's program is over (spare.go)
 	if loopL != nil {
 		loopL.Close() // Serve returns: the run is over
 	}

@@ -30,8 +30,9 @@ import (
 // (TestSpareFreshPerRun, TestHostileNothingLeftForTheNextRun). A run takes
 // the spare (takeSpare), verifies its namespaces, moves it into the run's
 // cgroup with the run's limits — both before anything of the run reaches
-// it — and hands over the descriptors and spec (handshake); a new spare is
-// started in the background for the next run.
+// it — and hands over the descriptors and spec (handshake); once the
+// run's program has ended a new spare is started in the background for
+// the next run.
 //
 // Lifetime: a spare dies with the server (Pdeathsig SIGKILL;
 // TestSpareDiesWithServer; the kernel ties it to the thread that started
@@ -259,8 +260,10 @@ func (l *launch) handOver(ws *confine.Spec) error {
 }
 
 // takeSpare returns the ready spare, or the one being started once it is
-// (it started earlier than a start now would), or nil; and starts the
-// next one.
+// (it started earlier than a start now would), or nil. The next one is
+// started once this run's program has ended (executeOnce), not now: a
+// start competes for CPU with the run's confinement and program, which
+// made them take twice as long on a loaded machine (BENCHMARKS.md).
 func (s *Sandbox) takeSpare() *launch {
 	sp := &s.spares
 	sp.mu.Lock()
@@ -272,7 +275,6 @@ func (s *Sandbox) takeSpare() *launch {
 	l := sp.ready
 	sp.ready = nil
 	sp.mu.Unlock()
-	s.refill()
 	if l != nil {
 		l.fromSpare = true
 	}
