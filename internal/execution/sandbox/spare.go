@@ -37,11 +37,12 @@ import (
 // Lifetime: a spare dies with the server (Pdeathsig SIGKILL;
 // TestSpareDiesWithServer; the kernel ties it to the thread that started
 // the spare, and Go ends a thread only when a goroutine exits locked to
-// it — loopback.go's failure path — which then costs a fresh start); a closed spec socket makes it exit having run
-// nothing (TestSpareAbandonedRunsNothing); StopSpare (the kill switch) and
-// Close (shutdown) kill it and wait for it (TestSpareStoppedByCloseAndStop).
-// A spare that died or broke before its run was handed over costs the run
-// a fresh start, not a failure (TestSpareBrokenCostsAFreshStart).
+// it — loopback.go's failure path — which then costs a fresh start); a
+// closed spec socket makes it exit having run nothing
+// (TestSpareAbandonedRunsNothing); StopSpare (the kill switch) and Close
+// (shutdown) kill it and wait for it (TestSpareStoppedByCloseAndStop). A
+// spare that died or broke before its run was handed over costs the run a
+// fresh start, not a failure (TestSpareBrokenCostsAFreshStart).
 
 // spares is a Sandbox's one-slot spare: at most one ready, at most one
 // being started.
