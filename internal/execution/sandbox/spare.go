@@ -34,8 +34,9 @@ import (
 // run's program has ended a new spare is started in the background for
 // the next run.
 //
-// Lifetime: a spare dies with the server (Pdeathsig SIGKILL;
-// TestSpareDiesWithServer; the kernel ties it to the thread that started
+// Lifetime: a spare dies with the server (Pdeathsig SIGKILL, and the
+// server's end of the spec socket closing; TestSpareDiesWithServer; the
+// kernel ties it to the thread that started
 // the spare, and Go ends a thread only when a goroutine exits locked to
 // it — loopback.go's failure path — which then costs a fresh start); a
 // closed spec socket makes it exit having run nothing
