@@ -252,7 +252,7 @@ func spareHelper(trampoline string) int {
 // TestSpareDiesWithServer: a server killed with SIGKILL (no shutdown
 // runs) takes its spare with it. Two mechanisms each suffice: Pdeathsig,
 // and the spec socket's end the dead server held closing (the spare's
-// wait ends with ErrNoRun); the test passes with either removed alone.
+// wait ends with ErrNoRun); it passes with Pdeathsig removed.
 func TestSpareDiesWithServer(t *testing.T) {
 	newSandbox(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
