@@ -75,7 +75,11 @@ func New(cfg *config.Config, stateDir string, opts *Options, log *slog.Logger) t
 		host.Unavailable = fmt.Errorf("creating the runs directory: %w", err)
 		return host
 	}
-	sb, err := sandbox.New(&sandbox.Options{TrampolinePath: opts.SandboxTrampoline, Logger: log, OnRun: sandboxObserver(opts.Metrics)})
+	// Spare: each run takes a trampoline started in advance (its own
+	// fresh namespaces, used by that run only), so a run does not wait
+	// for the trampoline's start (issue 27; sandbox spare.go). The runner
+	// stops it with the kill switch and closes it at shutdown.
+	sb, err := sandbox.New(&sandbox.Options{TrampolinePath: opts.SandboxTrampoline, Logger: log, OnRun: sandboxObserver(opts.Metrics), Spare: true})
 	if err != nil {
 		log.Warn("run_pipeline disabled: the sandbox is unavailable", "err", err)
 		host.Unavailable = err
@@ -116,6 +120,7 @@ func Recover(ctx context.Context, stateDir string, db audit.Appender, now func()
 func Check(cfg *config.Config, stateDir string, opts *Options) (sandbox.Report, error) {
 	host := New(cfg, stateDir, opts, slog.New(slog.DiscardHandler))
 	if host.Sandbox != nil {
+		defer host.Sandbox.Close() // its spare: doctor runs nothing
 		return host.Sandbox.Report(), nil
 	}
 	var ue *sandbox.UnavailableError

@@ -23,10 +23,12 @@ func (r *Runner) killSwitch(ctx context.Context) error {
 	v := r.anchor.Kill(ctx)
 	if v.Err != nil {
 		r.upstreams.StopWarm()
+		r.pipelines.Sandbox.StopSpare()
 		return violation.Wrap(violation.KillSwitchEngaged, v.Err, "kill switch state unavailable; refusing all calls")
 	}
 	if v.File.Engaged || v.Store {
 		r.upstreams.StopWarm() // before the refusal returns: TestKillSwitchStopsWarmUpstream
+		r.pipelines.Sandbox.StopSpare()
 		return violation.New(violation.KillSwitchEngaged, "the operator has stopped all tool execution")
 	}
 	return nil

@@ -205,6 +205,7 @@ func (r *Runner) Close() error {
 		close(r.stop)
 		r.broker.close()
 		r.upstreams.Close()
+		r.pipelines.Sandbox.Close()
 		r.notifier.Close()
 		r.closeErr = errors.Join(r.pools.Close(), r.closeStore())
 	})

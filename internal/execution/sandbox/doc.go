@@ -11,7 +11,9 @@
 // needed to run programs, cannot write outside its run's /out and /tmp (one
 // tmpfs, the run's disk quota), sees only stable sandbox paths (/pools/<id>,
 // /out, /tmp) rather than host paths, cannot see or signal host processes,
-// and cannot outlive its limits. If any mechanism
+// and cannot outlive its limits. Every run gets namespaces, a tmpfs and
+// a cgroup nothing else ever ran in, also when its trampoline was started
+// before the run (a spare serves exactly one run). If any mechanism
 // this depends on is missing, [New] fails with [ErrUnavailable] (fail
 // closed) and says which; [Probe] reports the same for `airlock doctor`.
 // An architecture test keeps os/exec out of every other package.
@@ -21,9 +23,15 @@
 // The server re-executes itself as a hidden trampoline subcommand
 // ([TrampolineArg]; main calls [MaybeRunTrampoline] first). The parent
 // starts it with os/exec (argv only, never a shell) in new network, PID,
-// IPC, UTS and mount namespaces, with a descriptor to the run's quota tmpfs,
-// verifies the namespaces from /proc, moves it into a per-run cgroup, and
-// only then sends the run's spec as JSON over a pipe. The trampoline, PID 1
+// IPC, UTS and mount namespaces, holding nothing of any run, verifies the
+// namespaces from /proc, moves it into a per-run cgroup with the run's
+// limits, and only then hands over, on a Unix socket, the run's quota
+// tmpfs and stdio and then its spec as JSON (confine/handoff.go). With
+// [Options.Spare] the trampoline is started before its run (a spare,
+// spare.go): each spare serves exactly one run and is never reused, so
+// every run still gets namespaces, a tmpfs and a cgroup nothing else ever
+// ran in; a spare dies with the server, and [Sandbox.StopSpare] (the kill
+// switch) and [Sandbox.Close] (shutdown) end it. The trampoline, PID 1
 // of its namespace (its code is the leaf package confine, initialised
 // before the binary's heavy packages), then builds the run's root and
 // pivots into it (confine/mounts.go), sets rlimits, drops to an
@@ -36,8 +44,8 @@
 // to the tmpfs and frees it.
 // Each file holds one mechanism and names the attacks it blocks and the
 // test that proves it: namespaces.go, mounts.go, cgroup.go, run.go,
-// loopback.go here; confine/mounts.go, rlimit.go, creds.go, landlock.go,
-// seccomp.go, trampoline.go in the trampoline's package.
+// spare.go, loopback.go here; confine/mounts.go, rlimit.go, creds.go, landlock.go,
+// seccomp.go, trampoline.go, handoff.go in the trampoline's package.
 //
 // # Limits, honestly
 //

@@ -35,6 +35,9 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
+	if tr := os.Getenv(spareHelperEnv); tr != "" {
+		return spareHelper(tr) // TestSpareDiesWithServer's stand-in server
+	}
 	dir, err := os.MkdirTemp("", "airlock-sandbox-fixtures-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -116,6 +119,10 @@ func newSandbox(t testing.TB) *sandbox.Sandbox {
 		shared, sharedErr = sandbox.New(&sandbox.Options{
 			TrampolinePath: trampolinePath,
 			Logger:         slog.New(&runRecorder{}),
+			// Every test runs through the spare path (spare.go); a run
+			// that finds no spare ready starts one itself, so the cold
+			// path is exercised too.
+			Spare: true,
 		})
 	})
 	if sharedErr != nil {

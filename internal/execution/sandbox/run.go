@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -32,6 +31,7 @@ type Sandbox struct {
 	log        *slog.Logger
 	report     Report
 	onRun      func(*Result, error)
+	spares     spares // spare.go
 }
 
 // New checks every mechanism (Probe), then dry-runs the trampoline, which
@@ -91,6 +91,8 @@ func New(opts *Options) (*Sandbox, error) {
 		return nil, &UnavailableError{Reason: "self-test: " + st.Detail, Report: s.Report()}
 	}
 	s.onRun = o.OnRun // after the self-test: it is not a pipeline run
+	s.spares.on = o.Spare
+	s.refill()
 	return s, nil
 }
 
@@ -233,10 +235,24 @@ type stdio struct {
 }
 
 func (s *Sandbox) execute(ctx context.Context, ws *confine.Spec, lim Limits, stdin stdio, collect func(*os.Root) error) (*Result, error) {
+	res, err, retry := s.executeOnce(ctx, ws, lim, stdin, collect, true)
+	if retry {
+		// The spare died or broke before the run was handed to it: the
+		// run costs a fresh start, not a failure (spare.go).
+		s.log.WarnContext(ctx, "sandbox: spare trampoline unusable, starting afresh", "err", err)
+		res, err, _ = s.executeOnce(ctx, ws, lim, stdin, collect, false)
+	}
+	return res, err
+}
+
+// executeOnce is one attempt at a run, in a trampoline taken from the
+// spare slot when useSpare, else started now. retry reports that a spare
+// failed before anything of the run reached it (launch.unusedSpare).
+func (s *Sandbox) executeOnce(ctx context.Context, ws *confine.Spec, lim Limits, stdin stdio, collect func(*os.Root) error, useSpare bool) (_ *Result, _ error, retry bool) {
 	runID := randomID()
 	cg, err := s.cgroups.create("airlock-"+runID, lim.MemoryBytes, lim.Procs)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err), false
 	}
 	s.log.DebugContext(ctx, "sandbox: run starting", "run", runID, "cgroup", "airlock-"+runID, "dry_run", ws.DryRun)
 	defer func() {
@@ -246,15 +262,26 @@ func (s *Sandbox) execute(ctx context.Context, ws *confine.Spec, lim Limits, std
 	}()
 	scratch, err := newScratch(lim.DiskBytes, scratchInodes+ws.MountPoints())
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err), false
 	}
 	// Closed after Collect, before the cgroup goes: the tmpfs's pages are
 	// charged to the run's cgroup and are freed with the last reference.
 	defer scratch.Close()
 	start := time.Now()
-	l, err := s.start(lim, stdin, scratch)
-	if err != nil {
-		return nil, err
+	var l *launch
+	if useSpare {
+		l = s.takeSpare()
+	}
+	if l == nil {
+		if l, err = s.spawn(); err != nil {
+			return nil, err, false
+		}
+	}
+	if err := l.attach(lim, stdin, scratch); err != nil {
+		l.release()
+		l.discard()
+		l.waitCopiers()
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err), false
 	}
 	stopWatch := watch(ctx, l.kl, lim.Wall)
 	var loopL net.Listener
@@ -266,24 +293,25 @@ func (s *Sandbox) execute(ctx context.Context, ws *confine.Spec, lim Limits, std
 		loopL, err = openLoopback(pid, stdin.loop)
 		return fmt.Sprintf("loopback:127.0.0.1:%d", stdin.loop.Port), err
 	}
-	mech, setupErr := s.handshake(l.cmd.Process.Pid, cg, ws, l.specW, l.statusR, before)
+	mech, setupErr := s.handshake(l, cg, ws, before)
 	if setupErr != nil {
 		l.kl.kill("setup")
 	}
-	waitErr := l.cmd.Wait()
+	l.cmd.Wait()
+	s.refill() // the next run's spare, now that this run's program is over (spare.go)
 	if loopL != nil {
 		loopL.Close() // Serve returns: the run is over
 	}
-	dur := time.Since(start)
-	stopWatch()
-	if waitErr != nil && errors.Is(waitErr, exec.ErrWaitDelay) {
+	if l.waitCopiers() {
 		s.log.WarnContext(ctx, "sandbox: output pipes held open after exit", "run", runID)
 	}
+	dur := time.Since(start)
+	stopWatch()
 	// If the wall clock or ctx ended the run while it was still being set
 	// up, the setup "failure" is only the consequence: report the kill.
 	if reason := l.kl.why(); setupErr != nil && reason != KillWallTime && reason != KillCanceled {
 		s.log.DebugContext(ctx, "sandbox: setup failed", "run", runID, "err", setupErr)
-		return nil, setupErr
+		return nil, setupErr, l.unusedSpare() && ctx.Err() == nil
 	}
 	res := buildResult(l.cmd.ProcessState, l.kl.why(), cg.stats(), lim)
 	res.Duration = dur
@@ -303,10 +331,10 @@ func (s *Sandbox) execute(ctx context.Context, ws *confine.Spec, lim Limits, std
 		"kill_reason", res.KillReason, "duration", dur, "disk_bytes", res.DiskBytes)
 	if collect != nil {
 		if err := collectOut(scratch, collect); err != nil {
-			return res, err
+			return res, err, false
 		}
 	}
-	return res, nil
+	return res, nil, false
 }
 
 // collectOut hands /out to collect through the parent's own descriptor to
@@ -325,78 +353,21 @@ func collectOut(scratch *os.File, collect func(*os.Root) error) error {
 	return nil
 }
 
-// launch is one started trampoline and the parent's ends of its pipes.
-type launch struct {
-	cmd            *exec.Cmd
-	stdout, stderr *cappedBuffer
-	specW, statusR *os.File
-	kl             *killer
-}
-
-// start execs the trampoline (argv only, no shell) in new namespaces. It
-// blocks in the trampoline until handshake sends the spec.
-func (s *Sandbox) start(lim Limits, stdin stdio, scratch *os.File) (*launch, error) {
-	specR, specW, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	statusR, statusW, err := os.Pipe()
-	if err != nil {
-		specR.Close()
-		specW.Close()
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	l := &launch{specW: specW, statusR: statusR, kl: &killer{}}
-	flood := func() { l.kl.kill(KillOutput) }
-	l.stdout = &cappedBuffer{limit: lim.OutputBytes, ceiling: floodFactor * lim.OutputBytes, onFlood: flood}
-	l.stderr = &cappedBuffer{limit: lim.OutputBytes, ceiling: floodFactor * lim.OutputBytes, onFlood: flood}
-	l.cmd = &exec.Cmd{
-		Path: s.trampoline,
-		Args: []string{"airlock-sandbox", confine.TrampolineArg},
-		// The trampoline's own environment; the pipeline gets ws.Env.
-		// GOMAXPROCS=1 keeps its thread count (charged to pids) small.
-		Env:         []string{"GOMAXPROCS=1"},
-		Dir:         "/",
-		Stdout:      l.stdout,
-		Stderr:      l.stderr,
-		ExtraFiles:  []*os.File{specR, statusW, scratch}, // fds 3, 4, 5
-		SysProcAttr: sysProcAttr(),
-		WaitDelay:   5 * time.Second,
-	}
-	switch {
-	case stdin.in != nil:
-		l.cmd.Stdin = stdin.in
-	case stdin.data != nil:
-		l.cmd.Stdin = bytes.NewReader(stdin.data)
-	}
-	if stdin.out != nil {
-		l.cmd.Stdout = stdin.out
-	}
-	if stdin.errf != nil {
-		l.cmd.Stderr = stdin.errf
-	}
-	err = l.cmd.Start()
-	specR.Close()
-	statusW.Close()
-	if err != nil {
-		specW.Close()
-		statusR.Close()
-		return nil, &SetupError{Stage: "start", Msg: err.Error(), Errno: errnoOf(err)}
-	}
-	l.kl.setProcess(l.cmd.Process)
-	return l, nil
-}
-
 // handshake verifies the namespaces, moves the trampoline into the run's
-// cgroups, sends the spec and reads the trampoline's status until its
-// execve (EOF on the close-on-exec status pipe).
+// cgroups, hands over the run's descriptors and spec (spare.go) and reads
+// the trampoline's status until its execve (EOF on the close-on-exec
+// status pipe). Nothing of the run reaches the trampoline before its
+// namespaces are verified and it is in the run's cgroups with their
+// limits: a spare started long before is confined exactly like a fresh one.
 //
 // before, if set, runs once the namespaces and cgroups are verified and
 // before the spec is sent, so before the pipeline exists (the loopback
 // listener); it names what it set up for the mechanisms list.
-func (s *Sandbox) handshake(pid int, cg *runCgroup, ws *confine.Spec, specW, statusR *os.File, before func(pid int) (string, error)) ([]string, error) {
-	defer statusR.Close()
-	defer specW.Close()
+func (s *Sandbox) handshake(l *launch, cg *runCgroup, ws *confine.Spec, before func(pid int) (string, error)) ([]string, error) {
+	defer l.statusR.Close()
+	defer l.release()
+	defer l.sock.Close()
+	pid := l.cmd.Process.Pid
 	mech, err := verifyNamespaces(pid)
 	if err != nil {
 		return nil, &SetupError{Stage: "namespaces", Msg: err.Error()}
@@ -414,15 +385,15 @@ func (s *Sandbox) handshake(pid int, cg *runCgroup, ws *confine.Spec, specW, sta
 			mech = append(mech, what)
 		}
 	}
-	data, err := json.Marshal(ws)
-	if err != nil {
-		return nil, &SetupError{Stage: "spec", Msg: err.Error()}
+	werr := l.handOver(ws)
+	if se := (*SetupError)(nil); errors.As(werr, &se) {
+		return nil, se
 	}
-	_, werr := specW.Write(data)
-	specW.Close()
-	// Read the status even when the write failed: a trampoline that refused
-	// before reading its spec (built with cgo, not PID 1) says why there.
-	raw, err := io.ReadAll(io.LimitReader(statusR, 64<<10))
+	l.release()
+	// Read the status even when the handover failed: a trampoline that
+	// refused before reading its spec (built with cgo, not PID 1) says why
+	// there.
+	raw, err := io.ReadAll(io.LimitReader(l.statusR, 64<<10))
 	if err != nil {
 		return nil, &SetupError{Stage: "status", Msg: err.Error()}
 	}
@@ -439,8 +410,10 @@ func (s *Sandbox) handshake(pid int, cg *runCgroup, ws *confine.Spec, specW, sta
 			return nil, &SetupError{Stage: "status", Msg: "unreadable trampoline status"}
 		}
 		if m.Stage != "" {
+			l.spoke = !confine.BeforeHandoff(m.Stage)
 			return nil, &SetupError{Stage: m.Stage, Msg: m.Error, Errno: m.Errno}
 		}
+		l.spoke = true
 		if m.OK {
 			ok = true
 			mech = append(mech, m.Mechanisms...)

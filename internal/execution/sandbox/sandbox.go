@@ -268,4 +268,9 @@ type Options struct {
 	// OnRun, when set, is told how every Run ended (res nil when nothing
 	// ran), after the run: metrics. It must not block.
 	OnRun func(res *Result, err error)
+	// Spare keeps one trampoline started in advance, in its own fresh
+	// namespaces, for the next run (spare.go): a run then skips the
+	// trampoline's start. Each spare serves exactly one run. A Sandbox
+	// with a spare must be closed (Close) when no longer used.
+	Spare bool
 }

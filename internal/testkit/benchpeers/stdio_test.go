@@ -108,6 +108,12 @@ func callsPerSecond(tb testing.TB, c *client.Client, req mcp.CallToolRequest, n 
 // Target: ≤ 10 ms overhead (issue 11), ≤ 5 ms (issue 27).
 func BenchmarkPeersPipeline(b *testing.B) { peersPipeline(b, full, b.ReportMetric) }
 
+// pipelinePause (AIRLOCK_BENCH_PIPELINE_PAUSE, a duration; default none)
+// is left between calls, outside the timed call: the sandbox starts the
+// next run's trampoline in advance (a spare), which back-to-back calls on
+// a busy machine never let finish first.
+var pipelinePause, _ = time.ParseDuration(os.Getenv("AIRLOCK_BENCH_PIPELINE_PAUSE"))
+
 func peersPipeline(tb testing.TB, sc scale, metric func(float64, string)) {
 	if os.Geteuid() != 0 {
 		tb.Skip("the sandbox needs root")
@@ -151,6 +157,7 @@ func peersPipeline(tb testing.TB, sc scale, metric func(float64, string)) {
 			var ms []float64
 			for range sc.pipelineRuns {
 				ms = append(ms, float64(run[n]().Microseconds())/1000)
+				time.Sleep(pipelinePause) // untimed: an agent's calls are not back to back
 			}
 			figures[n] = append(figures[n], spreadOf(ms).med)
 		}

@@ -74,12 +74,11 @@ const ScratchFD = 5
 // buildRoot runs in the trampoline, as root in its new mount namespace:
 // it builds the run's root on the quota tmpfs and pivots into it. The
 // working directory is "/" afterwards.
+//
+// Every mount is private by then (runTrampoline does it first): with shared
+// propagation (systemd's default) every mount below would also appear on
+// the host.
 func buildRoot(ws *Spec, scratch int) error {
-	// Private first: with shared propagation (systemd's default) every
-	// mount below would also appear on the host.
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("making mounts private: %w", err)
-	}
 	if err := unix.MoveMount(scratch, "", unix.AT_FDCWD, ws.Stage, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
 		return fmt.Errorf("attaching the run's tmpfs: %w", err)
 	}

@@ -22,7 +22,7 @@ const TrampolineArg = "__airlock-sandbox-trampoline"
 
 // File descriptors the parent hands the trampoline (os/exec ExtraFiles).
 const (
-	SpecFD   = 3 // read: the JSON Spec, then EOF
+	SpecFD   = 3 // a Unix socket: the run's descriptors, then the JSON Spec, then EOF (handoff.go)
 	StatusFD = 4 // write: Status lines; close-on-exec
 	// ScratchFD (5, mounts.go): the run's quota tmpfs, a detached mount.
 )
@@ -73,11 +73,14 @@ func MaybeRunTrampoline() {
 // runTrampoline applies every mechanism in order and execs the pipeline.
 // It returns only on failure (with the failing stage) or after a dry run.
 // The order matters:
-//   - the spec is read first: the parent writes it only after moving this
-//     process into the run's cgroups, so nothing below runs outside them;
+//   - the run's descriptors and spec are read first: the parent sends them
+//     only after moving this process into the run's cgroups, so nothing
+//     below runs outside them (and a spare started early holds nothing of
+//     a run until then);
+//   - cap_last_cap is read, and every mount made private, before the run
+//     is handed over (neither depends on it);
 //   - the new root (mounts.go), rlimits and the hostname need root, so they
-//     precede the uid drop; cap_last_cap is read before the new root hides
-//     /proc;
+//     precede the uid drop;
 //   - the pool files' readability and chdir follow the drop, so both are
 //     checked with the pipeline's own permissions;
 //   - no_new_privs precedes Landlock and seccomp, which require it;
@@ -92,6 +95,24 @@ func runTrampoline(status *os.File) (stage string, err error) {
 		return "build", errors.New("trampoline binary was built with cgo; rebuild with CGO_ENABLED=0")
 	}
 	unix.CloseOnExec(StatusFD)
+	// What needs no run is done before waiting for one: a spare does it
+	// while no run waits (handoff.go). cap_last_cap is read before the
+	// new root hides /proc; making every mount of this (new, own) mount
+	// namespace private keeps anything mounted below off the host.
+	lastCap, err := capLastCap()
+	if err != nil {
+		return StagePrepare, err
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return StagePrepare, fmt.Errorf("making mounts private: %w", err)
+	}
+	warmUp()
+	sayReady(SpecFD)
+	// Blocks here until the run is handed over (handoff.go): a spare
+	// waits at this point, holding nothing of any run.
+	if err := receiveRun(SpecFD); err != nil {
+		return "spec", err
+	}
 	specFile := os.NewFile(SpecFD, "spec")
 	ws, err := DecodeSpec(specFile)
 	specFile.Close()
@@ -103,10 +124,6 @@ func runTrampoline(status *os.File) (stage string, err error) {
 		if err := unix.Sethostname([]byte(ws.Hostname)); err != nil {
 			return "hostname", err
 		}
-	}
-	lastCap, err := capLastCap()
-	if err != nil {
-		return "uid_drop", err
 	}
 	unix.CloseOnExec(ScratchFD)
 	if err := buildRoot(ws, ScratchFD); err != nil {
