@@ -210,5 +210,5 @@ func splicerFrom(ctx context.Context) *blobSplicer {
 // differ from mcp-go's (TestStdioTextSpliceMatchesMarshal).
 func writeJSONStringBody(w io.Writer, s string) {
 	q, _ := json.Marshal(s)  // a string always marshals
-	w.Write(q[1 : len(q)-1]) //nolint:errcheck // bufio keeps the first error
+	w.Write(q[1 : len(q)-1]) //nolint:errcheck // writeSpliced's writer keeps the first error
 }

@@ -112,16 +112,21 @@ func (db *DB) execW(ctx context.Context, tx *sql.Tx, query string, args ...any) 
 // own, through the writer's statement when there is one.
 func (db *DB) autocommit(query string) execer {
 	if st := db.prepared(query); st != nil {
-		return stmtExecer{st}
+		return stmtRunner{st}
 	}
 	return db.w
 }
 
-// stmtExecer runs a prepared statement as an execer (its query is its own).
-type stmtExecer struct{ st *sql.Stmt }
+// stmtRunner runs a prepared statement as an execer or a rowsQuerier (the
+// query it is handed is the statement's own).
+type stmtRunner struct{ st *sql.Stmt }
 
-func (e stmtExecer) ExecContext(ctx context.Context, _ string, args ...any) (sql.Result, error) {
-	return e.st.ExecContext(ctx, args...)
+func (r stmtRunner) ExecContext(ctx context.Context, _ string, args ...any) (sql.Result, error) {
+	return r.st.ExecContext(ctx, args...)
+}
+
+func (r stmtRunner) QueryContext(ctx context.Context, _ string, args ...any) (*sql.Rows, error) {
+	return r.st.QueryContext(ctx, args...)
 }
 
 func (db *DB) queryW(ctx context.Context, tx *sql.Tx, query string, args ...any) (*sql.Rows, error) {

@@ -71,7 +71,7 @@ func (db *DB) UpstreamPins(ctx context.Context, upstream string) ([]*pinning.Pin
 	if err != nil {
 		return nil, fmt.Errorf("store: reading upstream pins: %w", err)
 	}
-	return scanPins(ctx, stmtQuerier{st}, sqlUpstreamPins, upstream)
+	return scanPins(ctx, stmtRunner{st}, sqlUpstreamPins, upstream)
 }
 
 // UpstreamPinsByTool is UpstreamPins of one upstream by tool name: what
@@ -90,14 +90,6 @@ func byTool(pins []*pinning.Pin) map[string]*pinning.Pin {
 		out[p.Tool] = p
 	}
 	return out
-}
-
-// stmtQuerier runs a prepared statement as a rowsQuerier (its query is
-// its own).
-type stmtQuerier struct{ st *sql.Stmt }
-
-func (q stmtQuerier) QueryContext(ctx context.Context, _ string, args ...any) (*sql.Rows, error) {
-	return q.st.QueryContext(ctx, args...)
 }
 
 // UpstreamPin returns one tool's pin, or ErrNotFound.
