@@ -312,8 +312,9 @@ func (s *scan) textFields() {
 			plain = self.ReplaceAllString(plain, "this tool")
 		}
 		schema := strings.HasPrefix(t.field, "inputSchema") || strings.HasPrefix(t.field, "outputSchema")
-		for i := range rules {
-			s.apply(&rules[i], t, plain, schema)
+		rs := rules()
+		for i := range rs {
+			s.apply(&rs[i], t, plain, schema)
 		}
 		if t.field == "description" {
 			s.length(t)
@@ -360,7 +361,7 @@ func (s *scan) apply(r *rule, t *text, plain string, schema bool) {
 		if r.notSibling && s.namesSibling(subject[cs:ce]) {
 			continue
 		}
-		if r.verbNear && verbRE.MatchString(subject[cs:ce]) {
+		if r.verbNear && verbRE().MatchString(subject[cs:ce]) {
 			weight = 1
 		}
 		s.add(Finding{Signal: r.sig, Field: t.field, Weight: weight, Detail: r.detail, Excerpt: excerpt(subject, m[0], m[1]), at: m[0], end: m[1]})
