@@ -45,7 +45,16 @@ import (
 // and their context is the principal's.
 func (s *Server) sessionGate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		checked, _ := r.Context().Value(checkedKey{}).(*wire.Message) // the POST body as the guard read, bounded and checked it
 		if r.Method == http.MethodPost {
+			// A quick call waits for its slot here, shallow, and before
+			// its memo below is made (admission.go).
+			ctx, release, ok := s.admit(r.Context(), checked)
+			if !ok {
+				admissionGone(w, checked)
+				return
+			}
+			defer release()
 			// One probe of the store's state serves the request's reads
 			// (its session, the kill switch, its contexts); it is made
 			// after the request arrived (package percall). Not on a GET:
@@ -53,12 +62,12 @@ func (s *Server) sessionGate(next http.Handler) http.Handler {
 			// pages are spliced in as mcp-go writes it (httpsplice.go).
 			sw := &spliceWriter{ResponseWriter: w}
 			w = sw
-			r = r.WithContext(withSplicer(percall.With(r.Context()), &sw.b))
+			r = r.WithContext(withSplicer(percall.With(ctx), &sw.b))
 		}
 		id, _ := r.Context().Value(identityKey{}).(identity)
 		var msg wire.Message
-		if m, ok := r.Context().Value(checkedKey{}).(*wire.Message); ok {
-			msg = *m // the POST body as the guard read, bounded and checked it
+		if checked != nil {
+			msg = *checked
 		}
 		if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) || mcp.IsModernProtocol(msg.MetaVersion) {
 			if msg.Method == string(mcp.MethodResourcesRead) && mcp.IsModernProtocol(msg.MetaVersion) && !isPoolURI(msg.URI) {
