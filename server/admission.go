@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -33,9 +32,9 @@ import (
 // client's person a question, and in any case when the request ends.
 //
 // Waiting happens before the call's memo of the store's state is made
-// (percall.With in sessionGate), so a call that waited sees every change
-// committed while it waited: the kill switch tripped meanwhile refuses it
-// (TestQueuedCallRefusedByKillSwitch). A request whose client goes away
+// (percall.With in checkSession), so a call that waited sees every change
+// committed while it waited (its session closed, the kill switch tripped:
+// TestQueuedCallRefusedByKillSwitch). A request whose client goes away
 // while it waits leaves without running and holds no slot
 // (TestQueuedCallLeavesWhenItsClientGoes); it reached nothing that audits,
 // as a request dropped before the edge had read it would not.
@@ -74,20 +73,31 @@ func (s *Server) setSlowTools(tools []catalog.ToolInfo) {
 	s.slowTools.Store(&slow)
 }
 
-// admit waits for a slot when msg runs a quick call, and returns ctx
-// carrying it (forward gives it back early) and its release, which the
-// caller defers. ok is false when the request's context ended first: the
-// call must not run.
-func (s *Server) admit(ctx context.Context, msg *wire.Message) (_ context.Context, release func(), ok bool) {
-	if !s.isQuick(msg) {
-		return ctx, func() {}, true
-	}
-	slot, err := s.admission.Acquire(ctx)
+// serveAdmitted serves a quick call once it holds a slot, on a goroutine
+// of its own: the connection's goroutine waits for the slot and then for
+// that goroutine, never deeper than this frame, so its stack stays small
+// while it waits (a call's frames — mcp-go's, the runner's, SQLite's —
+// grow a stack to 32 KiB, which a goroutine keeps until the GC shrinks
+// it, and the GC's goal counts stacks again). The calls' goroutines are
+// at most the gate's limit. A panic in one is re-raised here, where
+// net/http recovers it as it would have.
+func (s *Server) serveAdmitted(w http.ResponseWriter, r *http.Request, msg *wire.Message, next http.Handler) {
+	slot, err := s.admission.Acquire(r.Context())
 	if err != nil {
 		s.log.Debug("a queued call left before it ran", "err", err)
-		return ctx, nil, false
+		admissionGone(w, msg)
+		return
 	}
-	return admission.With(ctx, slot), slot.Release, true
+	defer slot.Release()
+	r = r.WithContext(admission.With(r.Context(), slot))
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		next.ServeHTTP(w, r)
+	}()
+	if p := <-done; p != nil {
+		panic(p)
+	}
 }
 
 // admissionGone answers a request whose context ended while it waited for

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/airlock-dev/airlock/internal/edge/admission"
+	"github.com/airlock-dev/airlock/internal/edge/wire"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
@@ -187,4 +189,23 @@ func TestSlowCallsNeverHoldQuickOnesBack(t *testing.T) {
 			t.Fatalf("a slow call: %v", res)
 		}
 	}
+}
+
+// TestAdmittedPanicReachesNetHTTP: a quick call runs on a goroutine of its
+// own; a panic there is re-raised on the request's goroutine, where
+// net/http recovers it, instead of ending the process.
+func TestAdmittedPanicReachesNetHTTP(t *testing.T) {
+	f, _, _ := oneSlotFixture(t)
+	msg := &wire.Message{Method: string(mcp.MethodToolsCall), Name: "read_pool_file"}
+	req := httptest.NewRequest("POST", PathStreamable, nil)
+	defer func() {
+		if p := recover(); p != "boom" {
+			t.Fatalf("recovered %v, want the handler's panic", p)
+		}
+		if g := f.srv.admission; g.InFlight() != 0 {
+			t.Fatalf("the panicking call kept its slot: %d held", g.InFlight())
+		}
+	}()
+	f.srv.serveAdmitted(httptest.NewRecorder(), req, msg, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	t.Fatal("the panic was swallowed")
 }

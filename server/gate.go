@@ -43,18 +43,26 @@ import (
 //
 // Sessionless requests (2026-07-28) pass through: they carry no session,
 // and their context is the principal's.
+//
+// A quick call waits for its slot first, shallow, and before its memo of
+// the store's state is made (admission.go).
 func (s *Server) sessionGate(next http.Handler) http.Handler {
+	gated := s.checkSession(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		checked, _ := r.Context().Value(checkedKey{}).(*wire.Message) // the POST body as the guard read, bounded and checked it
+		if r.Method == http.MethodPost && s.isQuick(checked) {
+			s.serveAdmitted(w, r, checked, gated)
+			return
+		}
+		gated.ServeHTTP(w, r)
+	})
+}
+
+// checkSession is sessionGate's checks, for a request admitted to run.
+func (s *Server) checkSession(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		checked, _ := r.Context().Value(checkedKey{}).(*wire.Message)
 		if r.Method == http.MethodPost {
-			// A quick call waits for its slot here, shallow, and before
-			// its memo below is made (admission.go).
-			ctx, release, ok := s.admit(r.Context(), checked)
-			if !ok {
-				admissionGone(w, checked)
-				return
-			}
-			defer release()
 			// One probe of the store's state serves the request's reads
 			// (its session, the kill switch, its contexts); it is made
 			// after the request arrived (package percall). Not on a GET:
@@ -62,7 +70,7 @@ func (s *Server) sessionGate(next http.Handler) http.Handler {
 			// pages are spliced in as mcp-go writes it (httpsplice.go).
 			sw := &spliceWriter{ResponseWriter: w}
 			w = sw
-			r = r.WithContext(withSplicer(percall.With(ctx), &sw.b))
+			r = r.WithContext(withSplicer(percall.With(r.Context()), &sw.b))
 		}
 		id, _ := r.Context().Value(identityKey{}).(identity)
 		var msg wire.Message
