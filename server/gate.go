@@ -43,8 +43,25 @@ import (
 //
 // Sessionless requests (2026-07-28) pass through: they carry no session,
 // and their context is the principal's.
+//
+// A quick call waits for its slot first, shallow, and before its memo of
+// the store's state is made (admission.go).
 func (s *Server) sessionGate(next http.Handler) http.Handler {
+	gated := s.checkSession(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		checked, _ := r.Context().Value(checkedKey{}).(*wire.Message) // the POST body as the guard read, bounded and checked it
+		if r.Method == http.MethodPost && s.isQuick(checked) {
+			s.serveAdmitted(w, r, checked, gated)
+			return
+		}
+		gated.ServeHTTP(w, r)
+	})
+}
+
+// checkSession is sessionGate's checks, for a request admitted to run.
+func (s *Server) checkSession(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		checked, _ := r.Context().Value(checkedKey{}).(*wire.Message)
 		if r.Method == http.MethodPost {
 			// One probe of the store's state serves the request's reads
 			// (its session, the kill switch, its contexts); it is made
@@ -57,8 +74,8 @@ func (s *Server) sessionGate(next http.Handler) http.Handler {
 		}
 		id, _ := r.Context().Value(identityKey{}).(identity)
 		var msg wire.Message
-		if m, ok := r.Context().Value(checkedKey{}).(*wire.Message); ok {
-			msg = *m // the POST body as the guard read, bounded and checked it
+		if checked != nil {
+			msg = *checked
 		}
 		if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) || mcp.IsModernProtocol(msg.MetaVersion) {
 			if msg.Method == string(mcp.MethodResourcesRead) && mcp.IsModernProtocol(msg.MetaVersion) && !isPoolURI(msg.URI) {

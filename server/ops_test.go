@@ -161,6 +161,8 @@ func TestMetricsMoveAfterRealCalls(t *testing.T) {
 		{"airlock_sandbox_runs_total", []string{"result=ok"}, 1, 1},
 		{"airlock_sessions_open", nil, 2, 2},
 		{"airlock_approvals_pending", nil, 1, 1},
+		{"airlock_http_quick_calls_in_flight", nil, 0, 0}, // every call has ended
+		{"airlock_http_quick_calls_waiting", nil, 0, 0},
 	}
 	for _, ch := range checks {
 		got, found := series(after, ch.name, ch.labels...)

@@ -38,6 +38,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/airlock-dev/airlock/internal/config"
+	"github.com/airlock-dev/airlock/internal/edge/admission"
 	"github.com/airlock-dev/airlock/internal/edge/edge"
 	"github.com/airlock-dev/airlock/internal/edge/tracing"
 	"github.com/airlock-dev/airlock/internal/execution/catalog"
@@ -74,6 +75,11 @@ type Server struct {
 	// local principal's default context).
 	stdioContext string
 
+	// admission bounds the quick calls running over streamable HTTP;
+	// slowTools names the tools it does not count (admission.go).
+	admission *admission.Gate
+	slowTools atomic.Pointer[map[string]bool]
+
 	mu       sync.Mutex
 	local    map[string]*runner.Session  // stdio/SSE/in-process session id → handle
 	declared map[string]catalog.ToolInfo // what mcp-go was last given, per tool
@@ -102,7 +108,8 @@ func New(r *runner.Runner, opts *Options) (*Server, error) {
 		opts = &Options{}
 	}
 	s := &Server{r: r, log: opts.Logger, local: map[string]*runner.Session{}, stdioContext: opts.StdioContext, metrics: opts.Metrics,
-		sseOwners: edge.NewOwners()}
+		sseOwners: edge.NewOwners(), admission: admission.New(r.Config().Transports.HTTP.MaxReadsInFlight)}
+	s.registerAdmissionMetrics()
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -165,7 +172,9 @@ func (s *Server) registerTools() {
 	if s.declared == nil {
 		s.declared = map[string]catalog.ToolInfo{}
 	}
-	for _, t := range s.r.Tools() {
+	tools := s.r.Tools()
+	s.setSlowTools(tools)
+	for _, t := range tools {
 		if old, ok := s.declared[t.Name]; ok && old.Description == t.Description && bytes.Equal(old.InputSchema, t.InputSchema) && bytes.Equal(old.OutputSchema, t.OutputSchema) {
 			continue
 		}
@@ -256,6 +265,9 @@ func (s *Server) forward(name string) mcpserver.ToolHandlerFunc {
 		call := runner.Call{Tool: name, Args: raw, Progress: s.progress(ctx, req), Elicitation: elicitation(ctx, req)}
 		call.RequestID, call.Traceparent, call.Tracestate = traceFields(req)
 		resp := sess.Run(ctx, call)
+		// The runner has answered: a quick call's slot is free for the
+		// next before the response is written (admission.go).
+		admission.From(ctx).Release()
 		if resp.Elicit != nil {
 			return askClient(resp), nil
 		}

@@ -47,7 +47,10 @@ type HTTPTransport struct {
 	BodyReadTimeoutSeconds       int `json:"body_read_timeout_seconds,omitempty" jsonschema:"minimum=0,description=Seconds a client has to send a request body once its headers are in (default 30); slower gets 408."`
 	WriteTimeoutSeconds          int `json:"write_timeout_seconds,omitempty" jsonschema:"minimum=0,description=Seconds a POST's response may take to write, tool call included (default 900). Streams opened by GET are not bounded."`
 	IdleTimeoutSeconds           int `json:"idle_timeout_seconds,omitempty" jsonschema:"minimum=0,description=Seconds a keep-alive connection may sit idle between requests (default 120)."`
-	RefusalAuditWindowSeconds    int `json:"refusal_audit_window_seconds,omitempty" jsonschema:"minimum=0,description=Refusals at the edge (401, 403, 413, malformed messages, connection limits) are audited once per remote address and cause at once, then as one record with a count per window of this many seconds (default 10)."`
+	// MaxReadsInFlight bounds the quick governed calls one process runs
+	// at once over streamable HTTP (package admission).
+	MaxReadsInFlight          int `json:"max_reads_in_flight,omitempty" jsonschema:"minimum=0,description=Quick governed calls (list_pools\\, read_pool_file\\, pool resources\\, completions\\, unknown tools) one process runs at once over streamable HTTP (default 64); more wait for a slot at the edge\\, holding little memory\\, and a request whose client goes away while it waits never runs. declare_need and run_pipeline\\, which may take seconds\\, are not counted\\, so they never hold a quick call back. Read at start."`
+	RefusalAuditWindowSeconds int `json:"refusal_audit_window_seconds,omitempty" jsonschema:"minimum=0,description=Refusals at the edge (401, 403, 413, malformed messages, connection limits) are audited once per remote address and cause at once, then as one record with a count per window of this many seconds (default 10)."`
 
 	// OAuth accepts OAuth 2.1 access tokens beside the roles' static
 	// tokens (internal/config/oauth.go, package oauth).
@@ -67,6 +70,7 @@ const (
 	DefaultWriteTimeoutSeconds          = 900
 	DefaultIdleTimeoutSeconds           = 120
 	DefaultRefusalAuditWindowSeconds    = 10
+	DefaultMaxReadsInFlight             = 64
 	DefaultConsoleSessionSeconds        = 3600
 )
 
@@ -97,6 +101,7 @@ func (t *Transports) applyDefaults() {
 	setDefault(&h.WriteTimeoutSeconds, DefaultWriteTimeoutSeconds)
 	setDefault(&h.IdleTimeoutSeconds, DefaultIdleTimeoutSeconds)
 	setDefault(&h.RefusalAuditWindowSeconds, DefaultRefusalAuditWindowSeconds)
+	setDefault(&h.MaxReadsInFlight, DefaultMaxReadsInFlight)
 	setDefault(&h.ConsoleSessionSeconds, DefaultConsoleSessionSeconds)
 }
 

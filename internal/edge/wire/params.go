@@ -141,6 +141,8 @@ func checkParams(m *Message, raw json.RawMessage) *Error {
 	switch method {
 	case string(mcp.MethodResourcesRead):
 		m.URI, _ = decodeString(members["uri"]) // a string: checked above
+	case string(mcp.MethodToolsCall):
+		m.Name, _ = decodeString(members["name"]) // a string: checked above
 	case string(mcp.MethodInitialize):
 		var caps map[string]ref
 		_ = json.Unmarshal(members["capabilities"], &caps) // an object or absent: checked above

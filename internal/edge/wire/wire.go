@@ -68,6 +68,9 @@ type Message struct {
 	MetaVersion string
 	// URI is params.uri of a resources/read.
 	URI string
+	// Name is params.name of a tools/call: which tool, so that the edge
+	// can tell a quick call from a slow one (package admission).
+	Name string
 	// Elicitation: an initialize declares the elicitation capability (a
 	// member that is present and not null).
 	Elicitation bool

@@ -157,8 +157,9 @@ func FuzzCheck(f *testing.F) {
 }
 
 // TestCheckReadsWhatTheGateRoutesBy: Check hands the HTTP session gate the
-// protocol version in _meta, a resources/read's uri and an initialize's
-// elicitation capability, so the gate never decodes the body again.
+// protocol version in _meta, a resources/read's uri, a tools/call's tool
+// name and an initialize's elicitation capability, so the gate never
+// decodes the body again.
 func TestCheckReadsWhatTheGateRoutesBy(t *testing.T) {
 	const modern = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
 	cases := []struct {
@@ -176,13 +177,17 @@ func TestCheckReadsWhatTheGateRoutesBy(t *testing.T) {
 		{"initialize, elicitation null", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{"elicitation":null}}}`,
 			Message{ID: json.RawMessage(`1`), Method: "initialize"}},
 		{"uri of another method ignored", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","uri":"u"}}`,
-			Message{ID: json.RawMessage(`1`), Method: "tools/call"}},
+			Message{ID: json.RawMessage(`1`), Method: "tools/call", Name: "x"}},
+		{"tool name escaped", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_pool\u005ffile"}}`,
+			Message{ID: json.RawMessage(`1`), Method: "tools/call", Name: "read_pool_file"}},
+		{"name of another method ignored", `{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"p"}}`,
+			Message{ID: json.RawMessage(`1`), Method: "prompts/get"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Check([]byte(tc.msg))
 			if err != nil || string(got.ID) != string(tc.want.ID) || got.Method != tc.want.Method || got.URI != tc.want.URI ||
-				got.MetaVersion != tc.want.MetaVersion || got.Elicitation != tc.want.Elicitation {
+				got.MetaVersion != tc.want.MetaVersion || got.Elicitation != tc.want.Elicitation || got.Name != tc.want.Name {
 				t.Fatalf("Check = %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
