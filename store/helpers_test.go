@@ -116,6 +116,18 @@ func appendN(t testing.TB, db *store.DB, base, n int) {
 	}
 }
 
+// appendTail appends n sample records numbered from 1 and returns them as
+// Tail reads them back.
+func appendTail(t testing.TB, db *store.DB, n int) []audit.Record {
+	t.Helper()
+	appendN(t, db, 1, n)
+	recs, err := db.Tail(context.Background(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
 // fullAfter appends n records to a new store, closes it and opens it
 // again full (openFull).
 func fullAfter(t testing.TB, n int) *store.DB {
