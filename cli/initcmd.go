@@ -68,6 +68,19 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseExactly is parseInterspersed for a command that takes exactly n
+// positional arguments: any other number is ErrUsage with the command's use.
+func parseExactly(fs *flag.FlagSet, args []string, n int, use string) ([]string, error) {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) != n {
+		return nil, fmt.Errorf("%s: %w", use, ErrUsage)
+	}
+	return pos, nil
+}
+
 // initPool is one directory to become a pool.
 type initPool struct {
 	id, dir, rel string

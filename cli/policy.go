@@ -109,12 +109,9 @@ func policyTest(args []string, io Streams) error {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	coverage := fs.Bool("coverage", false, "list the patterns and rules no case hit")
 	requireCoverage := fs.Bool("require-coverage", false, "fail when a pattern or rule is hit by no case (implies --coverage)")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseExactly(fs, args, 2, "airlock policy test FILE CASES.yaml [-v] [--run RE] [--json] [--coverage] [--require-coverage]")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 2 {
-		return fmt.Errorf("airlock policy test FILE CASES.yaml [-v] [--run RE] [--json] [--coverage] [--require-coverage]: %w", ErrUsage)
 	}
 	var opts policy.CaseOptions
 	if *runRE != "" {
@@ -165,12 +162,9 @@ func policyTest(args []string, io Streams) error {
 func policyFmt(args []string, io Streams) error {
 	fs := newFlags("policy fmt", io)
 	check := fs.Bool("check", false, "do not write; exit 1 if FILE is not formatted")
-	pos, err := parseInterspersed(fs, args)
+	pos, err := parseExactly(fs, args, 1, "airlock policy fmt [--check] FILE")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return fmt.Errorf("airlock policy fmt [--check] FILE: %w", ErrUsage)
 	}
 	file := pos[0]
 	data, err := os.ReadFile(file)

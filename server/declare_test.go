@@ -24,6 +24,15 @@ type webOrigin struct {
 	hits atomic.Int64
 }
 
+// originFixture is the set-up of a fetch test: an origin counting its hits,
+// and a client connected to a fixture whose stdio session has role.
+func originFixture(t *testing.T, role string) (*webOrigin, *fixture, *client.Client) {
+	t.Helper()
+	o := newOrigin(t)
+	f := newFixture(t, role)
+	return o, f, f.connect(t)
+}
+
 func newOrigin(t *testing.T) *webOrigin {
 	o := &webOrigin{}
 	o.Server = originServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -96,8 +105,7 @@ func (f *fixture) connectWith(t *testing.T, opts ...client.ClientOption) *client
 }
 
 func TestDeclareNeedPlanningIsADryRun(t *testing.T) {
-	o := newOrigin(t)
-	c := newFixture(t, "fetch-planner").connect(t)
+	o, _, c := originFixture(t, "fetch-planner")
 	res := call(t, c, "declare_need", need(o.URL+"/doc"))
 	if res.IsError || !strings.Contains(text(res), "planning phase: nothing was fetched") || !strings.Contains(text(res), "approved by policy") {
 		t.Fatalf("dry run: %s", text(res))
@@ -123,9 +131,7 @@ func TestDeclareNeedPlanningIsADryRun(t *testing.T) {
 // back fenced, with an attribution that verifies with the server's key, and
 // the approval cannot be replayed.
 func TestDeclareNeedFetchFencedAndAttributed(t *testing.T) {
-	o := newOrigin(t)
-	f := newFixture(t, "fetcher")
-	c := f.connect(t)
+	o, f, c := originFixture(t, "fetcher")
 	res := callOK(t, c, "declare_need", need(o.URL+"/doc"))
 	out := text(res)
 	if !strings.Contains(out, "UNTRUSTED_EXTERNAL_CONTENT nonce=") || strings.Contains(out, "\n<<<END_UNTRUSTED_EXTERNAL_CONTENT>>>\n") {
@@ -188,9 +194,7 @@ func TestDeclareNeedElicitation(t *testing.T) {
 // the operator approves it from "another process"; the agent collects it
 // once; a second collect is refused.
 func TestDeclareNeedOperatorApproval(t *testing.T) {
-	o := newOrigin(t)
-	f := newFixture(t, "fetcher")
-	c := f.connect(t)
+	o, f, c := originFixture(t, "fetcher")
 	res := call(t, c, "declare_need", need(o.URL+"/gated/report"))
 	if res.IsError || !strings.Contains(text(res), "airlock approvals approve") {
 		t.Fatalf("pending: %s", text(res))
@@ -222,8 +226,7 @@ func TestDeclareNeedOperatorApproval(t *testing.T) {
 }
 
 func TestDeclareNeedRefusals(t *testing.T) {
-	o := newOrigin(t)
-	c := newFixture(t, "fetcher").connect(t)
+	o, _, c := originFixture(t, "fetcher")
 	bad := need(o.URL + "/doc")
 	delete(bad["justification"].(map[string]any), "expected_use")
 	tests := []struct {
@@ -253,8 +256,7 @@ func TestDeclareNeedRefusals(t *testing.T) {
 }
 
 func TestDeclareNeedRateLimit(t *testing.T) {
-	o := newOrigin(t)
-	c := newFixture(t, "fetcher").connect(t)
+	o, _, c := originFixture(t, "fetcher")
 	for i := range 4 {
 		if res := call(t, c, "declare_need", need(fmt.Sprintf("%s/doc%d", o.URL, i))); res.IsError {
 			t.Fatalf("fetch %d: %s", i, text(res))
@@ -268,9 +270,7 @@ func TestDeclareNeedRateLimit(t *testing.T) {
 // TestOperatorMovesThePhase: a session that starts in planning gets dry
 // runs; once an operator moves it to execution, the same declaration runs.
 func TestOperatorMovesThePhase(t *testing.T) {
-	o := newOrigin(t)
-	f := newFixture(t, "fetch-planner")
-	c := f.connect(t)
+	o, f, c := originFixture(t, "fetch-planner")
 	res := call(t, c, "declare_need", need(o.URL+"/doc"))
 	if res.IsError || o.hits.Load() != 0 {
 		t.Fatalf("planning: %s", text(res))

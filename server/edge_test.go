@@ -55,6 +55,20 @@ func validClient(t *testing.T, url string) {
 	}
 }
 
+// refused checks one exchange the edge refused: it answered status, and the
+// audit trail counts n refusals of code in all (the earlier ones included).
+func (f *fixture) refused(t *testing.T, what string, resp *http.Response, err error, status int, code violation.Code, n int) {
+	t.Helper()
+	must(t, err)
+	resp.Body.Close()
+	if resp.StatusCode != status {
+		t.Fatalf("%s: %d, want %d", what, resp.StatusCode, status)
+	}
+	if _, total := f.edgeRefusals(t, code); total != n {
+		t.Fatalf("%s counted %d times, want %d", code, total, n)
+	}
+}
+
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
 
 func TestOriginIsChecked(t *testing.T) {
@@ -80,14 +94,7 @@ func TestOriginIsChecked(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodGet, url+PathSSE, nil)
 	req.Header.Set("Origin", "http://evil.example")
 	resp, err := http.DefaultClient.Do(req)
-	must(t, err)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden {
-		t.Fatalf("SSE with a foreign Origin: %d", resp.StatusCode)
-	}
-	if _, total := f.edgeRefusals(t, violation.OriginRefused); total != 4 {
-		t.Fatalf("ORIGIN_REFUSED counted %d times, want 4", total)
-	}
+	f.refused(t, "SSE with a foreign Origin", resp, err, http.StatusForbidden, violation.OriginRefused, 4)
 }
 
 func TestAnonymousRoleOffLoopback(t *testing.T) {
@@ -278,14 +285,7 @@ func TestSlowBodyTimesOut(t *testing.T) {
 	// it came (the minute is a hang guard).
 	_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	must(t, err)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestTimeout {
-		t.Fatalf("slow body: %d", resp.StatusCode)
-	}
-	if _, total := f.edgeRefusals(t, violation.RequestTimeout); total != 1 {
-		t.Fatalf("REQUEST_TIMEOUT counted %d", total)
-	}
+	f.refused(t, "slow body", resp, err, http.StatusRequestTimeout, violation.RequestTimeout, 1)
 }
 
 func TestSilentConnectionsClosedAfterHeaderTimeout(t *testing.T) {

@@ -449,6 +449,19 @@ func (f *fixture) edgeRefusals(t *testing.T, code violation.Code) (records, tota
 	return records, total
 }
 
+// withOperator runs one query on an operator handle on state, as an
+// `airlock` command beside the server would, and returns its answer; the
+// handle is closed before it returns, and an error fails the test.
+func withOperator[T any](t *testing.T, state string, readOnly bool, query func(op *operator.API) (T, error)) T {
+	t.Helper()
+	op, err := operator.Open(state, readOnly)
+	must(t, err)
+	defer op.Close()
+	v, err := query(op)
+	must(t, err)
+	return v
+}
+
 // verifyAudit checks the chain from a read-only operator handle, as
 // `airlock audit verify` does, failing the test unless it verifies; the
 // verdict is returned for the test's own checks.

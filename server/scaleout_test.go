@@ -36,6 +36,14 @@ func pgFixtures(t *testing.T, n int, role string) []*fixture {
 	return fs
 }
 
+// pgPair is two instances on one PostgreSQL database, each with a client
+// connected.
+func pgPair(t *testing.T, role string) (fs []*fixture, a, b *client.Client) {
+	t.Helper()
+	fs = pgFixtures(t, 2, role)
+	return fs, fs[0].connect(t), fs[1].connect(t)
+}
+
 // TestScaleOutApprovalAcrossInstances: a need declared on instance A,
 // approved by an operator at instance B's machine, is collected on
 // instance C, exactly once; the shared chain verifies and names all three.
@@ -92,8 +100,7 @@ func verifyShared(t *testing.T, fs []*fixture) {
 // TestScaleOutLimitShared: max_actions (2 for role limited) counts calls
 // on every instance of one context together.
 func TestScaleOutLimitShared(t *testing.T) {
-	fs := pgFixtures(t, 2, "limited")
-	a, b := fs[0].connect(t), fs[1].connect(t)
+	_, a, b := pgPair(t, "limited")
 	read := map[string]any{"pool": "alpha", "path": "hello.txt"}
 	if res := call(t, a, "read_pool_file", read); res.IsError {
 		t.Fatalf("first call on A: %s", text(res))
@@ -114,8 +121,7 @@ func TestScaleOutLimitShared(t *testing.T) {
 // and instance B's next call once the row's commit returned; the release
 // frees each at its next call (issue 26 item 7: no poll, no deadline).
 func TestScaleOutKillSwitch(t *testing.T) {
-	fs := pgFixtures(t, 2, "local")
-	a, b := fs[0].connect(t), fs[1].connect(t)
+	fs, a, b := pgPair(t, "local")
 	read := map[string]any{"pool": "alpha", "path": "hello.txt"}
 	if res := call(t, b, "read_pool_file", read); res.IsError {
 		t.Fatalf("before: %s", text(res))
@@ -163,8 +169,7 @@ func TestScaleOutKillSwitch(t *testing.T) {
 // the other a refusal, and the origin sees one request.
 func TestScaleOutCollectOnce(t *testing.T) {
 	o := newOrigin(t)
-	fs := pgFixtures(t, 2, "fetcher")
-	a, b := fs[0].connect(t), fs[1].connect(t)
+	fs, a, b := pgPair(t, "fetcher")
 	// Four rounds: comm.fetch allows 4 per minute per context, counted
 	// across both instances.
 	for round := range 4 {

@@ -230,11 +230,9 @@ func TestUpstreamBrokeredCredentials(t *testing.T) {
 // storedPinOf reads one pin from the store in state.
 func storedPinOf(t *testing.T, state, upstream, tool string) *pinning.Pin {
 	t.Helper()
-	op, err := operator.Open(state, true)
-	must(t, err)
-	defer op.Close()
-	pins, err := op.UpstreamPins(context.Background(), upstream)
-	must(t, err)
+	pins := withOperator(t, state, true, func(op *operator.API) ([]*pinning.Pin, error) {
+		return op.UpstreamPins(context.Background(), upstream)
+	})
 	for _, p := range pins {
 		if p.Tool == tool {
 			return p

@@ -323,12 +323,9 @@ func (f *fixture) toolRecords(t *testing.T, tool, code string) []audit.Record {
 // list` does: those waiting for a person's decision, or with all every one.
 func (f *fixture) approvals(t *testing.T, all bool) []*operator.Declaration {
 	t.Helper()
-	op, err := operator.Open(f.state, true)
-	must(t, err)
-	defer op.Close()
-	list, err := op.Approvals(context.Background(), all)
-	must(t, err)
-	return list
+	return withOperator(t, f.state, true, func(op *operator.API) ([]*operator.Declaration, error) {
+		return op.Approvals(context.Background(), all)
+	})
 }
 
 // approved lists the declarations in the store that were ever approved.

@@ -6,7 +6,6 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/policy/contexts"
 	"github.com/airlock-dev/airlock/store"
-	"github.com/airlock-dev/airlock/store/pgtest"
 )
 
 // TestUpdateContextDeferred: the deferred update (a run's output pool
@@ -15,16 +14,7 @@ import (
 // the writer is back to durable commits afterwards (the next write's
 // commit is what makes it durable). On SQLite and on PostgreSQL.
 func TestUpdateContextDeferred(t *testing.T) {
-	for name, open := range map[string]func(t *testing.T) (*store.DB, *store.DB){
-		"sqlite": func(t *testing.T) (*store.DB, *store.DB) {
-			db, path := openTemp(t, nil)
-			return db, openPath(t, path)
-		},
-		"postgres": func(t *testing.T) (*store.DB, *store.DB) {
-			dsn := pgtest.DSN(t)
-			return openPG(t, dsn, nil), openPG(t, dsn, nil)
-		},
-	} {
+	for name, open := range map[string]func(t *testing.T) (*store.DB, *store.DB){"sqlite": twoSQLite, "postgres": twoPG} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			db, other := open(t)

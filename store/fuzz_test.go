@@ -87,11 +87,7 @@ func FuzzVerifyEdit(f *testing.F) {
 
 	ctx := context.Background()
 	tmplDB, tmpl := openTemp(f, nil)
-	appendN(f, tmplDB, 1, 5)
-	before, err := tmplDB.Tail(ctx, 5)
-	if err != nil {
-		f.Fatal(err)
-	}
+	before := appendTail(f, tmplDB, 5)
 	tmplDB.Close()
 	// Every column of a record, as text and as bytes, and an interned
 	// string (col 7: the value of string id seq%6+1).

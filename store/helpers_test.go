@@ -21,6 +21,20 @@ func openTemp(t testing.TB, opts *store.Options) (*store.DB, string) {
 	return openPathWith(t, path, opts), path
 }
 
+// twoSQLite opens two handles on one new SQLite file, as two processes
+// would.
+func twoSQLite(t *testing.T) (*store.DB, *store.DB) {
+	db, path := openTemp(t, nil)
+	return db, openPath(t, path)
+}
+
+// onSQLite runs a contract between two handles on one SQLite file; its
+// twin onPostgres runs the same contract on PostgreSQL.
+func onSQLite(t *testing.T, contract func(t *testing.T, a, b *store.DB)) {
+	a, b := twoSQLite(t)
+	contract(t, a, b)
+}
+
 // openPath opens the store at path, another handle on it when it is open
 // already (as another process would); it is closed when the test ends.
 func openPath(t testing.TB, path string) *store.DB {
@@ -100,6 +114,18 @@ func appendN(t testing.TB, db *store.DB, base, n int) {
 			t.Fatalf("Append %d: %v", base+i, err)
 		}
 	}
+}
+
+// appendTail appends n sample records numbered from 1 and returns them as
+// Tail reads them back.
+func appendTail(t testing.TB, db *store.DB, n int) []audit.Record {
+	t.Helper()
+	appendN(t, db, 1, n)
+	recs, err := db.Tail(context.Background(), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }
 
 // fullAfter appends n records to a new store, closes it and opens it

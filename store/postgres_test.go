@@ -35,6 +35,20 @@ func openPG(t testing.TB, dsn string, opts *store.Options) *store.DB {
 	return opened(t, "OpenPostgres", db, err)
 }
 
+// twoPG opens two handles on one PostgreSQL database, as two instances
+// would; the test is skipped where there is no database.
+func twoPG(t *testing.T) (*store.DB, *store.DB) {
+	dsn := pgtest.DSN(t)
+	return openPG(t, dsn, nil), openPG(t, dsn, nil)
+}
+
+// onPostgres runs a contract between two handles on one PostgreSQL
+// database (the SQLite run is onSQLite's).
+func onPostgres(t *testing.T, contract func(t *testing.T, a, b *store.DB)) {
+	a, b := twoPG(t)
+	contract(t, a, b)
+}
+
 // openPGRO opens a read-only handle on dsn, closed at the end of the test.
 func openPGRO(t testing.TB, dsn string) *store.DB {
 	t.Helper()

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/store"
-	"github.com/airlock-dev/airlock/store/pgtest"
 )
 
 // provenanceCacheContract: a handle that read a context's provenance
@@ -129,15 +128,9 @@ func dump(p *store.Provenance) string {
 	return b.String()
 }
 
-func TestProvenanceCacheContract(t *testing.T) {
-	a, path := openTemp(t, nil)
-	provenanceCacheContract(t, a, openPath(t, path))
-}
+func TestProvenanceCacheContract(t *testing.T) { onSQLite(t, provenanceCacheContract) }
 
-func TestPostgresProvenanceCache(t *testing.T) {
-	dsn := pgtest.DSN(t)
-	provenanceCacheContract(t, openPG(t, dsn, nil), openPG(t, dsn, nil))
-}
+func TestPostgresProvenanceCache(t *testing.T) { onPostgres(t, provenanceCacheContract) }
 
 // TestProvenanceCacheBounded: a handle caches at most a bounded number of
 // contexts, whatever it reads.

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/airlock-dev/airlock/store"
-	"github.com/airlock-dev/airlock/store/pgtest"
 )
 
 // provenanceContract is what both dialects keep: a round trip of every
@@ -91,10 +90,7 @@ func provenanceContract(t *testing.T, a, b *store.DB) {
 	}
 }
 
-func TestProvenanceSQLite(t *testing.T) {
-	a, path := openTemp(t, nil)
-	provenanceContract(t, a, openPath(t, path))
-}
+func TestProvenanceSQLite(t *testing.T) { onSQLite(t, provenanceContract) }
 
 // TestProvenanceSurvivesRestart: labels written by one process are read
 // by the next one to open the file.
@@ -121,7 +117,4 @@ func TestProvenanceSurvivesRestart(t *testing.T) {
 	}
 }
 
-func TestPostgresProvenance(t *testing.T) {
-	dsn := pgtest.DSN(t)
-	provenanceContract(t, openPG(t, dsn, nil), openPG(t, dsn, nil))
-}
+func TestPostgresProvenance(t *testing.T) { onPostgres(t, provenanceContract) }

@@ -105,10 +105,7 @@ func sqliteSizes(t testing.TB, recs []*audit.Record) (v5, v4 float64) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "v5.db")
-	db, err := Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openAt(t, path, nil)
 	before := fileSize(t, path)
 	writeRecords(t, db, recs)
 	if _, err := db.w.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {

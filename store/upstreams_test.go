@@ -10,7 +10,6 @@ import (
 
 	"github.com/airlock-dev/airlock/internal/policy/pinning"
 	"github.com/airlock-dev/airlock/store"
-	"github.com/airlock-dev/airlock/store/pgtest"
 )
 
 // observePin brings upstream's pin of def up to date, as a listing does.
@@ -87,16 +86,9 @@ func pinsConformance(t *testing.T, a, b *store.DB) {
 	}
 }
 
-func TestUpstreamPins(t *testing.T) {
-	a, path := openTemp(t, nil)
-	b := openPath(t, path)
-	pinsConformance(t, a, b)
-}
+func TestUpstreamPins(t *testing.T) { onSQLite(t, pinsConformance) }
 
-func TestPostgresUpstreamPins(t *testing.T) {
-	dsn := pgtest.DSN(t)
-	pinsConformance(t, openPG(t, dsn, nil), openPG(t, dsn, nil))
-}
+func TestPostgresUpstreamPins(t *testing.T) { onPostgres(t, pinsConformance) }
 
 // decisionsConformance: an operator's decision (override, edited
 // description) is written with the approval, read back with the pin by
@@ -154,12 +146,6 @@ func decisionsConformance(t *testing.T, a, b *store.DB) {
 	}
 }
 
-func TestUpstreamDecisions(t *testing.T) {
-	a, path := openTemp(t, nil)
-	decisionsConformance(t, a, openPath(t, path))
-}
+func TestUpstreamDecisions(t *testing.T) { onSQLite(t, decisionsConformance) }
 
-func TestPostgresUpstreamDecisions(t *testing.T) {
-	dsn := pgtest.DSN(t)
-	decisionsConformance(t, openPG(t, dsn, nil), openPG(t, dsn, nil))
-}
+func TestPostgresUpstreamDecisions(t *testing.T) { onPostgres(t, decisionsConformance) }

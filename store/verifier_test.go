@@ -19,10 +19,7 @@ func TestVerifyParallelMatchesSerial(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	tmpl := filepath.Join(dir, "tmpl.db")
-	db, err := Open(tmpl, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openAt(t, tmpl, nil)
 	fillDemo(t, db, n)
 	db.Close()
 

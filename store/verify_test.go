@@ -200,13 +200,8 @@ func TestVerifyDetectsForgery(t *testing.T) {
 // undetected, because the chain holds no secret and no external anchor. If
 // this test starts failing, the package doc's Limits section is out of date.
 func TestVerifyLimitFullRewrite(t *testing.T) {
-	ctx := context.Background()
 	db, path := openTemp(t, nil)
-	appendN(t, db, 1, 10)
-	recs, err := db.Tail(ctx, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := appendTail(t, db, 10)
 	raw := store.RawOpen(t, path)
 	prev := recs[5].Hash
 	for i := 6; i < 10; i++ {

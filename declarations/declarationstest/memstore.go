@@ -44,6 +44,35 @@ func (s *MemoryStore) Create(ctx context.Context, d *declarations.Declaration) e
 
 // Get implements Store.
 func (s *MemoryStore) Get(ctx context.Context, id string) (*declarations.Declaration, error) {
+	return s.withStored(ctx, id, func(d *declarations.Declaration) (*declarations.Declaration, error) {
+		return d.Clone(), nil
+	})
+}
+
+// Transition implements Store.
+func (s *MemoryStore) Transition(ctx context.Context, id string, from []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (*declarations.Declaration, error) {
+	return s.withStored(ctx, id, func(cur *declarations.Declaration) (*declarations.Declaration, error) {
+		if !slices.Contains(from, cur.State) {
+			return cur.Clone(), fmt.Errorf("declaration %s is %s: %w", id, cur.State, declarations.ErrState)
+		}
+		next := cur.Clone()
+		if mutate != nil {
+			if err := mutate(next); err != nil {
+				return nil, err
+			}
+		}
+		next = next.Clone() // mutate may have kept a pointer
+		next.ID = id
+		next.State = to
+		s.m[id] = next
+		return next.Clone(), nil
+	})
+}
+
+// withStored runs fn on the stored declaration id under the lock, the
+// context checked first; a missing id is ErrNotFound, as the SQL stores
+// answer.
+func (s *MemoryStore) withStored(ctx context.Context, id string, fn func(*declarations.Declaration) (*declarations.Declaration, error)) (*declarations.Declaration, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -53,34 +82,7 @@ func (s *MemoryStore) Get(ctx context.Context, id string) (*declarations.Declara
 	if !ok {
 		return nil, fmt.Errorf("declaration %s: %w", id, declarations.ErrNotFound)
 	}
-	return d.Clone(), nil
-}
-
-// Transition implements Store.
-func (s *MemoryStore) Transition(ctx context.Context, id string, from []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (*declarations.Declaration, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur, ok := s.m[id]
-	if !ok {
-		return nil, fmt.Errorf("declaration %s: %w", id, declarations.ErrNotFound)
-	}
-	if !slices.Contains(from, cur.State) {
-		return cur.Clone(), fmt.Errorf("declaration %s is %s: %w", id, cur.State, declarations.ErrState)
-	}
-	next := cur.Clone()
-	if mutate != nil {
-		if err := mutate(next); err != nil {
-			return nil, err
-		}
-	}
-	next = next.Clone() // mutate may have kept a pointer
-	next.ID = id
-	next.State = to
-	s.m[id] = next
-	return next.Clone(), nil
+	return fn(d)
 }
 
 // List implements Store.

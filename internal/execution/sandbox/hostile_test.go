@@ -64,6 +64,15 @@ func hostileSpec(d runDirs, args ...string) sandbox.Spec {
 	}
 }
 
+// runLimited runs a hostile program with the limits limit sets on top of
+// hostileSpec's: the set-up of every resource-limit test.
+func runLimited(t *testing.T, prog string, limit func(*sandbox.Limits)) *sandbox.Result {
+	t.Helper()
+	spec := hostileSpec(newRunDirs(t), prog)
+	limit(&spec.Limits)
+	return runHostile(t, spec)
+}
+
 // hostListener listens on the host's loopback until the test ends: what a
 // pipeline must not reach.
 func hostListener(t *testing.T) net.Listener {
@@ -399,10 +408,7 @@ func checkNoLeftoverCgroups(t *testing.T) {
 
 // TestHostileMemoryBomb: the memory cgroup's OOM killer ends the run.
 func TestHostileMemoryBomb(t *testing.T) {
-	d := newRunDirs(t)
-	spec := hostileSpec(d, "membomb")
-	spec.Limits.MemoryBytes = 64 << 20
-	res := runHostile(t, spec)
+	res := runLimited(t, "membomb", func(l *sandbox.Limits) { l.MemoryBytes = 64 << 20 })
 	if !res.Killed || res.KillReason != sandbox.KillMemory || res.Signal != "SIGKILL" {
 		t.Fatalf("want memory kill, got %+v", res)
 	}
@@ -414,11 +420,10 @@ func TestHostileMemoryBomb(t *testing.T) {
 // TestHostileSpin: an endless loop is ended by RLIMIT_CPU (SIGXCPU) well
 // before the wall clock.
 func TestHostileSpin(t *testing.T) {
-	d := newRunDirs(t)
-	spec := hostileSpec(d, "spin")
-	spec.Limits.CPU = time.Second
-	spec.Limits.Wall = time.Minute // two shared cores under load: CPU time accrues slowly
-	res := runHostile(t, spec)
+	res := runLimited(t, "spin", func(l *sandbox.Limits) {
+		l.CPU = time.Second
+		l.Wall = time.Minute // two shared cores under load: CPU time accrues slowly
+	})
 	if !res.Killed || res.KillReason != sandbox.KillCPUTime {
 		t.Fatalf("want cpu_time kill, got %+v", res)
 	}
@@ -461,10 +466,7 @@ func TestHostileFileSize(t *testing.T) {
 // TestHostileFlood: captured output stops at the cap, memory does not grow,
 // and a sustained flood is killed with KillReason "output".
 func TestHostileFlood(t *testing.T) {
-	d := newRunDirs(t)
-	spec := hostileSpec(d, "flood")
-	spec.Limits.OutputBytes = 64 << 10
-	res := runHostile(t, spec)
+	res := runLimited(t, "flood", func(l *sandbox.Limits) { l.OutputBytes = 64 << 10 })
 	if len(res.Stdout) != 64<<10 || !res.StdoutTruncated {
 		t.Fatalf("stdout %d bytes, truncated=%v", len(res.Stdout), res.StdoutTruncated)
 	}
