@@ -73,14 +73,19 @@ func (s *Server) setSlowTools(tools []catalog.ToolInfo) {
 	s.slowTools.Store(&slow)
 }
 
-// serveAdmitted serves a quick call once it holds a slot, on a goroutine
-// of its own: the connection's goroutine waits for the slot and then for
-// that goroutine, never deeper than this frame, so its stack stays small
-// while it waits (a call's frames — mcp-go's, the runner's, SQLite's —
-// grow a stack to 32 KiB, which a goroutine keeps until the GC shrinks
-// it, and the GC's goal counts stacks again). The calls' goroutines are
-// at most the gate's limit. A panic in one is re-raised here, where
-// net/http recovers it as it would have.
+// serveAdmitted serves a quick call once it holds a slot. A call that
+// found a slot free runs on the connection's goroutine, as any request
+// does. A call that had to wait (the gate full: the server is taking more
+// calls than it runs at once) runs on a goroutine of its own: the
+// connection's goroutine waited for the slot and now waits for that
+// goroutine, never deeper than this frame, so the connections queued
+// behind the gate keep small stacks (a call's frames — mcp-go's, the
+// runner's, SQLite's — grow a stack to 32 KiB, which a goroutine keeps
+// until the GC shrinks it, and the GC's goal counts stacks again). The
+// own goroutine's stack growth costs ~4% of a call's CPU, which a server
+// with room to spare need not pay. The calls' goroutines are at most the
+// gate's limit. A panic in one is re-raised here, where net/http recovers
+// it as it would have.
 func (s *Server) serveAdmitted(w http.ResponseWriter, r *http.Request, msg *wire.Message, next http.Handler) {
 	slot, err := s.admission.Acquire(r.Context())
 	if err != nil {
@@ -90,6 +95,10 @@ func (s *Server) serveAdmitted(w http.ResponseWriter, r *http.Request, msg *wire
 	}
 	defer slot.Release()
 	r = r.WithContext(admission.With(r.Context(), slot))
+	if !slot.Waited() {
+		next.ServeHTTP(w, r)
+		return
+	}
 	done := make(chan any, 1)
 	go func() {
 		defer func() { done <- recover() }()

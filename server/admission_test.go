@@ -191,21 +191,34 @@ func TestSlowCallsNeverHoldQuickOnesBack(t *testing.T) {
 	}
 }
 
-// TestAdmittedPanicReachesNetHTTP: a quick call runs on a goroutine of its
-// own; a panic there is re-raised on the request's goroutine, where
-// net/http recovers it, instead of ending the process.
+// TestAdmittedPanicReachesNetHTTP: a quick call that found a slot free
+// runs on the request's goroutine; one that waited runs on a goroutine of
+// its own, and a panic there is re-raised on the request's goroutine,
+// where net/http recovers it, instead of ending the process. Either way
+// the slot comes back.
 func TestAdmittedPanicReachesNetHTTP(t *testing.T) {
-	f, _, _ := oneSlotFixture(t)
+	f, _, events := oneSlotFixture(t)
 	msg := &wire.Message{Method: string(mcp.MethodToolsCall), Name: "read_pool_file"}
-	req := httptest.NewRequest("POST", PathStreamable, nil)
-	defer func() {
-		if p := recover(); p != "boom" {
-			t.Fatalf("recovered %v, want the handler's panic", p)
-		}
-		if g := f.srv.admission; g.InFlight() != 0 {
-			t.Fatalf("the panicking call kept its slot: %d held", g.InFlight())
-		}
-	}()
-	f.srv.serveAdmitted(httptest.NewRecorder(), req, msg, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
-	t.Fatal("the panic was swallowed")
+	boom := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") })
+	serve := func() (p any) {
+		defer func() { p = recover() }()
+		f.srv.serveAdmitted(httptest.NewRecorder(), httptest.NewRequest("POST", PathStreamable, nil), msg, boom)
+		return nil
+	}
+	if p := serve(); p != "boom" {
+		t.Fatalf("a slot free: recovered %v, want the handler's panic", p)
+	}
+	release := holdSlot(t, f)
+	got := make(chan any, 1)
+	go func() { got <- serve() }()
+	if e := <-events; e != admission.Waits {
+		t.Fatalf("event %v, want Waits", e)
+	}
+	release()
+	if p := <-got; p != "boom" {
+		t.Fatalf("after a wait: recovered %v, want the handler's panic", p)
+	}
+	if g := f.srv.admission; g.InFlight() != 0 {
+		t.Fatalf("the panicking calls kept their slots: %d held", g.InFlight())
+	}
 }

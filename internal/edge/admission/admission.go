@@ -81,7 +81,7 @@ func (g *Gate) Acquire(ctx context.Context) (*Slot, error) {
 	select {
 	case g.slots <- struct{}{}:
 		g.waiting.Add(-1)
-		return &Slot{g: g}, nil
+		return &Slot{g: g, waited: true}, nil
 	case <-ctx.Done():
 		g.waiting.Add(-1)
 		g.tell(GaveUp)
@@ -92,8 +92,13 @@ func (g *Gate) Acquire(ctx context.Context) (*Slot, error) {
 // Slot is one held place at a gate.
 type Slot struct {
 	g        *Gate
+	waited   bool
 	released atomic.Bool
 }
+
+// Waited reports whether the slot's caller found the gate full and had to
+// wait for it (nil: no slot, no wait).
+func (s *Slot) Waited() bool { return s != nil && s.waited }
 
 // Release gives the slot back. Idempotent, and a nil slot is a no-op, so
 // the code that finished the call's work and the code that ends the

@@ -45,6 +45,9 @@ func TestBoundHolds(t *testing.T) {
 		}
 		held[0].Release()
 		s := <-got // a release admits it
+		if !s.Waited() || held[0].Waited() {
+			t.Fatalf("limit %d: Waited() %v for the caller that waited, %v for one that found room", limit, s.Waited(), held[0].Waited())
+		}
 		if g.InFlight() != limit {
 			t.Fatalf("limit %d: in flight %d after the hand-over", limit, g.InFlight())
 		}
