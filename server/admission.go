@@ -74,18 +74,19 @@ func (s *Server) setSlowTools(tools []catalog.ToolInfo) {
 }
 
 // serveAdmitted serves a quick call once it holds a slot. A call that
-// found a slot free runs on the connection's goroutine, as any request
-// does. A call that had to wait (the gate full: the server is taking more
-// calls than it runs at once) runs on a goroutine of its own: the
-// connection's goroutine waited for the slot and now waits for that
-// goroutine, never deeper than this frame, so the connections queued
-// behind the gate keep small stacks (a call's frames — mcp-go's, the
-// runner's, SQLite's — grow a stack to 32 KiB, which a goroutine keeps
-// until the GC shrinks it, and the GC's goal counts stacks again). The
-// own goroutine's stack growth costs ~4% of a call's CPU, which a server
-// with room to spare need not pay. The calls' goroutines are at most the
-// gate's limit. A panic in one is re-raised here, where net/http recovers
-// it as it would have.
+// found a slot free, or a queue shorter than the gate's limit, runs on
+// the connection's goroutine, as any request does. A call that found more
+// callers queued than the gate runs at once (a server taking far more
+// calls than it runs: a thousand sessions calling) runs on a goroutine of
+// its own: the connection's goroutine waited for the slot and now waits
+// for that goroutine, never deeper than this frame, so the connections
+// queued behind the gate keep small stacks (a call's frames — mcp-go's,
+// the runner's, SQLite's — grow a stack to 32 KiB, which a goroutine
+// keeps until the GC shrinks it, and the GC's goal counts stacks again).
+// The own goroutine's stack growth costs a call 5–15% of its CPU, which
+// a server with a short queue need not pay: its connections' stacks are
+// few. The calls' goroutines are at most the gate's limit. A panic in one
+// is re-raised here, where net/http recovers it as it would have.
 func (s *Server) serveAdmitted(w http.ResponseWriter, r *http.Request, msg *wire.Message, next http.Handler) {
 	slot, err := s.admission.Acquire(r.Context())
 	if err != nil {
@@ -95,7 +96,7 @@ func (s *Server) serveAdmitted(w http.ResponseWriter, r *http.Request, msg *wire
 	}
 	defer slot.Release()
 	r = r.WithContext(admission.With(r.Context(), slot))
-	if !slot.Waited() {
+	if slot.Queued() <= int64(s.admission.Limit()) {
 		next.ServeHTTP(w, r)
 		return
 	}

@@ -191,11 +191,12 @@ func TestSlowCallsNeverHoldQuickOnesBack(t *testing.T) {
 	}
 }
 
-// TestAdmittedPanicReachesNetHTTP: a quick call that found a slot free
-// runs on the request's goroutine; one that waited runs on a goroutine of
-// its own, and a panic there is re-raised on the request's goroutine,
-// where net/http recovers it, instead of ending the process. Either way
-// the slot comes back.
+// TestAdmittedPanicReachesNetHTTP: a quick call that found a slot free,
+// or a short queue, runs on the request's goroutine; one that found more
+// callers queued than the gate's slots runs on a goroutine of its own, and
+// a panic there is re-raised on the request's goroutine, where net/http
+// recovers it, instead of ending the process. Either way the slot comes
+// back. With one slot held, the second of two waiters found two queued.
 func TestAdmittedPanicReachesNetHTTP(t *testing.T) {
 	f, _, events := oneSlotFixture(t)
 	msg := &wire.Message{Method: string(mcp.MethodToolsCall), Name: "read_pool_file"}
@@ -209,14 +210,18 @@ func TestAdmittedPanicReachesNetHTTP(t *testing.T) {
 		t.Fatalf("a slot free: recovered %v, want the handler's panic", p)
 	}
 	release := holdSlot(t, f)
-	got := make(chan any, 1)
-	go func() { got <- serve() }()
-	if e := <-events; e != admission.Waits {
-		t.Fatalf("event %v, want Waits", e)
+	got := make(chan any, 2)
+	for range 2 {
+		go func() { got <- serve() }()
+		if e := <-events; e != admission.Waits {
+			t.Fatalf("event %v, want Waits", e)
+		}
 	}
 	release()
-	if p := <-got; p != "boom" {
-		t.Fatalf("after a wait: recovered %v, want the handler's panic", p)
+	for range 2 {
+		if p := <-got; p != "boom" {
+			t.Fatalf("after a wait: recovered %v, want the handler's panic", p)
+		}
 	}
 	if g := f.srv.admission; g.InFlight() != 0 {
 		t.Fatalf("the panicking calls kept their slots: %d held", g.InFlight())

@@ -76,12 +76,12 @@ func (g *Gate) Acquire(ctx context.Context) (*Slot, error) {
 		return &Slot{g: g}, nil
 	default:
 	}
-	g.waiting.Add(1)
+	queued := g.waiting.Add(1)
 	g.tell(Waits)
 	select {
 	case g.slots <- struct{}{}:
 		g.waiting.Add(-1)
-		return &Slot{g: g, waited: true}, nil
+		return &Slot{g: g, queued: queued}, nil
 	case <-ctx.Done():
 		g.waiting.Add(-1)
 		g.tell(GaveUp)
@@ -91,14 +91,22 @@ func (g *Gate) Acquire(ctx context.Context) (*Slot, error) {
 
 // Slot is one held place at a gate.
 type Slot struct {
-	g        *Gate
-	waited   bool
+	g *Gate
+	// queued is how many callers were waiting, this one included, when
+	// it found the gate full and began to wait; 0 if it found a slot free.
+	queued   int64
 	released atomic.Bool
 }
 
-// Waited reports whether the slot's caller found the gate full and had to
-// wait for it (nil: no slot, no wait).
-func (s *Slot) Waited() bool { return s != nil && s.waited }
+// Queued is how many callers were waiting for a slot, the slot's own
+// caller included, when that caller found the gate full: 0 if it found a
+// slot free (or s is nil).
+func (s *Slot) Queued() int64 {
+	if s == nil {
+		return 0
+	}
+	return s.queued
+}
 
 // Release gives the slot back. Idempotent, and a nil slot is a no-op, so
 // the code that finished the call's work and the code that ends the

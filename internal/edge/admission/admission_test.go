@@ -45,8 +45,8 @@ func TestBoundHolds(t *testing.T) {
 		}
 		held[0].Release()
 		s := <-got // a release admits it
-		if !s.Waited() || held[0].Waited() {
-			t.Fatalf("limit %d: Waited() %v for the caller that waited, %v for one that found room", limit, s.Waited(), held[0].Waited())
+		if s.Queued() != 1 || held[0].Queued() != 0 {
+			t.Fatalf("limit %d: Queued() %d for the one caller that waited, %d for one that found room", limit, s.Queued(), held[0].Queued())
 		}
 		if g.InFlight() != limit {
 			t.Fatalf("limit %d: in flight %d after the hand-over", limit, g.InFlight())
