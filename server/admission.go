@@ -74,7 +74,7 @@ func (s *Server) setSlowTools(tools []catalog.ToolInfo) {
 }
 
 // serveAdmitted serves a quick call once it holds a slot. A call that
-// found a slot free, or a queue shorter than the gate's limit, runs on
+// found a slot free, or a queue no longer than the gate's limit, runs on
 // the connection's goroutine, as any request does. A call that found more
 // callers queued than the gate runs at once (a server taking far more
 // calls than it runs: a thousand sessions calling) runs on a goroutine of
