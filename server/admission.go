@@ -113,13 +113,8 @@ func (s *Server) serveAdmitted(w http.ResponseWriter, r *http.Request, msg *wire
 // admissionGone answers a request whose context ended while it waited for
 // a slot. Its client has usually gone; the answer is for the rest.
 func admissionGone(w http.ResponseWriter, msg *wire.Message) {
-	id := msg.ID
-	if len(id) == 0 {
-		id = []byte("null")
-	}
-	w.Header()["Content-Type"] = jsonContentType
-	w.WriteHeader(http.StatusServiceUnavailable)
-	_, _ = w.Write(refusalBody(id, mcp.INTERNAL_ERROR, "the request ended while it waited to run; it did not run", string(violation.Unavailable)))
+	writeRefusal(w, http.StatusServiceUnavailable, mcp.INTERNAL_ERROR, msg.ID,
+		"the request ended while it waited to run; it did not run", string(violation.Unavailable))
 }
 
 // registerAdmissionMetrics exports the gate's occupancy on /metrics.

@@ -153,6 +153,12 @@ func readBody(w http.ResponseWriter, r *http.Request, cfg config.HTTPTransport, 
 // address, principal and cause per window, with a count).
 func (s *Server) refuseEdge(w http.ResponseWriter, ref edge.Refusal, status, rpcCode int, id json.RawMessage, message string) {
 	s.refusals.Refuse(ref)
+	writeRefusal(w, status, rpcCode, id, message, ref.Code)
+}
+
+// writeRefusal answers with status and the JSON-RPC error body of a
+// refusal (id null when the request's could not be read).
+func writeRefusal(w http.ResponseWriter, status, rpcCode int, id json.RawMessage, message, code string) {
 	if len(id) == 0 {
 		id = json.RawMessage("null")
 	}
@@ -162,7 +168,7 @@ func (s *Server) refuseEdge(w http.ResponseWriter, ref edge.Refusal, status, rpc
 		h.Set("Connection", "close") // the rest of the body is not read
 	}
 	w.WriteHeader(status)
-	_, _ = w.Write(refusalBody(id, rpcCode, message, ref.Code))
+	_, _ = w.Write(refusalBody(id, rpcCode, message, code))
 }
 
 var jsonContentType = []string{"application/json"}

@@ -23,9 +23,10 @@ import (
 // HAProxy in front of 1, 2 and 3 `airlock serve --http` processes (bin/airlock,
 // the demo configuration with room for the sessions, role agent) on one
 // PostgreSQL database, from AIRLOCK_BENCH_SESSIONS concurrent client
-// sessions (default 32, as issue 27 measured). Besides calls/s it reports where the CPU went, in CPU
-// milliseconds per call: the airlock processes, HAProxy, PostgreSQL (every
-// process named postgres) and this benchmark process (the clients).
+// sessions (default 32, as issue 27 measured). Besides calls/s it reports
+// where the CPU went, in CPU milliseconds per call: the airlock processes,
+// HAProxy, PostgreSQL (every process named postgres) and this benchmark
+// process (the clients).
 //
 // Each instance is capped to AIRLOCK_BENCH_CPU_CAP CPUs (default 0.25; 0:
 // no cap) by a cgroup of its own, so the instances — not the machine's
