@@ -1,6 +1,10 @@
 # Airlock — the two commands a fresh machine needs are `make run` and `make test`.
 GO       ?= go
 BIN      := bin/airlock
+# The sandbox's trampoline as a binary of its own, embedded into $(BIN):
+# spares start in ~7 ms of CPU instead of ~20 (internal/execution/sandbox/
+# trampolinebin). Built in the same recipe, so the two never differ.
+TRAMPOLINE := internal/execution/sandbox/trampolinebin/airlock-trampoline
 # The sandbox trampoline must be built without cgo (Landlock inside a PID
 # namespace hangs with cgo's threads), so the whole binary is.
 export CGO_ENABLED := 0
@@ -10,7 +14,8 @@ export CGO_ENABLED := 0
 all: build
 
 build:
-	$(GO) build -o $(BIN) .
+	$(GO) build -ldflags='-s -w' -o $(TRAMPOLINE) ./internal/execution/sandbox/internal/trampolinecmd
+	$(GO) build -tags airlock_trampoline -o $(BIN) .
 
 run: build
 	./$(BIN) serve
@@ -131,7 +136,7 @@ tidy:
 	$(GO) mod tidy
 
 clean:
-	rm -rf bin
+	rm -rf bin $(TRAMPOLINE)
 
 # AgentDojo's prompt-injection suites replayed through an in-process Airlock,
 # no model (internal/testkit/agentdojo/README.md). SUITE and CONFIG take one

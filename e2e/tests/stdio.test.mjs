@@ -2,6 +2,7 @@
 // config) over stdio, as Claude Desktop or an IDE agent would.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { readdir, readFile, readlink } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { AIRLOCK, ROOT, CLIENT_INFO, requireBuilt, tempState, teardown } from '../lib/airlock.mjs';
@@ -31,6 +32,21 @@ describe('TypeScript SDK over stdio', () => {
 
   itServesTheToolSurface(() => client, { untrusted: true });
 
+  // `make build` embeds the minimal trampoline (internal/execution/sandbox/
+  // trampolinebin): the server's spare runs it from a sealed memfd, not the
+  // airlock binary again.
+  it('starts its spare sandbox trampoline from the embedded binary', async () => {
+    const server = transport.pid;
+    let seen = [];
+    for (let i = 0; i < 100; i++) {
+      seen = await trampolinesOf(server);
+      if (seen.length > 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(seen.length > 0, `no trampoline child of ${server}\n--- airlock stderr ---\n${stderr}`);
+    for (const exe of seen) assert.match(exe, /^\/memfd:airlock-trampoline/);
+  });
+
   it('leaves a verifiable audit trail that shows the calls', async () => {
     await client.close();
     client = null;
@@ -42,3 +58,20 @@ describe('TypeScript SDK over stdio', () => {
     ]).catch((e) => { e.message += `\n--- airlock stderr ---\n${stderr}`; throw e; });
   });
 });
+
+// trampolinesOf lists what the sandbox trampolines started by pid execute
+// (/proc/N/exe).
+async function trampolinesOf(pid) {
+  const out = [];
+  for (const d of await readdir('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const status = await readFile(`/proc/${d}/status`, 'utf8');
+      const cmdline = await readFile(`/proc/${d}/cmdline`, 'utf8');
+      if (status.match(/^PPid:\s+(\d+)$/m)?.[1] === String(pid) && cmdline.split('\0')[1] === '__airlock-sandbox-trampoline') {
+        out.push(await readlink(`/proc/${d}/exe`));
+      }
+    } catch { /* the process ended meanwhile */ }
+  }
+  return out;
+}

@@ -20,8 +20,10 @@
 //
 // # How
 //
-// The server re-executes itself as a hidden trampoline subcommand
-// ([TrampolineArg]; main calls [MaybeRunTrampoline] first). The parent
+// The trampoline is a hidden subcommand ([TrampolineArg]; main calls
+// [MaybeRunTrampoline] first) of the small binary `make build` embeds
+// (package trampolinebin, run from a sealed memfd: embedded.go), or of
+// the server binary itself when it carries none. The parent
 // starts it with os/exec (argv only, never a shell) in new network, PID,
 // IPC, UTS and mount namespaces, holding nothing of any run, verifies the
 // namespaces from /proc, moves it into a per-run cgroup with the run's

@@ -42,3 +42,30 @@ func (s *Sandbox) AbandonSpare() (exit int, status string) {
 	l.statusR.Close()
 	return l.cmd.ProcessState.ExitCode(), string(b)
 }
+
+// UseEmbedded makes b the embedded trampoline and self the binary's own
+// path for the Sandboxes New makes until restore is called; the process's
+// memfd is made anew from b.
+func UseEmbedded(b []byte, self func() (string, error)) (restore func()) {
+	prevB, prevSelf := embeddedBinary, selfExecutable
+	embeddedBinary, selfExecutable = func() []byte { return b }, self
+	forget := func() {
+		embedded.Lock()
+		defer embedded.Unlock()
+		if embedded.file != nil {
+			embedded.file.Close()
+		}
+		embedded.file, embedded.path = nil, ""
+	}
+	forget()
+	return func() {
+		forget()
+		embeddedBinary, selfExecutable = prevB, prevSelf
+	}
+}
+
+// TrampolineOf is the binary s starts as its trampoline.
+func (s *Sandbox) TrampolineOf() string { return s.trampoline }
+
+// SealedMemfd is sealedMemfd, for its test.
+var SealedMemfd = sealedMemfd

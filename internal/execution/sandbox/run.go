@@ -58,12 +58,12 @@ func New(opts *Options) (*Sandbox, error) {
 		return nil, fmt.Errorf("%w: uid/gid %d/%d", ErrInvalidSpec, o.UID, o.GID)
 	}
 	s.trampoline = o.TrampolinePath
+	embedded := false
 	if s.trampoline == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, &UnavailableError{Reason: "locating own executable: " + err.Error()}
+		var err error
+		if s.trampoline, embedded, err = defaultTrampoline(s.log); err != nil {
+			return nil, err
 		}
-		s.trampoline = exe
 	}
 	if st, err := os.Stat(s.trampoline); err != nil || !filepath.IsAbs(s.trampoline) || !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%w: trampoline %q is not an absolute path to a file", ErrInvalidSpec, s.trampoline)
@@ -86,6 +86,18 @@ func New(opts *Options) (*Sandbox, error) {
 	}
 	s.stage = stage
 	st := s.selfTest()
+	if !st.Active && embedded {
+		// A kernel that will not execute a memfd (vm.memfd_noexec = 2)
+		// still runs the server binary itself.
+		s.log.Warn("sandbox: the embedded trampoline failed its self-test; the server binary re-executes itself", "detail", st.Detail)
+		if s.trampoline, embedded, err = defaultTrampolineSelf(); err != nil {
+			return nil, err
+		}
+		st = s.selfTest()
+	}
+	if embedded {
+		st.Detail += " (embedded trampoline)"
+	}
 	s.report.Mechanisms = append(s.report.Mechanisms, st)
 	if !st.Active {
 		return nil, &UnavailableError{Reason: "self-test: " + st.Detail, Report: s.Report()}

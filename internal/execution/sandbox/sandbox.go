@@ -251,7 +251,8 @@ type Result struct {
 type Options struct {
 	// TrampolinePath is the binary re-executed as the trampoline; it must
 	// call MaybeRunTrampoline first thing in main and be built without cgo.
-	// Default: os.Executable().
+	// Default: the embedded trampoline when this binary carries one
+	// (embedded.go), else os.Executable().
 	TrampolinePath string
 	// UID and GID the pipeline runs as; 0 means 65534 (nobody/nogroup).
 	// Root cannot be chosen.

@@ -1,7 +1,8 @@
 // Command trampolinecmd is a minimal binary that only serves as the sandbox
-// trampoline. Tests build it with CGO_ENABLED=0 (the race-enabled test
-// binary has cgo and cannot be the trampoline); the real server re-executes
-// itself instead.
+// trampoline. `make build` compiles it and embeds it into the airlock
+// binary (package trampolinebin: it starts in a third of the airlock
+// binary's CPU); tests build it with CGO_ENABLED=0 (the race-enabled test
+// binary has cgo and cannot be the trampoline).
 package main
 
 import (
