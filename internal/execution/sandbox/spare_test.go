@@ -4,6 +4,7 @@ package sandbox_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -284,4 +286,39 @@ func TestSpareDiesWithServer(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	waitGone(t, fd, "the dead server's spare")
+}
+
+// TestSpareNicedUntilItsRun: a spare waits at a lower CPU priority than
+// the server (its start competes with the end of the run before it, issue
+// 27), and the pipeline it is handed runs at the server's own priority —
+// fails with the priority not given back (the pipeline niced) or not
+// lowered (the spare at the server's).
+func TestSpareNicedUntilItsRun(t *testing.T) {
+	s := newSandbox(t)
+	prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := 20 - prio
+	pid := s.SpareSettled()
+	if pid == 0 {
+		t.Fatal("no spare ready")
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fields after the command's closing parenthesis: state is the 3rd
+	// field of the line, nice the 19th.
+	rest := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	if got, want := rest[19-3], strconv.Itoa(min(base+10, 19)); got != want {
+		t.Errorf("spare %d at nice %s, want %s (the server's %d, lowered)", pid, got, want, base)
+	}
+	res, err := s.Run(context.Background(), sandbox.Spec{Argv: []string{hostilePath, "nice"}, ReadOnly: []string{fixtureDir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("nice=%d err=<nil>", base); !strings.Contains(string(res.Stdout), want) {
+		t.Errorf("pipeline reports %q, want %q (the server's priority)", res.Stdout, want)
+	}
 }

@@ -100,6 +100,9 @@ func main() {
 	case "ids":
 		host, _ := os.Hostname()
 		fmt.Printf("uid=%d euid=%d gid=%d groups=%v pid=%d host=%s\n", os.Getuid(), os.Geteuid(), os.Getgid(), mustGroups(), os.Getpid(), host)
+	case "nice": // the CPU priority the pipeline was started with
+		prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0)
+		fmt.Printf("nice=%d err=%v\n", 20-prio, err)
 	case "membomb":
 		var hold [][]byte
 		for i := 0; ; i++ {
