@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -101,19 +102,23 @@ func (c *call) logLine() {
 	if c.tool.Name != "" {
 		tool = c.tool.Name
 	}
-	attrs := []any{"context", c.s.contextID, "session", c.s.id, "principal", c.s.principal,
-		"tool", tool, "capability", c.rec.Capability, "decision", c.rec.Decision, "rule", c.rec.RuleID,
-		"outcome", c.rec.Outcome, "duration_ms", float64(c.rec.DurationMicros) / 1000}
+	// Typed attributes: the line is written on every call, and an untyped
+	// value (the outcome's named string type) went through fmt (issue 27).
+	attrs := make([]slog.Attr, 0, 12)
+	attrs = append(attrs, slog.String("context", c.s.contextID), slog.String("session", c.s.id), slog.String("principal", c.s.principal),
+		slog.String("tool", tool), slog.String("capability", c.rec.Capability), slog.String("decision", c.rec.Decision),
+		slog.String("rule", c.rec.RuleID), slog.String("outcome", string(c.rec.Outcome)),
+		slog.Float64("duration_ms", float64(c.rec.DurationMicros)/1000))
 	if c.rec.Violation != "" {
-		attrs = append(attrs, "violation", c.rec.Violation)
+		attrs = append(attrs, slog.String("violation", c.rec.Violation))
 	}
 	if c.rec.ErrorRef != "" {
-		attrs = append(attrs, "ref", c.rec.ErrorRef)
+		attrs = append(attrs, slog.String("ref", c.rec.ErrorRef))
 	}
 	if c.rec.Seq != 0 {
-		attrs = append(attrs, "audit_seq", c.rec.Seq)
+		attrs = append(attrs, slog.Int64("audit_seq", c.rec.Seq))
 	}
-	c.log.Info("call", attrs...)
+	c.log.LogAttrs(context.Background(), slog.LevelInfo, "call", attrs...)
 }
 
 // boundError is step 10: the agent sees a violation code and a message
