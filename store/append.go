@@ -132,9 +132,6 @@ func (db *DB) commitBatch(batch []*appendReq) {
 	if db.opts.OnBatch != nil {
 		db.opts.OnBatch(len(live), time.Since(began), err != nil)
 	}
-	// Our own commit changed data_version for the kill-switch probe
-	// connection. Re-prime the cache once per batch, before waking the
-	// callers, so their next check is a hit instead of a re-read each.
 	if err == nil {
 		db.ckpt.committed(len(live))
 	}
