@@ -401,7 +401,9 @@ const spareNice = 10
 // inherits the niceness of the thread that forks it, every thread of it
 // from its first instruction on. If the niceness cannot be set, the spare
 // starts at the server's (only slower); if this thread's cannot be given
-// back, the thread stays locked and Go ends it with the goroutine.
+// back, the thread stays locked and Go ends it with the goroutine — and
+// the spare, whose Pdeathsig follows that thread, with it: its run then
+// costs a fresh start (unusedSpare), never a niced server thread.
 func (s *Sandbox) spawnNiced() (*launch, error) {
 	runtime.LockOSThread()
 	prio, err := unix.Getpriority(unix.PRIO_PROCESS, 0)
