@@ -322,13 +322,18 @@ func (s *Sandbox) refill() {
 		}
 		sp.mu.Lock()
 		sp.starting = nil
-		keep := err == nil && sp.on && sp.gen == gen && sp.ready == nil
+		stopped := !sp.on || sp.gen != gen
+		keep := err == nil && !stopped && sp.ready == nil
 		if keep {
 			sp.ready = l
 		}
 		sp.filling = nil
 		sp.mu.Unlock()
 		switch {
+		case err != nil && stopped:
+			// Ended by the kill switch or shutdown while it started: what
+			// they are for, not a failure to warn an operator about.
+			s.log.Debug("sandbox: a spare being started was stopped", "err", err)
 		case err != nil:
 			s.log.Warn("sandbox: starting a spare trampoline", "err", err)
 		case keep:

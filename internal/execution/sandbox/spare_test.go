@@ -322,3 +322,16 @@ func TestSpareNicedUntilItsRun(t *testing.T) {
 		t.Errorf("pipeline reports %q, want %q (the server's priority)", res.Stdout, want)
 	}
 }
+
+// TestStoppedStartIsNoWarning: a shutdown (or the kill switch) that ends a
+// spare while it starts is what they are for — `airlock serve` closed at
+// once used to log "starting a spare trampoline" as a warning. (New
+// returns with the first spare's start in flight, so Close meets it
+// there; were it already ready, nothing would be logged either way.)
+func TestStoppedStartIsNoWarning(t *testing.T) {
+	s, lines := spareSandbox(t)
+	s.Close()
+	if lines.has("sandbox: starting a spare trampoline") {
+		t.Error("a spare stopped while it started was logged as a failed start")
+	}
+}
