@@ -52,6 +52,9 @@ type Stat struct {
 	LastLatency time.Duration
 
 	exitAt time.Time // when the last exit was recorded
+	// errCallBegan is when the call whose failure is LastError began;
+	// zero when LastError is an exit.
+	errCallBegan time.Time
 }
 
 func (s *stats) get(id string) *Stat {
@@ -177,25 +180,33 @@ func (s *stats) close() {
 // failed records upstream's latest failure: an exit (callBegan zero) or a
 // failed call begun at callBegan, counted as one (an exit is counted as a
 // restart when the next call starts one). A process that exits mid-call
-// fails that call too; which of the two is noticed first is up to the
+// fails that call too; which of the two is noticed first, and which of
+// their times (each read before this lock) is the later, is up to the
 // scheduler, so the exit — the cause — stays the last error whichever
 // order they arrive in: a call's failure never replaces an exit recorded
-// since the call began.
+// since the call began, and an exit replaces the failure of any call that
+// began before it.
 func (s *stats) failed(upstream, what string, at, callBegan time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.get(upstream)
-	call := !callBegan.IsZero()
-	if call {
+	if !callBegan.IsZero() {
 		st.Errors++
 		if !st.exitAt.IsZero() && !st.exitAt.Before(callBegan) {
 			return
 		}
-	} else {
-		st.exitAt = at
+		if !st.LastErrorAt.After(at) {
+			st.LastError, st.LastErrorAt, st.errCallBegan = what, at, callBegan
+		}
+		return
 	}
-	if !st.LastErrorAt.After(at) {
-		st.LastError, st.LastErrorAt = what, at
+	st.exitAt = at
+	causedBy := !st.errCallBegan.IsZero() && !st.errCallBegan.After(at) // a call the exit failed
+	if causedBy || !st.LastErrorAt.After(at) {
+		st.LastError, st.errCallBegan = what, time.Time{}
+		if st.LastErrorAt.Before(at) {
+			st.LastErrorAt = at
+		}
 	}
 }
 

@@ -27,6 +27,16 @@ func TestExitStaysTheLastErrorOfTheCallItFailed(t *testing.T) {
 			s.failed("up", "transport closed", exit, began)
 			s.failed("up", "exited: exit 3", callErr, time.Time{})
 		}, "exited: exit 3", 1},
+		{"call failure noticed first, stamped after the exit", func(s *stats) {
+			// Each time is read before the lock: the call's can be the
+			// later although its failure is recorded first (CI, 2026-11-27).
+			s.failed("up", "transport closed", callErr, began)
+			s.failed("up", "exited: exit 3", exit, time.Time{})
+		}, "exited: exit 3", 1},
+		{"an exit replaces a failure before it", func(s *stats) {
+			s.failed("up", "timed out", callErr, began)
+			s.failed("up", "exited: exit 3", later, time.Time{})
+		}, "exited: exit 3", 1},
 		{"a later call's failure replaces the exit", func(s *stats) {
 			s.failed("up", "exited: exit 3", exit, time.Time{})
 			s.failed("up", "timed out", later.Add(time.Millisecond), later)
