@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { AIRLOCK, ROOT, CLIENT_INFO, requireBuilt, tempState, teardown } from '../lib/airlock.mjs';
+import { AIRLOCK, ROOT, CLIENT_INFO, requireBuilt, tempState, teardown, run } from '../lib/airlock.mjs';
 import { itServesTheToolSurface, checkAudit } from '../lib/checks.mjs';
 
 describe('TypeScript SDK over stdio', () => {
@@ -45,6 +45,15 @@ describe('TypeScript SDK over stdio', () => {
     }
     assert.ok(seen.length > 0, `no trampoline child of ${server}\n--- airlock stderr ---\n${stderr}`);
     for (const exe of seen) assert.match(exe, /^\/memfd:airlock-trampoline/);
+  });
+
+  // doctor has few files open, so its memfd could land on a descriptor
+  // the trampoline is started with (it did: fd 5, /dev/null there, and
+  // the self-test quietly fell back to the server binary).
+  it('doctor self-tests the embedded trampoline', async () => {
+    const r = await run(AIRLOCK, ['doctor', '--state', state]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^self_test\s+active\s.*\(embedded trampoline\)$/m, r.stdout);
   });
 
   it('leaves a verifiable audit trail that shows the calls', async () => {

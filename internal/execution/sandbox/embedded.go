@@ -84,6 +84,10 @@ func defaultTrampolineSelf() (path string, isEmbedded bool, err error) {
 	return exe, false, nil
 }
 
+// memfdMinFD is the lowest descriptor the embedded trampoline's memfd may
+// have: well above the 6 a trampoline is started with (TestMemfdAboveChildFDs).
+const memfdMinFD = 64
+
 // sealedMemfd returns a memfd holding b, executable and sealed. With
 // dropPages, each written span of b is given back to the kernel as it is
 // copied: b is then the binary's own read-only data, which the kernel
@@ -99,7 +103,16 @@ func sealedMemfd(name string, b []byte, dropPages bool) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memfd for the trampoline: %w", err)
 	}
-	f := os.NewFile(uintptr(fd), name)
+	// Above every descriptor a trampoline is handed (spawn: stdio and
+	// ExtraFiles, 0-5): /proc/self/fd/N is resolved in the child after
+	// they are in place, and a low N named /dev/null there (airlock
+	// doctor, with few files open, ran its self-test on fd 5).
+	high, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, memfdMinFD)
+	unix.Close(fd)
+	if err != nil {
+		return nil, fmt.Errorf("memfd for the trampoline: %w", err)
+	}
+	f := os.NewFile(uintptr(high), name)
 	if err := writeAll(f, b, dropPages); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("writing the trampoline's memfd: %w", err)

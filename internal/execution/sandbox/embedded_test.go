@@ -158,3 +158,19 @@ func TestSealedMemfdDropsOnlyFilePages(t *testing.T) {
 		t.Error("the mapping reads other bytes after its pages were given back")
 	}
 }
+
+// TestMemfdAboveChildFDs: the memfd's descriptor is above every one a
+// trampoline is started with (stdio and fds 3-5), so /proc/self/fd/N,
+// resolved in the child after they are in place, is the memfd there too.
+// On fd 5 it was /dev/null in the child (`airlock doctor`), and the
+// self-test fell back to the server binary.
+func TestMemfdAboveChildFDs(t *testing.T) {
+	f, err := sandbox.SealedMemfd("fd-test", []byte("x"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if fd := f.Fd(); fd < 64 {
+		t.Errorf("memfd on descriptor %d, want 64 or above", fd)
+	}
+}
