@@ -90,10 +90,13 @@ func New(opts *Options) (*Sandbox, error) {
 		// A kernel that will not execute a memfd (vm.memfd_noexec = 2)
 		// still runs the server binary itself.
 		s.log.Warn("sandbox: the embedded trampoline failed its self-test; the server binary re-executes itself", "detail", st.Detail)
+		failed := st.Detail
 		if s.trampoline, embedded, err = defaultTrampolineSelf(); err != nil {
 			return nil, err
 		}
 		st = s.selfTest()
+		// Said where doctor shows it, not only in a log it may discard.
+		st.Detail += " (the server binary: the embedded trampoline failed: " + failed + ")"
 	}
 	if embedded {
 		st.Detail += " (embedded trampoline)"
