@@ -2,7 +2,7 @@
 GO       ?= go
 BIN      := bin/airlock
 # The sandbox's trampoline as a binary of its own, embedded into $(BIN):
-# spares start in ~7 ms of CPU instead of ~20 (internal/execution/sandbox/
+# spares start in ~7-11 ms of CPU instead of ~18-22 (internal/execution/sandbox/
 # trampolinebin). Built in the same recipe, so the two never differ.
 TRAMPOLINE := internal/execution/sandbox/trampolinebin/airlock-trampoline
 # The sandbox trampoline must be built without cgo (Landlock inside a PID

@@ -17,8 +17,8 @@ import (
 // The trampoline a Sandbox starts when Options.TrampolinePath is empty
 // (issue 27): the minimal trampoline binary `make build` embeds (package
 // trampolinebin), run from a sealed memfd, else the server binary itself.
-// A spare then reaches the trampoline's code in ~7 ms of CPU instead of
-// ~20, which is what a pipeline run that finds no spare ready waits for.
+// A spare then reaches the trampoline's code in ~7–11 ms of CPU instead of
+// ~18–22, which is what a pipeline run that finds no spare ready waits for.
 //
 // The memfd is sealed against writes, growth, shrinking and further
 // sealing before anything executes it, so no one — not a pipeline, not

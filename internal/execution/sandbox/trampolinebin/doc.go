@@ -17,8 +17,8 @@
 // trampoline, and a run that finds no spare ready waits for one to start.
 // The airlock binary (48 MB, ~93 packages initialised before the
 // trampoline's own, its itab table) takes ~18–22 ms of CPU to reach the
-// trampoline; the minimal binary ~7 ms, against ~6 ms for an empty Go
-// program on the same machine (`perf stat`, BENCHMARKS.md, issue 27).
+// trampoline; the minimal binary ~7–11 ms, against ~6 ms for an empty
+// Go program on the same machine (`perf stat`, BENCHMARKS.md, issue 27).
 // The sandbox runs these bytes from a sealed memfd (sandbox/embedded.go):
 // nothing can change them once the server has started.
 package trampolinebin
