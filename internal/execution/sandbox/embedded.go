@@ -39,7 +39,6 @@ var selfExecutable = os.Executable
 var embedded struct {
 	sync.Mutex
 	file *os.File
-	path string
 }
 
 // embeddedTrampoline returns the path that executes the embedded
@@ -56,9 +55,9 @@ func embeddedTrampoline() (string, error) {
 		if err != nil {
 			return "", err
 		}
-		embedded.file, embedded.path = f, fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+		embedded.file = f
 	}
-	return embedded.path, nil
+	return fmt.Sprintf("/proc/self/fd/%d", embedded.file.Fd()), nil
 }
 
 // defaultTrampoline picks the trampoline for Options.TrampolinePath == "":

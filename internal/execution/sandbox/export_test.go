@@ -55,7 +55,7 @@ func UseEmbedded(b []byte, self func() (string, error)) (restore func()) {
 		if embedded.file != nil {
 			embedded.file.Close()
 		}
-		embedded.file, embedded.path = nil, ""
+		embedded.file = nil
 	}
 	forget()
 	return func() {
