@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
 	"os/exec"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -270,5 +275,44 @@ func TestPoisoningIsALeaf(t *testing.T) {
 		if slices.Contains(p.Deps, banned) {
 			t.Errorf("internal/policy/poisoning depends on %s", banned)
 		}
+	}
+}
+
+// Sizes the house keeps (issue 21): the runner is one call's path that a
+// newcomer reads in one sitting, and no Go file grows past what a
+// reviewer holds in mind. A change that crosses either line splits the
+// code, or moves the line here with its reason.
+const (
+	maxRunnerLines = 2500 // non-test lines of internal/execution/runner
+	maxFileLines   = 800  // any Go file of the module, tests included
+)
+
+func TestSizesStayReadable(t *testing.T) {
+	out, err := exec.Command("git", "ls-files", "*.go").Output()
+	if err != nil {
+		t.Skipf("git ls-files: %v (not a checkout)", err)
+	}
+	runner := 0
+	for _, name := range strings.Fields(string(out)) {
+		data, err := os.ReadFile(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted in the working tree, not yet in the index
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := bytes.Count(data, []byte("\n"))
+		if n > maxFileLines {
+			t.Errorf("%s has %d lines, over %d: split it along its jobs", name, n, maxFileLines)
+		}
+		if path.Dir(name) == runnerPkg && !strings.HasSuffix(name, "_test.go") {
+			runner += n
+		}
+	}
+	if runner > maxRunnerLines {
+		t.Errorf("%s has %d non-test lines, over %d: the runner keeps one call's path; move what is not that to its own package", runnerPkg, runner, maxRunnerLines)
+	}
+	if runner == 0 {
+		t.Errorf("no file of %s counted: the test no longer sees the runner", runnerPkg)
 	}
 }

@@ -102,10 +102,8 @@ func (c *call) logLine() {
 	if c.tool.Name != "" {
 		tool = c.tool.Name
 	}
-	// Typed attributes: the line is written on every call, and an untyped
-	// value (the outcome's named string type) went through fmt (issue 27).
-	attrs := make([]slog.Attr, 0, 12)
-	attrs = append(attrs, slog.String("context", c.s.contextID), slog.String("session", c.s.id), slog.String("principal", c.s.principal),
+	// Typed attributes: an untyped value went through fmt on every call (issue 27).
+	attrs := append(make([]slog.Attr, 0, 12), slog.String("context", c.s.contextID), slog.String("session", c.s.id), slog.String("principal", c.s.principal),
 		slog.String("tool", tool), slog.String("capability", c.rec.Capability), slog.String("decision", c.rec.Decision),
 		slog.String("rule", c.rec.RuleID), slog.String("outcome", string(c.rec.Outcome)),
 		slog.Float64("duration_ms", float64(c.rec.DurationMicros)/1000))
