@@ -107,8 +107,13 @@ func (s *Server) guardBody(w http.ResponseWriter, r *http.Request, cfg config.HT
 	return body, true
 }
 
-// isMediaType: contentType, parsed, names mediaType (parameters aside).
-func isMediaType(contentType, mediaType string) bool {
+// acceptsMediaType: contentType names mediaType (parameters aside). The
+// exact type, as MCP clients send it, needs no parse: ParseMediaType builds
+// a parameter map per request (TestReadBodyPlainJSONSkipsTheMediaTypeParse).
+func acceptsMediaType(contentType, mediaType string) bool {
+	if contentType == mediaType {
+		return true
+	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	return err == nil && mt == mediaType
 }
@@ -116,9 +121,7 @@ func isMediaType(contentType, mediaType string) bool {
 // readBody reads a POST body of mediaType under the edge's bounds; a
 // non-zero status says why it was refused.
 func readBody(w http.ResponseWriter, r *http.Request, cfg config.HTTPTransport, mediaType string) (body []byte, status int, code violation.Code, why string) {
-	// The exact type, as MCP clients send it, needs no parse (ParseMediaType
-	// builds a parameter map per request; TestReadBodyPlainJSONSkipsTheMediaTypeParse).
-	if ct := r.Header.Get("Content-Type"); ct != mediaType && !isMediaType(ct, mediaType) {
+	if !acceptsMediaType(r.Header.Get("Content-Type"), mediaType) {
 		why := "Unsupported Media Type: a POST carries one JSON-RPC message as application/json"
 		if mediaType != "application/json" {
 			why = "Unsupported Media Type: a POST here carries " + mediaType
