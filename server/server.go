@@ -200,11 +200,22 @@ const instructions = "Airlock governs every tool call: reads come from read-only
 // address/principal/cause keys per window, refusals share overflow keys.
 const maxRefusalKeys = 1024
 
-// Close records every refusal still counted by the edge. Idempotent.
+// Close records every refusal still counted by the edge and stops the
+// streamable handlers' idle-session sweepers (a goroutine and a ticker
+// each Handler built; their sessions' in-memory state goes with them, the
+// store's sessions stay). Idempotent.
 func (s *Server) Close() {
 	s.stop()
 	<-s.stopped
 	<-s.watching
+	s.handlersMu.Lock()
+	handlers := s.streamables
+	s.streamables = nil
+	s.handlersMu.Unlock()
+	for _, h := range handlers {
+		// Used as a handler, not a server: no listener to wait for.
+		_ = h.Shutdown(context.Background())
+	}
 }
 
 // Reload makes the server follow the runner's current configuration: it
