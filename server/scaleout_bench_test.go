@@ -29,7 +29,9 @@ import (
 // process (the clients).
 //
 // Each instance is capped to AIRLOCK_BENCH_CPU_CAP CPUs (default 0.25; 0:
-// no cap) by a cgroup of its own, so the instances — not the machine's
+// no cap) by a cgroup of its own (its quota over a period of
+// AIRLOCK_BENCH_CPU_PERIOD_US microseconds, default 100000, the kernel's
+// default period), so the instances — not the machine's
 // cores, which the database, HAProxy and the clients share — are the
 // limit, and the scale-out efficiency (calls/s at n instances over n times
 // calls/s at 1) means the same on 2 cores as on 64 (issue 27). Without a
@@ -116,8 +118,13 @@ func capCPU(b *testing.B, pid, i int) {
 	if limit <= 0 {
 		return
 	}
-	const period = 100000
-	quota := strconv.Itoa(int(limit * period))
+	period := 100000
+	if v := os.Getenv("AIRLOCK_BENCH_CPU_PERIOD_US"); v != "" {
+		p, err := strconv.Atoi(v)
+		must(b, err)
+		period = p
+	}
+	quota := strconv.Itoa(int(limit * float64(period)))
 	name := fmt.Sprintf("airlock-bench-%d-%d-%d", os.Getpid(), time.Now().UnixNano(), i)
 	var dir string
 	var files [][2]string
