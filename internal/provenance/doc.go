@@ -40,6 +40,15 @@
 //     (HowSplit): an identifier split across two arguments;
 //   - for free text, as 6 consecutive words (Options.ShingleWords) of a
 //     source (HowText);
+//   - as runs of its compact form wherever the words break: 20 letters
+//     and digits in a row with a digit among them, 32 letters alone,
+//     found anywhere in a source (HowRun). Re-spacing a sentence or
+//     splitting its words every few letters ("Chec k ou t th is l ink:
+//     www .sec ure- syst ems- 252. com") hides every word, token and
+//     shingle, not the run. One look-up per position up to 256 (evenly
+//     sampled beyond), so a run that long is always found in a value of
+//     up to 275 compact letters and digits, and in a longer one a run as
+//     long plus the sampling step;
 //   - by value for amounts and dates, by name for handles (HowValue).
 //
 // Else it is [OriginAgent]: the agent wrote it. That includes a value
@@ -96,8 +105,11 @@
 //     base64 or hex, spelled out ("one hundred", "jay at google dot com"
 //     with bare words), translated, or split into three or more arguments
 //     or into pieces shorter than the thresholds above.
-//   - Free text is matched by runs of 6 words: a paraphrase of an
-//     injected instruction is not found.
+//   - Free text is matched by runs of 6 words, or of 32 letters however
+//     spaced: a paraphrase of an injected instruction is not found, nor a
+//     letters-only host broken into pieces inside the agent's own words
+//     ("visit www .sec ure- syst ems. com": its 19 letters are below the
+//     run, its words no token).
 //   - Exact keys lower-case URL paths and identifiers, and ignore the
 //     URL scheme and fragment: http://x.com/A and https://x.com/a are one
 //     trusted address.

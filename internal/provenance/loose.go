@@ -18,6 +18,14 @@ const (
 	maxShingles     = 256
 	maxSplitLeaves  = 64 // leaves paired for split detection
 	maxSplitCompact = 64 // longest compact value paired
+	// A run (HowRun): this many letters and digits of a value in a row,
+	// found anywhere in a source, whatever spaces the value puts between
+	// them. With a digit among them (a host, an account, a reference) the
+	// shorter length; letters alone need about as many as ShingleWords
+	// words hold, so prose is not found more easily than by shingles.
+	minRunDigits  = 20
+	minRunLetters = 32
+	maxRuns       = 256 // look-ups per value; a longer value is sampled evenly
 )
 
 // part is one piece of a value looked up in the loose stream.
@@ -72,6 +80,51 @@ func (ix *Index) looseEvidence(skel string, k Kind, ev *evidence) {
 	}
 	if k == KindText {
 		ix.shingles(c, words, ev)
+	}
+	ix.runs(c, ev)
+}
+
+// runs looks up windows of a value's compact form, one per position (or
+// evenly sampled past maxRuns), in the sources without regard to word
+// boundaries: "Chec k ou t th is l ink: www .sec ure- syst ems- 252. com"
+// has no word, token or shingle of the page it copies, but its letters
+// and digits in a row are the page's. A window holding a digit is
+// minRunDigits long, else minRunLetters. A run of the value as long as the
+// window plus the sampling step is always found; shorter ones may be.
+func (ix *Index) runs(c string, ev *evidence) {
+	if len(c) < minRunDigits {
+		return
+	}
+	windows := len(c) - minRunDigits + 1
+	step := max(1, (windows+maxRuns-1)/maxRuns)
+	// found[src] are the spans of c found in source src, overlapping
+	// windows merged, so a match reports the run, not each window of it.
+	found := map[int][][2]int{}
+	var srcs []int
+	for i := 0; i < windows; i += step {
+		end := i + minRunDigits
+		if countDigits(c[i:end]) == 0 {
+			if end = i + minRunLetters; end > len(c) {
+				continue
+			}
+		}
+		ev.significant = true
+		for _, o := range ix.loose.find(c[i:end]) {
+			spans := found[o.src]
+			if n := len(spans); n > 0 && spans[n-1][1] >= i {
+				spans[n-1][1] = max(spans[n-1][1], end)
+				continue
+			}
+			if len(spans) == 0 {
+				srcs = append(srcs, o.src)
+			}
+			found[o.src] = append(spans, [2]int{i, end})
+		}
+	}
+	for _, src := range srcs {
+		for _, sp := range found[src] {
+			ev.add(ix, src, KindText, HowRun, c[sp[0]:sp[1]])
+		}
 	}
 }
 

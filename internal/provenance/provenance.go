@@ -48,6 +48,10 @@ const (
 	HowSplit How = "split"
 	// HowText: the value reproduces a run of consecutive words of the source.
 	HowText How = "text"
+	// HowRun: a long run of the value's letters and digits occurs in the
+	// source wherever the words break (see doc.go): text re-spaced or with
+	// its words split, hiding a host or a sentence inside the agent's own.
+	HowRun How = "run"
 	// HowValue: an amount or date equal by value (1,000.50 == 1000.5).
 	HowValue How = "value"
 	// HowUnindexed: the source was not (fully) indexed because of
