@@ -246,8 +246,9 @@ func (e *Exchanger) request(ctx context.Context, te *config.TokenExchange, subje
 	}
 	var a answer
 	jerr := json.Unmarshal(body, &a)
+	said := func(field string, n int) string { return providerText(field, n, subject, secret) }
 	if resp.StatusCode != http.StatusOK {
-		return "", 0, fmt.Errorf("%w: status %d, error %q: %s", ErrRefused, resp.StatusCode, safe(a.Error, 64), clean(a.Description, subject, secret))
+		return "", 0, fmt.Errorf("%w: status %d, error %q: %q", ErrRefused, resp.StatusCode, said(a.Error, 64), said(a.Description, 200))
 	}
 	switch {
 	case jerr != nil:
@@ -257,9 +258,9 @@ func (e *Exchanger) request(ctx context.Context, te *config.TokenExchange, subje
 	case a.AccessToken == subject:
 		return "", 0, fmt.Errorf("%w: the answer is the caller's own token", ErrAnswer)
 	case !strings.EqualFold(a.TokenType, "bearer"):
-		return "", 0, fmt.Errorf("%w: token_type %q, not Bearer", ErrAnswer, safe(a.TokenType, 32))
+		return "", 0, fmt.Errorf("%w: token_type %q, not Bearer", ErrAnswer, said(a.TokenType, 32))
 	case a.IssuedTokenType != "" && a.IssuedTokenType != accessTokenType:
-		return "", 0, fmt.Errorf("%w: issued_token_type %q, not an access token", ErrAnswer, safe(a.IssuedTokenType, 80))
+		return "", 0, fmt.Errorf("%w: issued_token_type %q, not an access token", ErrAnswer, said(a.IssuedTokenType, 80))
 	}
 	var secs float64
 	if len(a.ExpiresIn) > 0 && json.Unmarshal(a.ExpiresIn, &secs) != nil {
@@ -268,27 +269,28 @@ func (e *Exchanger) request(ctx context.Context, te *config.TokenExchange, subje
 	return a.AccessToken, time.Duration(secs) * time.Second, nil
 }
 
-// safe is s cut to n bytes of printable ASCII (an error code, a type).
-func safe(s string, n int) string {
+// providerText makes the text of a provider's answer (error, its
+// description, a token type) fit for the log and the audit trail: printable
+// ASCII, with the subject token and the client secret replaced, at most n
+// bytes. In that order: a provider that echoes the token with an
+// unprintable byte inside it ("…Km0B\x92q") must not get it past the
+// replacement and then have the byte dropped, nor may a field go out
+// unreplaced because it is not the description (the "error" code itself
+// can echo the token).
+func providerText(s string, n int, secrets ...string) string {
 	s = strings.Map(func(r rune) rune {
 		if r < 0x20 || r >= 0x7f {
 			return -1
 		}
 		return r
 	}, s)
+	for _, v := range secrets {
+		if v != "" {
+			s = strings.ReplaceAll(s, v, "[REDACTED]")
+		}
+	}
 	if len(s) > n {
 		s = s[:n]
 	}
 	return s
-}
-
-// clean is a provider's error description fit for the log and the audit
-// trail: the subject token and the client secret removed, printable, short.
-func clean(desc, subject, secret string) string {
-	for _, v := range []string{subject, secret} {
-		if v != "" {
-			desc = strings.ReplaceAll(desc, v, "[REDACTED]")
-		}
-	}
-	return fmt.Sprintf("%q", safe(desc, 200))
 }

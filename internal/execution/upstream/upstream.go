@@ -201,6 +201,7 @@ func (u *Connector) dial(ctx context.Context, cfg *config.Config, up config.Upst
 		outR.Close()
 		outW.Close()
 		errW.Close()
+		tail.r.Close()
 		return nil, violation.Wrap(violation.UpstreamUnavailable, err, "upstream %q: its egress cannot be set up", up.ID)
 	}
 	// HOME and TMPDIR in its scratch directory, then its configured
@@ -212,6 +213,7 @@ func (u *Connector) dial(ctx context.Context, cfg *config.Config, up config.Upst
 		StdinFile: inR, StdoutFile: outW, StderrFile: errW, Loopback: loop,
 		Limits: sandbox.Limits{Wall: o.wall(up), MemoryBytes: mem, Procs: 64, OutputBytes: 64 << 10},
 	}
+	tail.drain(env)
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	var runErr error
@@ -238,7 +240,7 @@ func (u *Connector) dial(ctx context.Context, cfg *config.Config, up config.Upst
 			u.log.Warn("upstream sandbox", "upstream", up.ID, "err", runErr)
 		}
 	}
-	exit := func() *warm.Exit { <-done; return exitOf(res, runErr, tail, spec.Env) }
+	exit := func() *warm.Exit { <-done; return exitOf(res, runErr, tail) }
 	s, err := comm.DialMCP(ctx, comm.MCPConn{In: outR, Out: inW, MaxBytes: maxBytes, OnNotify: o.notify})
 	if err != nil {
 		closeProc()

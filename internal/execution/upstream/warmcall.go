@@ -254,16 +254,13 @@ func (u *Connector) Close() {
 }
 
 // exitOf is how a stdio upstream's process ended, nil when this side
-// stopped it (the sandbox's "canceled").
-//
-// Its stderr lines are the upstream's own text: every value of its
-// environment of 8 bytes or more (its configured secrets among them) is
-// replaced before they reach the audit (TestWarmCrashRestartedAndAudited).
-func exitOf(res *sandbox.Result, runErr error, tail *stderrTail, env []string) *warm.Exit {
+// stopped it (the sandbox's "canceled"). Its stderr lines were scrubbed
+// as they were read (newStderrTail).
+func exitOf(res *sandbox.Result, runErr error, tail *stderrTail) *warm.Exit {
 	if res != nil && res.KillReason == sandbox.KillCanceled {
 		return nil
 	}
-	x := &warm.Exit{Stderr: scrubEnv(tail.lines(), env)}
+	x := &warm.Exit{Stderr: tail.lines()}
 	switch {
 	case res == nil:
 		x.Status = "did not run"
@@ -280,49 +277,78 @@ func exitOf(res *sandbox.Result, runErr error, tail *stderrTail, env []string) *
 	return x
 }
 
-// scrubEnv replaces in lines every value of env of at least 8 bytes.
-func scrubEnv(lines, env []string) []string {
+// envScrubber replaces every value of env of at least 8 bytes; longest
+// is the longest such value (0: none).
+func envScrubber(env []string) (r *strings.Replacer, longest int) {
 	var pairs []string
 	for _, kv := range env {
 		if _, v, ok := strings.Cut(kv, "="); ok && len(v) >= 8 {
 			pairs = append(pairs, v, "[value of its environment]")
+			longest = max(longest, len(v))
 		}
 	}
-	if len(pairs) == 0 {
-		return lines
-	}
-	r := strings.NewReplacer(pairs...)
-	for i, l := range lines {
-		lines[i] = r.Replace(l)
-	}
-	return lines
+	return strings.NewReplacer(pairs...), longest
 }
 
-// stderrTail drains a process's stderr and keeps its last lines, each
-// cut to stderrLineBytes: what upstream.exited says of a crash.
+// stderrTail drains a process's stderr and keeps its last lines: what
+// upstream.exited says of a crash.
+//
+// The lines are the upstream's own text: every value of its environment
+// of 8 bytes or more (its configured secrets among them) is replaced
+// (TestWarmCrashRestartedAndAudited) — in the whole line, before it is
+// cut to stderrLineBytes, so a cut cannot leave a piece of a value the
+// replacement no longer sees (FuzzStderrScrub). A line longer than the
+// scanner's 32 KiB is kept by its first piece, less as many bytes as the
+// longest value could leave there cut; the rest of the line is dropped,
+// not kept as lines of its own that could begin inside a value.
 type stderrTail struct {
+	r     *os.File // the read end, until drain
 	mu    sync.Mutex
 	ring  []string
 	ended chan struct{}
 }
 
 // newStderrTail returns the tail and the write end to give the process
-// (the caller closes its copy once the process has ended).
+// (the caller closes its copy once the process has ended); drain starts
+// reading it.
 func newStderrTail() (*stderrTail, *os.File, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
 	}
-	t := &stderrTail{ended: make(chan struct{})}
+	return &stderrTail{r: r, ended: make(chan struct{})}, w, nil
+}
+
+// drain reads the tail of a process started with env until every writer
+// has closed the pipe.
+func (t *stderrTail) drain(env []string) {
+	scrub, longest := envScrubber(env)
+	r := t.r
 	go func() {
 		defer close(t.ended)
 		defer r.Close()
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 4096), 64<<10)
-		sc.Split(scanCutLines)
+		var cut, rest bool // this piece was cut from a longer line; it is the rest of one
+		sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+			adv, tok, err := bufio.ScanLines(data, atEOF)
+			cut = adv == 0 && tok == nil && err == nil && len(data) >= 32<<10
+			if cut { // one endless line: hand it over in pieces, still drained
+				return len(data), data, nil
+			}
+			return adv, tok, err
+		})
 		for sc.Scan() {
+			skip := rest
+			rest = cut
+			if skip {
+				continue
+			}
 			line := sc.Text()
-			if len(line) > stderrLineBytes {
+			if cut {
+				line = line[:max(0, len(line)-max(0, longest-1))]
+			}
+			if line = scrub.Replace(line); len(line) > stderrLineBytes {
 				line = line[:stderrLineBytes]
 			}
 			t.mu.Lock()
@@ -333,18 +359,6 @@ func newStderrTail() (*stderrTail, *os.File, error) {
 			t.mu.Unlock()
 		}
 	}()
-	return t, w, nil
-}
-
-// scanCutLines is bufio.ScanLines that hands over a line longer than the
-// buffer in pieces instead of failing (a process writing one endless
-// line is still drained).
-func scanCutLines(data []byte, atEOF bool) (int, []byte, error) {
-	adv, tok, err := bufio.ScanLines(data, atEOF)
-	if adv == 0 && tok == nil && err == nil && len(data) >= 32<<10 {
-		return len(data), data, nil
-	}
-	return adv, tok, err
 }
 
 // wait returns once the pipe has ended (every writer closed it).

@@ -8,13 +8,18 @@ package argschema
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
+	"github.com/airlock-dev/airlock/internal/kit/textcut"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 )
 
@@ -52,13 +57,19 @@ func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("schema references an external document; none may be loaded")
 }
 
-// Validate returns INVALID_ARGUMENTS naming the first offending argument.
-// The message carries the JSON pointer and the rule broken, never the value,
-// so a huge or hostile value is not echoed back.
+// Validate returns INVALID_ARGUMENTS naming an offending argument: of
+// several, always the same one (the first by location, then by rule), so
+// one call gets one refusal text however the library ordered its causes.
+// The message carries the JSON pointer and the rule broken, never the
+// value, so a huge or hostile value is not echoed back; names the agent
+// chose (the pointer's keys, unknown fields) are cut and escaped.
 func (v *Validator) Validate(raw []byte) error {
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return violation.Wrap(violation.InvalidArguments, err, "arguments are not valid JSON")
+	}
+	if at, ok := hugeNumber(inst, nil); ok {
+		return violation.New(violation.InvalidArguments, "argument %s is a number too long to check (over %d characters or an exponent beyond ±%d)", pointer(at), maxNumberChars, maxExponent)
 	}
 	err = v.schema.Validate(inst)
 	if err == nil {
@@ -68,20 +79,130 @@ func (v *Validator) Validate(raw []byte) error {
 	if !errors.As(err, &ve) {
 		return violation.Wrap(violation.InvalidArguments, err, "arguments do not match the input schema")
 	}
-	leaf := ve
-	for len(leaf.Causes) > 0 {
-		leaf = leaf.Causes[0]
-	}
-	where := "/" + strings.Join(leaf.InstanceLocation, "/")
+	leaf := firstLeaf(ve)
+	where := pointer(leaf.InstanceLocation)
 	switch k := leaf.ErrorKind.(type) {
 	case *kind.Required:
-		return violation.Wrap(violation.InvalidArguments, err, "argument %s is missing %s", where, strings.Join(k.Missing, ", "))
+		return violation.Wrap(violation.InvalidArguments, err, "argument %s is missing %s", where, names(k.Missing))
 	case *kind.AdditionalProperties:
-		return violation.Wrap(violation.InvalidArguments, err, "argument %s has unknown field(s) %s", where, strings.Join(k.Properties, ", "))
+		return violation.Wrap(violation.InvalidArguments, err, "argument %s has unknown field(s) %s", where, names(k.Properties))
 	case *kind.Enum:
 		// The value is not echoed; the schema the client holds lists them.
 		return violation.Wrap(violation.InvalidArguments, err, "argument %s must be one of the %d values its input schema lists", where, len(k.Want))
 	}
 	rule := strings.Join(leaf.ErrorKind.KeywordPath(), "/")
-	return violation.Wrap(violation.InvalidArguments, err, "argument %s breaks schema rule %q", where, rule)
+	return violation.Wrap(violation.InvalidArguments, err, "argument %s breaks schema rule %s", where, quoted(rule, maxNameRunes))
+}
+
+// firstLeaf is the cause without causes of e that comes first by instance
+// location, then by keyword path: the library collects an object's causes
+// in map order, so "the first cause" alone named another argument from one
+// call to the next.
+func firstLeaf(e *jsonschema.ValidationError) *jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		return e
+	}
+	var best *jsonschema.ValidationError
+	var bestKey string
+	for _, c := range e.Causes {
+		l := firstLeaf(c)
+		key := strings.Join(l.InstanceLocation, "\x00") + "\x01" + strings.Join(l.ErrorKind.KeywordPath(), "\x00")
+		if best == nil || key < bestKey {
+			best, bestKey = l, key
+		}
+	}
+	return best
+}
+
+// Bounds on a number the schema's keywords are checked against: the
+// library reads it exactly (math/big), and 1e1000000 took 45 ms a number
+// to read — a few hundred bytes of arguments held a core for seconds. No
+// float64 or int64 argument needs more.
+const (
+	maxNumberChars = 100
+	maxExponent    = 400
+)
+
+// hugeNumber returns the location of the first number in v (decoded by
+// jsonschema.UnmarshalJSON) beyond those bounds.
+func hugeNumber(v any, at []string) ([]string, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		return at, tooLong(string(x))
+	case []any:
+		for i, e := range x {
+			if loc, ok := hugeNumber(e, append(at, strconv.Itoa(i))); ok {
+				return loc, true
+			}
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if loc, ok := hugeNumber(x[k], append(at, k)); ok {
+				return loc, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// tooLong reports whether a JSON number literal is beyond the bounds.
+func tooLong(n string) bool {
+	if len(n) > maxNumberChars {
+		return true
+	}
+	i := strings.IndexAny(n, "eE")
+	if i < 0 {
+		return false
+	}
+	e, err := strconv.Atoi(strings.TrimPrefix(n[i+1:], "+"))
+	return err != nil || e > maxExponent || e < -maxExponent
+}
+
+// maxNameRunes bounds a name a refusal quotes: the agent chose it.
+const maxNameRunes = 64
+
+// quoted is s cut to n runes and escaped to printable ASCII (no control
+// or bidirectional character reaches the agent or the audit trail).
+func quoted(s string, n int) string {
+	cut, more := textcut.Prefix(s, n*utf8.UTFMax)
+	if r := []rune(cut); len(r) > n {
+		cut, more = string(r[:n]), true
+	}
+	q := strconv.QuoteToASCII(cut)
+	if more {
+		q += "…"
+	}
+	return q
+}
+
+// pointer is the JSON pointer of a location (RFC 6901), quoted.
+func pointer(loc []string) string {
+	var b strings.Builder
+	for _, t := range loc {
+		b.WriteByte('/')
+		b.WriteString(strings.ReplaceAll(strings.ReplaceAll(t, "~", "~0"), "/", "~1"))
+	}
+	if b.Len() == 0 {
+		return `"/"`
+	}
+	return quoted(b.String(), 4*maxNameRunes)
+}
+
+// names quotes up to five names, in order, and says how many more.
+func names(ns []string) string {
+	ns = slices.Sorted(slices.Values(ns))
+	out := make([]string, 0, min(len(ns), 5))
+	for _, n := range ns[:min(len(ns), 5)] {
+		out = append(out, quoted(n, maxNameRunes))
+	}
+	s := strings.Join(out, ", ")
+	if len(ns) > 5 {
+		s += fmt.Sprintf(" and %d more", len(ns)-5)
+	}
+	return s
 }
