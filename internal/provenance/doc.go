@@ -27,9 +27,10 @@
 //
 // Otherwise the value is [OriginUntrusted] if any part of it is found in
 // untrusted content under the LOOSE comparison: the look-alike [Skeleton]
-// (percent-decoding, HTML references, NFKD, invisible characters and marks
-// removed, confusables, defanging, case), reduced to its letters and
-// digits (separators dropped, 0/o and 1/l/i merged), looked up:
+// (percent-decoding, HTML references, IDNA A-labels, NFKD, invisible
+// characters and marks removed, confusables, defanging, case), reduced to
+// its letters and digits (separators dropped, 0/o and 1/l/i merged),
+// looked up:
 //
 //   - as a whole value and as each structured token in it (IBAN, e-mail,
 //     URL with its host and host+path variants, host, phone, handle, file,
@@ -99,8 +100,10 @@
 //     Cherokee, Latin small capitals, separators), not Unicode's full
 //     confusables.txt; multi-character look-alikes ("rn" for "m", "vv"
 //     for "w") are not folded.
-//   - Punycode hosts (xn--…) are not decoded: an agent that writes the
-//     IDNA form of an untrusted Unicode host is not traced by the host.
+//   - IDNA A-labels (xn--…) are decoded and folded like the host they
+//     encode, so an agent writing the ASCII form of a look-alike host it
+//     read is traced; an A-label of another name ("secure-systems-252ë")
+//     is another name.
 //   - Transformations of a value are not traced: reversed, re-encoded in
 //     base64 or hex, spelled out ("one hundred", "jay at google dot com"
 //     with bare words), translated, or split into three or more arguments

@@ -14,6 +14,7 @@ import (
 //
 //   - percent-decoding, repeated (%55S13…, %2555S13…: URL-encoded values)
 //   - HTML character references (&#85;S13…, &amp;)
+//   - IDNA A-labels decoded (xn--ypal-43d9g → раypal, then folded below)
 //   - NFKD compatibility decomposition (fullwidth ＵＳ１３, mathematical
 //     𝐔𝐒, circled, superscript, ligature ﬁ, Kelvin K, long s ſ)
 //   - removal of combining marks (Ú → U; overlays like U+0335)
@@ -36,6 +37,7 @@ func Skeleton(s string) string {
 			s = html.UnescapeString(s)
 		}
 	}
+	s = decodeIDNALabels(s)
 	s = norm.NFKD.String(s)
 	var b strings.Builder
 	b.Grow(len(s))
