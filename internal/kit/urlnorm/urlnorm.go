@@ -33,8 +33,14 @@
 // safe to judge: whether or not a server decodes %2F, it cannot resolve the
 // path to somewhere the policy did not see.
 //
+// A host must be ASCII letters, digits, '-', '_' and '.' (or a bracketed
+// IPv6 literal): net/http maps a host through IDNA before it dials, so a
+// full-width or otherwise mapped spelling would be judged as one name and
+// dialled as another. An internationalised name is written as its xn--
+// A-label, which is what is judged and what is dialled.
+//
 // Limits: an origin that decodes twice ("%252e%252e" read as "..") is not
-// modelled; the host is not IDNA-mapped (declared needs are ASCII only).
+// modelled.
 package urlnorm
 
 import (
@@ -107,6 +113,15 @@ func normHost(scheme string, u *url.URL) (string, error) {
 	}
 	if bracketed {
 		name = "[" + name + "]"
+	} else if i := strings.IndexFunc(name, notHostRune); i >= 0 {
+		// net/http maps a host through IDNA (UTS #46) before it dials:
+		// "ｄeny.example.org" (full-width d, or its %EF%BD%84 escape) is
+		// dialled as deny.example.org, while the policy would judge the
+		// string as written and match no deny_hosts entry — a redirect's
+		// Location reached a denied host this way. A host is letters,
+		// digits, '-', '_' and '.' in ASCII; an internationalised name is
+		// written as its xn-- A-label.
+		return "", fmt.Errorf("the host holds a character outside ASCII letters, digits, '-', '_' and '.' (write an internationalised name as its xn-- form): %w", ErrInvalid)
 	}
 	if port == "" || scheme == "https" && port == "443" || scheme == "http" && port == "80" {
 		return name, nil
@@ -223,4 +238,9 @@ func unhex(c byte) byte {
 		return c - 'a' + 10
 	}
 	return c - 'A' + 10
+}
+
+// notHostRune reports a rune a reg-name host may not hold here.
+func notHostRune(r rune) bool {
+	return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
 }

@@ -15,6 +15,7 @@ func TestNormalize(t *testing.T) {
 		{"already normal", "https://example.org/a/b?x=1", "https://example.org/a/b?x=1"},
 		{"empty path", "https://example.org", "https://example.org/"},
 		{"case of scheme and host", "HTTPS://Example.ORG/A", "https://example.org/A"},
+		{"an internationalised host as its A-label", "https://XN--Mnchen-3ya.example/", "https://xn--mnchen-3ya.example/"},
 		{"default https port", "https://example.org:443/a", "https://example.org/a"},
 		{"default http port", "http://example.org:80/a", "http://example.org/a"},
 		{"other port kept", "http://127.0.0.1:8080/a", "http://127.0.0.1:8080/a"},
@@ -71,6 +72,14 @@ func TestNormalizeRefuses(t *testing.T) {
 		{"Tomcat path parameter", "https://example.org/x/..;/gated/secret.txt"},
 		{"dot with a parameter", "https://example.org/.;x/gated"},
 		{"only a port", "https://:443/"},
+		// net/http maps these through IDNA to deny.example.org before it
+		// dials: judged as written, they would pass a deny_hosts entry.
+		{"full-width host", "https://\uff44eny.example.org/"},
+		{"full-width host, escaped", "https://%EF%BD%84eny.example.org/"},
+		{"escaped ASCII host", "https://%64eny.example.org/"},
+		{"ideographic full stop", "https://deny\u3002example.org/"},
+		{"soft hyphen in the host", "https://de%C2%ADny.example.org/"},
+		{"Unicode host", "https://m\u00fcnchen.example/"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
