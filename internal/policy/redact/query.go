@@ -56,29 +56,40 @@ func unescape(s string) string {
 
 // Query returns text with the value of every credential-bearing query
 // parameter (see SecretQueryParam) replaced by repl(value). It scans for
-// "?name=value" and "&name=value" anywhere in text, so it works on a bare
-// URL and on a URL quoted inside an error message; a value ends at '&',
-// '#', white space, a quote or an angle bracket. Text without such a
-// parameter is returned unchanged.
+// "?name=value", "&name=value" and "#name=value" anywhere in text, so it
+// works on a bare URL, on a URL quoted inside an error message and on an
+// OAuth-style fragment ("#access_token=…"). A value ends at '&', white
+// space, a quote or an angle bracket, and at '#' until the URL's fragment
+// has begun — inside it a '#' is data ("#x&token=#SECRET"). A parameter
+// without a name is judged by its value ("?=Bearer …"). Text without such
+// a parameter is returned unchanged. FuzzQueryLeavesNoCredential: no
+// parameter Go's URL parser or a fragment parser reads keeps a credential.
 func Query(text string, repl func(string) string) string {
-	if !strings.ContainsAny(text, "?&") || !strings.Contains(text, "=") {
+	if !strings.ContainsAny(text, "?&#") || !strings.Contains(text, "=") {
 		return text
 	}
 	var b strings.Builder
 	last := 0
+	frag := false // inside a URL's fragment: until white space or a quote
 	for i := 0; i < len(text); i++ {
-		if text[i] != '?' && text[i] != '&' {
+		c := text[i]
+		if endOfValue(c) {
+			frag = false
 			continue
 		}
+		if c != '?' && c != '&' && c != '#' {
+			continue
+		}
+		frag = frag || c == '#'
 		nameEnd := i + 1
 		for nameEnd < len(text) && !strings.ContainsRune("=&#?", rune(text[nameEnd])) && !endOfValue(text[nameEnd]) {
 			nameEnd++
 		}
-		if nameEnd == i+1 || nameEnd >= len(text) || text[nameEnd] != '=' {
+		if nameEnd >= len(text) || text[nameEnd] != '=' {
 			continue
 		}
 		valEnd := nameEnd + 1
-		for valEnd < len(text) && text[valEnd] != '&' && text[valEnd] != '#' && !endOfValue(text[valEnd]) {
+		for valEnd < len(text) && text[valEnd] != '&' && (frag || text[valEnd] != '#') && !endOfValue(text[valEnd]) {
 			valEnd++
 		}
 		name, value := text[i+1:nameEnd], text[nameEnd+1:valEnd]

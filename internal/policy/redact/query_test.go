@@ -21,6 +21,13 @@ func TestQuery(t *testing.T) {
 		{"not a credential", "https://a.test/?author=ann&keyword=go&sort_key=date&code=py", "https://a.test/?author=ann&keyword=go&sort_key=date&code=py"},
 		{"empty value", "https://a.test/?token=&q=1", "https://a.test/?token=&q=1"},
 		{"no query", "plain text & more = less", "plain text & more = less"},
+		// FuzzQueryLeavesNoCredential's three classes, each kept in clear
+		// before: a fragment's first parameter, a parameter without a name
+		// (judged by its value), a '#' inside a fragment's value.
+		{"fragment token", "https://app.test/cb#access_token=s3cr3t&state=1", "https://app.test/cb#access_token=X&state=1"},
+		{"no name", "https://api.test/?=Bearer%20abcdefgh", "https://api.test/?=X"},
+		{"hash in a fragment value", "https://app.test/#x&token=#s3cr3t", "https://app.test/#x&token=X"},
+		{"two URLs, the fragment ends at the space", "https://a.test/#frag https://b.test/?q=1#token=t0k", "https://a.test/#frag https://b.test/?q=1#token=X"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
