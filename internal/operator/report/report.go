@@ -13,8 +13,11 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/airlock-dev/airlock/internal/audit/audit"
+	"github.com/airlock-dev/airlock/internal/kit/textcut"
 	"github.com/airlock-dev/airlock/internal/kit/violation"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
@@ -152,12 +155,16 @@ func (s *Report) add(r *audit.Record) {
 }
 
 // WriteMarkdown writes the report as markdown (what `airlock report`
-// prints and the console shows).
+// prints and the console shows). Every value from the trail is a table
+// cell or a heading's text, escaped by cell: a principal is an OAuth
+// subject the identity provider chose, and the CLI prints the report to
+// the operator's terminal, so a newline, an escape sequence or a '|' in
+// it must not forge a line, drive the terminal or break a table.
 func (s *Report) WriteMarkdown(w io.Writer) {
-	fmt.Fprintf(w, "# Session %s\n\n", s.session)
-	fmt.Fprintf(w, "Principal %s, role %s, over %s; opened %s", s.principal, s.role, s.transport, orDash(s.opened))
+	fmt.Fprintf(w, "# Session %s\n\n", cell(s.session))
+	fmt.Fprintf(w, "Principal %s, role %s, over %s; opened %s", cell(s.principal), cell(s.role), cell(s.transport), cell(orDash(s.opened)))
 	if s.closed != "" {
-		fmt.Fprintf(w, ", closed %s", s.closed)
+		fmt.Fprintf(w, ", closed %s", cell(s.closed))
 	}
 	fmt.Fprintf(w, ". %d calls.\n\n", s.calls)
 	used := make([]string, 0, len(s.used))
@@ -173,7 +180,7 @@ func (s *Report) WriteMarkdown(w io.Writer) {
 		integrity = "✅ Yes"
 	}
 	fmt.Fprintln(w, "## Sources Used\n\n| Property | Value |\n|----------|-------|")
-	fmt.Fprintf(w, "| Context ID | %s |\n| Pools Bound | %s |\n| Pools Used | %s |\n", s.context, orDash(strings.Join(s.bound, ", ")), orDash(strings.Join(used, ", ")))
+	fmt.Fprintf(w, "| Context ID | %s |\n| Pools Bound | %s |\n| Pools Used | %s |\n", cell(s.context), cell(orDash(strings.Join(s.bound, ", "))), cell(orDash(strings.Join(used, ", "))))
 	fmt.Fprintf(w, "| Files Accessed | %d |\n| Integrity Verified | %s |\n| Violations | %d |\n", len(s.files)+s.pipelineFiles, integrity, s.violations)
 	if len(s.runs) > 0 {
 		fmt.Fprintln(w, "\n## Pipeline runs\n\n| Run | Pipeline | Result | Duration | Outputs | Snapshot |\n|-----|----------|--------|----------|---------|----------|")
@@ -186,15 +193,45 @@ func (s *Report) WriteMarkdown(w io.Writer) {
 			for i, o := range r.Outputs {
 				names[i] = o.Name
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %d ms | %s | `%.16s…` |\n", r.RunID, r.Pipeline, result, r.DurationMS, orDash(strings.Join(names, ", ")), r.SnapshotHash)
+			snap, _ := textcut.Prefix(r.SnapshotHash, 16)
+			fmt.Fprintf(w, "| %s | %s | %s | %d ms | %s | `%s…` |\n", cell(r.RunID), cell(r.Pipeline), cell(result), r.DurationMS, cell(orDash(strings.Join(names, ", "))), strings.ReplaceAll(cell(snap), "`", "'"))
 		}
 	}
 	fmt.Fprintln(w, "\n## Calls by outcome\n\n| Outcome | Calls |\n|---------|-------|")
-	for _, o := range []audit.Outcome{audit.OutcomeOK, audit.OutcomeDenied, audit.OutcomeViolation, audit.OutcomeError} {
-		if n := s.outcomes[o]; n > 0 {
-			fmt.Fprintf(w, "| %s | %d |\n", o, n)
+	// Every outcome that occurred: the known ones in their order, then any
+	// other the trail holds. Cancelled and interrupted calls counted in
+	// "N calls" were missing from the table before.
+	known := []audit.Outcome{audit.OutcomeOK, audit.OutcomeDenied, audit.OutcomeViolation, audit.OutcomeError, audit.OutcomeCancelled, audit.OutcomeInterrupted}
+	others := make([]audit.Outcome, 0)
+	for o := range s.outcomes {
+		if !slices.Contains(known, o) {
+			others = append(others, o)
 		}
 	}
+	slices.Sort(others)
+	for _, o := range append(known, others...) {
+		if n := s.outcomes[o]; n > 0 {
+			fmt.Fprintf(w, "| %s | %d |\n", cell(string(o)), n)
+		}
+	}
+}
+
+// cell is a trail value fit for one markdown table cell or heading: '|'
+// escaped, and every control, format (bidirectional controls among them)
+// or line/paragraph separator character written as \uXXXX.
+func cell(v string) string {
+	var b strings.Builder
+	for _, r := range v {
+		switch {
+		case r == '|':
+			b.WriteString(`\|`)
+		case r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029':
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func orDash(s string) string {
