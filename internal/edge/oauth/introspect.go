@@ -103,8 +103,8 @@ func (v *Validator) introspectAt(ctx context.Context, is *issuer, raw string) (*
 		return nil, ErrNotYetValid
 	}
 	sub := in.Subject
-	if sub == "" {
-		return nil, fmt.Errorf("introspection without sub: %w", ErrClaims)
+	if err := checkSubject(sub); err != nil {
+		return nil, fmt.Errorf("introspection: %w", err)
 	}
 	return &Token{Issuer: is.cfg.Issuer, Subject: sub, ClientID: in.ClientID, Scopes: strings.Fields(in.Scope), Expiry: in.Expiry.Time()}, nil
 }

@@ -197,6 +197,13 @@ func TestValidateAgainstProvider(t *testing.T) {
 		{"expired within the skew", sign(t, jose.RS256, key, kid, f.claims(func(c map[string]any) { c["exp"] = time.Now().Add(-10 * time.Second).Unix() })), nil},
 		{"no exp", sign(t, jose.RS256, key, kid, f.claims(func(c map[string]any) { delete(c, "exp") })), ErrClaims},
 		{"no sub", sign(t, jose.RS256, key, kid, f.claims(func(c map[string]any) { delete(c, "sub") })), ErrClaims},
+		// The principal (issuer|sub) reaches the operator's terminal and
+		// every record: a sub outside 1-255 printable ASCII is refused.
+		{"sub with a newline", sign(t, jose.RS256, key, kid, f.claims(func(c map[string]any) { c["sub"] = "eve\n| forged | line |" })), ErrClaims},
+		{"sub with an escape sequence", sign(t, jose.RS256, key, kid, f.claims(func(c map[string]any) { c["sub"] = "eve\x1b[2J" })), ErrClaims},
+		{"sub with a bidi override", sign(t, jose.RS256, key, kid, f.claims(func(c map[string]any) { c["sub"] = "eve\u202egnp" })), ErrClaims},
+		{"sub of 256 bytes", sign(t, jose.RS256, key, kid, f.claims(func(c map[string]any) { c["sub"] = strings.Repeat("s", 256) })), ErrClaims},
+		{"sub of 255 printable bytes", sign(t, jose.RS256, key, kid, f.claims(func(c map[string]any) { c["sub"] = strings.Repeat("s|", 127) + "s" })), nil},
 		{"iss of another issuer, signed by ours", sign(t, jose.RS256, key, kid, f.claims(func(c map[string]any) { c["iss"] = "https://evil.test" })), ErrUnknownIssuer},
 		{"not a JWT, introspection says inactive", "opaque-garbage-token", ErrInactive},
 		{"opaque token for this resource", f.token(t, "opaque", "airlock.read"), nil},

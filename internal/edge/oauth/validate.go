@@ -203,8 +203,8 @@ func (v *Validator) checkClaims(is *issuer, c *jwt.Claims) error {
 	if c.Expiry == nil {
 		return fmt.Errorf("no exp: %w", ErrClaims)
 	}
-	if c.Subject == "" {
-		return fmt.Errorf("no sub: %w", ErrClaims)
+	if err := checkSubject(c.Subject); err != nil {
+		return err
 	}
 	err := c.ValidateWithLeeway(jwt.Expected{Issuer: is.cfg.Issuer, AnyAudience: jwt.Audience{is.cfg.Audience}, Time: v.now()}, v.skew)
 	switch {
@@ -278,6 +278,27 @@ func groups(all map[string]any, path string) []string {
 			}
 		}
 		return out
+	}
+	return nil
+}
+
+// checkSubject refuses a sub that is not 1 to 255 printable ASCII
+// characters (OpenID Connect Core §2's bound on sub). The principal is
+// issuer|sub, and it is printed by the CLI to the operator's terminal,
+// written in logs and shown in reports: a newline, an escape sequence or
+// a bidirectional control in it would forge lines or drive the terminal,
+// and an endless one would sit in every record of the session.
+func checkSubject(sub string) error {
+	if sub == "" {
+		return fmt.Errorf("no sub: %w", ErrClaims)
+	}
+	if len(sub) > 255 {
+		return fmt.Errorf("sub of %d bytes, more than 255: %w", len(sub), ErrClaims)
+	}
+	for i := 0; i < len(sub); i++ {
+		if sub[i] < 0x20 || sub[i] > 0x7e {
+			return fmt.Errorf("sub holds a byte outside printable ASCII at %d: %w", i, ErrClaims)
+		}
 	}
 	return nil
 }
