@@ -291,6 +291,10 @@ func TestValidateQueryCredentials(t *testing.T) {
 		{"bearer as a value", withURL("https://api.test/v1?q=Bearer%20abcdefgh"), "parameters.url"},
 		{"look-alikes", withURL("https://a.test/?author=ann&keyword=go&sort_key=date&code=py"), ""},
 		{"empty token", withURL("https://a.test/?token="), "parameters.url"},
+		// What the audit's reading (redact.Query) would hash is refused too.
+		{"token in a nested URL", withURL("https://a.test/?next=https://b.test/?token=abc"), "parameters.url"},
+		{"semicolon separator", withURL("https://a.test/?q=1;token=abc"), "parameters.url"},
+		{"a semicolon, no credential", withURL("https://a.test/?q=1;sort=date"), ""},
 	})
 	n := withURL("https://api.test/v1?q=go&access_token=abc123")
 	err := n.Validate()

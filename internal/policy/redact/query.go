@@ -56,16 +56,19 @@ func unescape(s string) string {
 
 // Query returns text with the value of every credential-bearing query
 // parameter (see SecretQueryParam) replaced by repl(value). It scans for
-// "?name=value", "&name=value" and "#name=value" anywhere in text, so it
-// works on a bare URL, on a URL quoted inside an error message and on an
-// OAuth-style fragment ("#access_token=…"). A value ends at '&', white
-// space, a quote or an angle bracket, and at '#' until the URL's fragment
-// has begun — inside it a '#' is data ("#x&token=#SECRET"). A parameter
-// without a name is judged by its value ("?=Bearer …"). Text without such
-// a parameter is returned unchanged. FuzzQueryLeavesNoCredential: no
-// parameter Go's URL parser or a fragment parser reads keeps a credential.
+// "?name=value", "&name=value", "#name=value" and ";name=value" anywhere
+// in text, so it works on a bare URL, on a URL quoted inside an error
+// message, on an OAuth-style fragment ("#access_token=…") and on the ';'
+// that older servers split parameters on ("?q=1;token=…",
+// "/a;session=…"). A value ends at '&', white space, a quote or an angle
+// bracket — not at ';', so a secret holding one is replaced whole — and
+// at '#' until the URL's fragment has begun: inside it a '#' is data
+// ("#x&token=#SECRET"). A parameter without a name is judged by its value
+// ("?=Bearer …"). Text without such a parameter is returned unchanged.
+// FuzzQueryLeavesNoCredential: no parameter Go's URL parser or a fragment
+// parser reads keeps a credential.
 func Query(text string, repl func(string) string) string {
-	if !strings.ContainsAny(text, "?&#") || !strings.Contains(text, "=") {
+	if !strings.ContainsAny(text, "?&#;") || !strings.Contains(text, "=") {
 		return text
 	}
 	var b strings.Builder
@@ -77,12 +80,12 @@ func Query(text string, repl func(string) string) string {
 			frag = false
 			continue
 		}
-		if c != '?' && c != '&' && c != '#' {
+		if c != '?' && c != '&' && c != '#' && c != ';' {
 			continue
 		}
 		frag = frag || c == '#'
 		nameEnd := i + 1
-		for nameEnd < len(text) && !strings.ContainsRune("=&#?", rune(text[nameEnd])) && !endOfValue(text[nameEnd]) {
+		for nameEnd < len(text) && !strings.ContainsRune("=&#?;", rune(text[nameEnd])) && !endOfValue(text[nameEnd]) {
 			nameEnd++
 		}
 		if nameEnd >= len(text) || text[nameEnd] != '=' {

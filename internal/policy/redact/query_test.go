@@ -28,6 +28,9 @@ func TestQuery(t *testing.T) {
 		{"no name", "https://api.test/?=Bearer%20abcdefgh", "https://api.test/?=X"},
 		{"hash in a fragment value", "https://app.test/#x&token=#s3cr3t", "https://app.test/#x&token=X"},
 		{"two URLs, the fragment ends at the space", "https://a.test/#frag https://b.test/?q=1#token=t0k", "https://a.test/#frag https://b.test/?q=1#token=X"},
+		{"semicolon separator", "https://api.test/?q=1;token=abc", "https://api.test/?q=1;token=X"},
+		{"path parameter", "https://api.test/a;session=abc/b?q=1", "https://api.test/a;session=X"},
+		{"secret holding a semicolon", "https://api.test/?token=ab;cd&q=1", "https://api.test/?token=X&q=1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
