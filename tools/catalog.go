@@ -72,6 +72,9 @@ func paramsSchema(p config.Pipeline) map[string]any {
 		if spec.Description != "" {
 			s["description"] = spec.Description
 		}
+		if spec.Type == "integer" || spec.Type == "number" {
+			s["minimum"] = 0 // a negative value would be an option to the program (pipeline.go)
+		}
 		if spec.Type == "string" {
 			max := spec.MaxLength
 			if max == 0 {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -49,7 +50,7 @@ func (a *RunPipelineArgs) Validate() error {
 const runPipelineDescription = "Runs a pipeline declared in Airlock's configuration over the session's bound pools, in a sandbox: pools read-only, " +
 	"writes only to the pipeline's declared outputs, no network, time/CPU/memory limits. Returns the outputs' SHA-256 hashes, " +
 	"a snapshot hash and a source-usage summary; the pipeline's own stdout/stderr come back fenced. " +
-	"String parameters may not start with '-'."
+	"No parameter value may start with '-': strings that do and negative numbers are refused."
 
 func runPipeline() toolkit.Tool {
 	return toolkit.Tool{
@@ -442,6 +443,12 @@ func paramString(spec config.Param, v any) (string, error) {
 		f, ok := v.(float64)
 		if !ok || (spec.Type == "integer" && f != float64(int64(f))) {
 			return "", fmt.Errorf("want %s: %w", spec.Type, errParam)
+		}
+		// A negative number renders with a leading '-': alone in an argv
+		// element it is an option to the program (head -1, tail -5, gzip
+		// -9), the injection the string rule below refuses. -0 too.
+		if f < 0 || math.Signbit(f) {
+			return "", fmt.Errorf("may not be negative (it would start with '-'): %w", errParam)
 		}
 		return strconv.FormatFloat(f, 'f', -1, 64), nil
 	}

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -50,6 +51,9 @@ func TestCheckParams(t *testing.T) {
 		ok   bool
 	}{
 		{"valid", map[string]any{"n": 3.0, "region": "north", "flag": true, "word": "abc"}, true},
+		{"negative integer (an option to the program)", map[string]any{"n": -1.0}, false},
+		{"negative zero", map[string]any{"n": math.Copysign(0, -1)}, false},
+		{"zero", map[string]any{"n": 0.0}, true},
 		{"missing required", map[string]any{"region": "north"}, false},
 		{"not in enum", map[string]any{"n": 1.0, "region": "up"}, false},
 		{"fraction for integer", map[string]any{"n": 1.5}, false},
