@@ -51,8 +51,8 @@ func runApprovals(ctx context.Context, args []string, io Streams) error {
 			// Needs with a credential in the URL are refused since issue
 			// 10 item 3; one stored before is listed without its value.
 			where = redact.Query(where, redact.Masked)
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.State, d.Need.Operation, short(where, 60), short(d.ContextID, 28), d.Principal,
-				provenanceSummary(ctx, op, d), short(d.Need.Justification.UserRequest, 60))
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.State, d.Need.Operation, listCell(where, 60), short(d.ContextID, 28), d.Principal,
+				provenanceSummary(ctx, op, d), listCell(d.Need.Justification.UserRequest, 60))
 		}
 		return w.Flush()
 	case "show":

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/airlock-dev/airlock/internal/audit/audit"
+	"github.com/airlock-dev/airlock/internal/kit/textcut"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 )
 
@@ -186,9 +187,18 @@ const tailFormat = "%6v %-20s %-22s %-16s %-22s %-8s %-9s %-22s %-18s %s\n"
 // oneLine keeps a reason on its row.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// short cuts s to at most n bytes, "…" marking a cut, never inside a
+// character (a byte cut printed half a rune to the terminal).
 func short(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-1] + "…"
+	cut, _ := textcut.Prefix(s, n-1)
+	return cut + "…"
 }
+
+// listCell is an agent's text as one cell of a listing: its line breaks
+// and tabs folded to single spaces (a user request holding "\n" then a
+// made-up row would otherwise print that row into the operator's
+// `approvals list`), cut to n bytes.
+func listCell(s string, n int) string { return short(oneLine(s), n) }
