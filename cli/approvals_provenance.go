@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/airlock-dev/airlock/internal/execution/toolkit"
+	"github.com/airlock-dev/airlock/internal/kit/textcut"
 	"github.com/airlock-dev/airlock/internal/operator/operator"
 	"github.com/airlock-dev/airlock/internal/policy/redact"
 )
@@ -29,8 +29,8 @@ func provenanceSummary(ctx context.Context, op *operator.API, d *operator.Declar
 	parts := make([]string, 0, len(args))
 	for _, a := range args {
 		name := a.Name
-		if toolkit.Quote(name, 24) != `"`+name+`"` || strings.ContainsAny(name, " :") {
-			name = toolkit.Quote(name, 24)
+		if textcut.Quote(name, 24) != `"`+name+`"` || strings.ContainsAny(name, " :") {
+			name = textcut.Quote(name, 24)
 		}
 		parts = append(parts, name+":"+a.Origin)
 	}
@@ -51,14 +51,14 @@ func showApproval(ctx context.Context, op *operator.API, id string, io Streams) 
 		fmt.Fprintf(io.Out, "declaration %s: %s, %s by rule %s\n", d.ID, d.State, n.Operation, d.RuleID)
 		fmt.Fprintf(io.Out, "context:   %s (principal %s)\n", d.ContextID, d.Principal)
 		if n.Parameters.Upstream != "" {
-			fmt.Fprintf(io.Out, "upstream:  %s, tool %s\n", toolkit.Quote(n.Parameters.Upstream, 64), toolkit.Quote(n.Parameters.Tool, 64))
-			fmt.Fprintf(io.Out, "arguments: %s\n", toolkit.Quote(string(n.Parameters.Arguments), 400))
+			fmt.Fprintf(io.Out, "upstream:  %s, tool %s\n", textcut.Quote(n.Parameters.Upstream, 64), textcut.Quote(n.Parameters.Tool, 64))
+			fmt.Fprintf(io.Out, "arguments: %s\n", textcut.Quote(string(n.Parameters.Arguments), 400))
 		} else if where := redact.Query(strings.TrimSpace(n.Parameters.URL+" "+n.Parameters.Source+" "+n.Parameters.Query), redact.Masked); where != "" {
-			fmt.Fprintf(io.Out, "where:     %s\n", toolkit.Quote(where, 400))
+			fmt.Fprintf(io.Out, "where:     %s\n", textcut.Quote(where, 400))
 		}
-		fmt.Fprintf(io.Out, "the user asked:     %s\n", toolkit.Quote(n.Justification.UserRequest, 300))
-		fmt.Fprintf(io.Out, "missing knowledge:  %s\n", toolkit.Quote(n.Justification.MissingKnowledge, 300))
-		fmt.Fprintf(io.Out, "expected use:       %s\n", toolkit.Quote(n.Justification.ExpectedUse, 300))
+		fmt.Fprintf(io.Out, "the user asked:     %s\n", textcut.Quote(n.Justification.UserRequest, 300))
+		fmt.Fprintf(io.Out, "missing knowledge:  %s\n", textcut.Quote(n.Justification.MissingKnowledge, 300))
+		fmt.Fprintf(io.Out, "expected use:       %s\n", textcut.Quote(n.Justification.ExpectedUse, 300))
 		args, err := op.NeedProvenance(ctx, d)
 		if err != nil {
 			return err

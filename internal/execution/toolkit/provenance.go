@@ -1,8 +1,9 @@
 package toolkit
 
 import (
-	"strconv"
 	"strings"
+
+	"github.com/airlock-dev/airlock/internal/kit/textcut"
 )
 
 // ArgOrigin is where one argument of a declared need came from (issue 22),
@@ -32,17 +33,17 @@ const (
 //	recipient = "GB29NWBK60161331926819" (iban): UNTRUSTED, from content the agent read: "att_01…"
 func (a ArgOrigin) Line() string {
 	var b strings.Builder
-	b.WriteString(Quote(a.Name, MaxShownSource))
+	b.WriteString(textcut.Quote(a.Name, MaxShownSource))
 	b.WriteString(" = ")
 	if a.Kind == "text" || a.Kind == "word" {
-		b.WriteString(Quote(a.Value, MaxShownValue))
+		b.WriteString(textcut.Quote(a.Value, MaxShownValue))
 	} else {
 		// An identifier is shown in ASCII: a look-alike letter in an IBAN,
 		// address or host reads as \u0430, not as the "a" it imitates.
-		b.WriteString(QuoteASCII(a.Value, MaxShownValue))
+		b.WriteString(textcut.QuoteASCII(a.Value, MaxShownValue))
 	}
 	if a.Kind != "" {
-		b.WriteString(" (" + Quote(a.Kind, 32) + ")")
+		b.WriteString(" (" + textcut.Quote(a.Kind, 32) + ")")
 	}
 	b.WriteString(": ")
 	b.WriteString(a.Says())
@@ -56,7 +57,7 @@ func (a ArgOrigin) Line() string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(Quote(s, MaxShownSource))
+			b.WriteString(textcut.Quote(s, MaxShownSource))
 		}
 	}
 	if a.Truncated {
@@ -77,22 +78,5 @@ func (a ArgOrigin) Says() string {
 	case "agent":
 		return "the agent's own, found in nothing the context was given or has seen"
 	}
-	return "origin " + Quote(a.Origin, 16)
-}
-
-// Quote cuts s to max runes and Go-quotes it, so newlines, control,
-// format and bidi characters show as escapes (invisible ones too).
-func Quote(s string, max int) string {
-	if r := []rune(s); len(r) > max {
-		return strconv.Quote(string(r[:max])) + "…"
-	}
-	return strconv.Quote(s)
-}
-
-// QuoteASCII is Quote with every non-ASCII rune escaped.
-func QuoteASCII(s string, max int) string {
-	if r := []rune(s); len(r) > max {
-		return strconv.QuoteToASCII(string(r[:max])) + "…"
-	}
-	return strconv.QuoteToASCII(s)
+	return "origin " + textcut.Quote(a.Origin, 16)
 }

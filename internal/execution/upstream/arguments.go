@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/airlock-dev/airlock/internal/kit/textcut"
 )
 
 // Argument names of a comm.mcp need (issue 26, item 1). The policy reads a
@@ -64,11 +66,7 @@ func (e *ArgumentError) Unwrap() error { return ErrArgumentNotInSchema }
 // where is the key quoted and escaped (bounded: a key can be long), with
 // the object it is in.
 func (e *ArgumentError) where() string {
-	k := []rune(e.Key)
-	q := strconv.QuoteToASCII(string(k[:min(len(k), 64)]))
-	if len(k) > 64 {
-		q += "…"
-	}
+	q := textcut.QuoteASCII(e.Key, 64)
 	if e.Path != "" {
 		q += " in " + strconv.QuoteToASCII(e.Path)
 	}

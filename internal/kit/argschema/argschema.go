@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -91,7 +90,7 @@ func (v *Validator) Validate(raw []byte) error {
 		return violation.Wrap(violation.InvalidArguments, err, "argument %s must be one of the %d values its input schema lists", where, len(k.Want))
 	}
 	rule := strings.Join(leaf.ErrorKind.KeywordPath(), "/")
-	return violation.Wrap(violation.InvalidArguments, err, "argument %s breaks schema rule %s", where, quoted(rule, maxNameRunes))
+	return violation.Wrap(violation.InvalidArguments, err, "argument %s breaks schema rule %s", where, textcut.QuoteASCII(rule, maxNameRunes))
 }
 
 // firstLeaf is the cause without causes of e that comes first by instance
@@ -166,20 +165,6 @@ func tooLong(n string) bool {
 // maxNameRunes bounds a name a refusal quotes: the agent chose it.
 const maxNameRunes = 64
 
-// quoted is s cut to n runes and escaped to printable ASCII (no control
-// or bidirectional character reaches the agent or the audit trail).
-func quoted(s string, n int) string {
-	cut, more := textcut.Prefix(s, n*utf8.UTFMax)
-	if r := []rune(cut); len(r) > n {
-		cut, more = string(r[:n]), true
-	}
-	q := strconv.QuoteToASCII(cut)
-	if more {
-		q += "…"
-	}
-	return q
-}
-
 // pointer is the JSON pointer of a location (RFC 6901), quoted.
 func pointer(loc []string) string {
 	var b strings.Builder
@@ -190,7 +175,7 @@ func pointer(loc []string) string {
 	if b.Len() == 0 {
 		return `"/"`
 	}
-	return quoted(b.String(), 4*maxNameRunes)
+	return textcut.QuoteASCII(b.String(), 4*maxNameRunes)
 }
 
 // names quotes up to five names, in order, and says how many more.
@@ -198,7 +183,7 @@ func names(ns []string) string {
 	ns = slices.Sorted(slices.Values(ns))
 	out := make([]string, 0, min(len(ns), 5))
 	for _, n := range ns[:min(len(ns), 5)] {
-		out = append(out, quoted(n, maxNameRunes))
+		out = append(out, textcut.QuoteASCII(n, maxNameRunes))
 	}
 	s := strings.Join(out, ", ")
 	if len(ns) > 5 {

@@ -1,12 +1,13 @@
 // Package textcut cuts text to a byte budget without splitting a
 // character: every cut Airlock makes of text it shows or stores (an error
 // in the trail, a fence attribute, a label's text, a result over the
-// output limit) ends on a rune boundary, so what it keeps is still valid
-// UTF-8 when the input was.
+// output limit, a name quoted in a refusal) ends on a rune boundary, so
+// what it keeps is still valid UTF-8 when the input was.
 package textcut
 
 import (
 	"fmt"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -34,4 +35,42 @@ func Marked(s string, limit int) (string, bool) {
 		return fmt.Sprintf("[output truncated: showing 0 of %d bytes]", len(s)), true
 	}
 	return out + fmt.Sprintf("\n[output truncated: showing %d of %d bytes]", len(out), len(s)), true
+}
+
+// Runes is the prefix of s of at most n runes, and whether anything was
+// cut; it reads no further than the cut, however long s is.
+func Runes(s string, n int) (string, bool) {
+	i := 0
+	for range max(0, n) {
+		if i >= len(s) {
+			return s, false
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return s[:i], i < len(s)
+}
+
+// Quote is s cut to at most n runes and Go-quoted, "…" after the quote
+// marking a cut: newlines, control, format and bidi characters show as
+// escapes (invisible ones too), so the value cannot add a line or hide
+// text where a person reads it.
+func Quote(s string, n int) string {
+	cut, more := Runes(s, n)
+	return marked(strconv.Quote(cut), more)
+}
+
+// QuoteASCII is Quote with every non-ASCII rune escaped too: for text an
+// agent or an upstream chose, so no bidirectional or invisible character
+// reaches the reader.
+func QuoteASCII(s string, n int) string {
+	cut, more := Runes(s, n)
+	return marked(strconv.QuoteToASCII(cut), more)
+}
+
+func marked(q string, more bool) string {
+	if more {
+		return q + "…"
+	}
+	return q
 }

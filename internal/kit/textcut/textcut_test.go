@@ -60,3 +60,25 @@ func FuzzPrefix(f *testing.F) {
 		}
 	})
 }
+
+func TestQuote(t *testing.T) {
+	for _, c := range []struct {
+		in        string
+		n         int
+		q, qASCII string
+	}{
+		{"plain", 10, `"plain"`, `"plain"`},
+		{"line\nbreak", 64, `"line\nbreak"`, `"line\nbreak"`},
+		{"évasion", 3, `"éva"…`, `"\u00e9va"…`},
+		{"rtl\u202egnp", 64, `"rtl\u202egnp"`, `"rtl\u202egnp"`},
+		{"abc", 0, `""…`, `""…`},
+		{"", 5, `""`, `""`},
+	} {
+		if got := Quote(c.in, c.n); got != c.q {
+			t.Errorf("Quote(%q, %d) = %s, want %s", c.in, c.n, got, c.q)
+		}
+		if got := QuoteASCII(c.in, c.n); got != c.qASCII {
+			t.Errorf("QuoteASCII(%q, %d) = %s, want %s", c.in, c.n, got, c.qASCII)
+		}
+	}
+}
