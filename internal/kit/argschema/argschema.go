@@ -67,7 +67,8 @@ func (v *Validator) Validate(raw []byte) error {
 	if err != nil {
 		return violation.Wrap(violation.InvalidArguments, err, "arguments are not valid JSON")
 	}
-	if at, ok := hugeNumber(inst, nil); ok {
+	if anyHugeNumber(inst) {
+		at, _ := hugeNumber(inst, nil)
 		return violation.New(violation.InvalidArguments, "argument %s is a number too long to check (over %d characters or an exponent beyond ±%d)", pointer(at), maxNumberChars, maxExponent)
 	}
 	err = v.schema.Validate(inst)
@@ -122,8 +123,28 @@ const (
 	maxExponent    = 400
 )
 
-// hugeNumber returns the location of the first number in v (decoded by
-// jsonschema.UnmarshalJSON) beyond those bounds.
+// anyHugeNumber reports whether v (decoded by jsonschema.UnmarshalJSON)
+// holds a number beyond those bounds. Every call's arguments pass here, so
+// it sorts nothing and builds no path; hugeNumber names the place only
+// once there is one to name.
+func anyHugeNumber(v any) bool {
+	switch x := v.(type) {
+	case json.Number:
+		return tooLong(string(x))
+	case []any:
+		return slices.ContainsFunc(x, anyHugeNumber)
+	case map[string]any:
+		for _, e := range x {
+			if anyHugeNumber(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hugeNumber returns the location of the first number in v (keys in
+// order) beyond those bounds.
 func hugeNumber(v any, at []string) ([]string, bool) {
 	switch x := v.(type) {
 	case json.Number:
