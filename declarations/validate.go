@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/airlock-dev/airlock/internal/kit/urlnorm"
 	"github.com/airlock-dev/airlock/internal/policy/redact"
 )
 
@@ -199,10 +200,8 @@ func checkHost(u *url.URL) error {
 			return fmt.Errorf("bracketed host must be an IPv6 address without a zone")
 		}
 	default:
-		for i := 0; i < len(host); i++ {
-			if b := host[i]; !isAlnum(b) && b != '.' && b != '-' && b != '_' {
-				return fmt.Errorf("host may hold only letters, digits, '.', '-' and '_' (or be a bracketed IPv6 address)")
-			}
+		if !urlnorm.PlainHostName(host) {
+			return fmt.Errorf("host may hold only letters, digits, '.', '-' and '_' (or be a bracketed IPv6 address)")
 		}
 	}
 	if strings.HasSuffix(u.Host, ":") {

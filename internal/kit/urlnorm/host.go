@@ -45,3 +45,18 @@ func Host(h string) (string, error) {
 	}
 	return h, nil
 }
+
+// PlainHostName reports whether a host name (not a bracketed literal)
+// holds only ASCII letters, digits, '-', '_' and '.': the names Normalize
+// keeps and the only ones a declared need may name (the need validator
+// asks the same question, for its own message). Looser than Host: '_', a
+// trailing dot and IPv4 literals pass.
+func PlainHostName(h string) bool {
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}

@@ -113,7 +113,7 @@ func normHost(scheme string, u *url.URL) (string, error) {
 	}
 	if bracketed {
 		name = "[" + name + "]"
-	} else if i := strings.IndexFunc(name, notHostRune); i >= 0 {
+	} else if !PlainHostName(name) {
 		// net/http maps a host through IDNA (UTS #46) before it dials:
 		// "ｄeny.example.org" (full-width d, or its %EF%BD%84 escape) is
 		// dialled as deny.example.org, while the policy would judge the
@@ -238,9 +238,4 @@ func unhex(c byte) byte {
 		return c - 'a' + 10
 	}
 	return c - 'A' + 10
-}
-
-// notHostRune reports a rune a reg-name host may not hold here.
-func notHostRune(r rune) bool {
-	return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
 }
