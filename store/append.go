@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -173,10 +172,10 @@ func (db *DB) writeRecords(reqs []*appendReq) error {
 			}
 		}
 		remembered := head != nil || len(lives) > 0
-		err := db.inTx(ctx, "append", txOpts{chain: true}, func(tx *sql.Tx) (err error) {
+		err := db.inWriteTx(ctx, "append", txOpts{chain: true}, func(t wtx) (err error) {
 			// The calls' declaration moves first: a refused one leaves its
 			// request out of the batch (movesInTx).
-			if err := db.movesInTx(ctx, tx, reqs); err != nil {
+			if err := db.movesInTx(ctx, t, reqs); err != nil {
 				return err
 			}
 			var labels []*Labels
@@ -188,10 +187,10 @@ func (db *DB) writeRecords(reqs []*appendReq) error {
 			if len(recs) == 0 {
 				return errRollback
 			}
-			if err := db.labelInTx(ctx, tx, recs, labels, lives); err != nil {
+			if err := db.labelInTx(ctx, t, recs, labels, lives); err != nil {
 				return unavailable("recording content labels", err)
 			}
-			seq, in, err = db.chainInTx(ctx, tx, recs, head)
+			seq, in, err = db.chainInTx(ctx, t, recs, head)
 			return err
 		})
 		if err != nil && remembered {
@@ -245,7 +244,7 @@ func (h *headCache) put(gen uint64, seq int64, hash string) {
 }
 
 // chainInTx links recs onto the chain head, inserts them and moves the
-// head, returning the new last seq; tx must be a write transaction.
+// head, returning the new last seq; t must be a write transaction.
 //
 // The head is from, when the writer remembers it (SQLite only: this
 // transaction holds the file's write lock from its BEGIN), else the row;
@@ -253,19 +252,19 @@ func (h *headCache) put(gen uint64, seq int64, hash string) {
 // instance's append until this transaction ends — so it is read only
 // after what does not depend on it (labels, interning), and what follows
 // is the records' inserts, several rows a statement, and the head's
-// update. The update is guarded (WHERE last_seq = the head used): a
-// remembered head that another process moved on fails the transaction
-// (writeRecords retries once from the row), so the chain stays one
-// whatever this process remembers.
-func (db *DB) chainInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record, from *chainHead) (int64, *interner, error) {
-	in := db.interner(tx)
+// update, which go out with the commit (wtx.go). The update is guarded
+// (WHERE last_seq = the head used): a remembered head that another
+// process moved on fails the transaction (writeRecords retries once from
+// the row), so the chain stays one whatever this process remembers.
+func (db *DB) chainInTx(ctx context.Context, t wtx, recs []*audit.Record, from *chainHead) (int64, *interner, error) {
+	in := db.interner(t)
 	if err := in.internAll(ctx, recs); err != nil {
 		return 0, nil, unavailable("interning the records' strings", err)
 	}
 	var head chainHead
 	if from != nil {
 		head = *from
-	} else if err := db.rowW(ctx, tx, db.d.readHeadForUpdate).Scan(&head.seq, &head.hash); err != nil {
+	} else if err := t.row(ctx, db.d.readHeadForUpdate).Scan(&head.seq, &head.hash); err != nil {
 		return 0, nil, unavailable("reading chain head", err)
 	}
 	seq, prev := head.seq, head.hash
@@ -282,15 +281,12 @@ func (db *DB) chainInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record, f
 		}
 		args = append(args, a...)
 	}
-	if err := db.insertChunked(ctx, tx, insertRecords, args, "records"); err != nil {
-		return 0, nil, unavailable(fmt.Sprintf("from record %d", head.seq+1), err)
+	if err := insertChunked(ctx, t, insertRecords, args, fmt.Sprintf("records from %d", head.seq+1)); err != nil {
+		return 0, nil, unavailable("appending", err)
 	}
-	res, err := db.execW(ctx, tx, sqlUpdateHeadFrom, seq, prev, head.seq)
-	if err != nil {
-		return 0, nil, unavailable("updating chain head", err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return 0, nil, unavailable("updating chain head", errors.Join(errHeadMoved, err))
+	if err := t.later(ctx, laterStmt{what: "updating chain head", query: sqlUpdateHeadFrom, args: []any{seq, prev, head.seq},
+		want: 1, moved: errHeadMoved}); err != nil {
+		return 0, nil, unavailable("appending", err)
 	}
 	return seq, in, nil
 }
@@ -303,7 +299,7 @@ var errHeadMoved = errors.New("the chain head moved")
 // four statements prepared once, where one per row cost a round trip each
 // on PostgreSQL and a statement step each on SQLite. what names the rows
 // for an error.
-func (db *DB) insertChunked(ctx context.Context, tx *sql.Tx, m *multiInsert, args []any, what string) error {
+func insertChunked(ctx context.Context, t wtx, m *multiInsert, args []any, what string) error {
 	for len(args) > 0 {
 		n := len(args) / m.cols
 		chunk := 1
@@ -314,8 +310,8 @@ func (db *DB) insertChunked(ctx context.Context, tx *sql.Tx, m *multiInsert, arg
 			}
 		}
 		k := chunk * m.cols
-		if _, err := db.execW(ctx, tx, m.text[chunk], args[:k]...); err != nil {
-			return fmt.Errorf("inserting %s: %w", what, err)
+		if err := t.later(ctx, laterStmt{what: "inserting " + what, query: m.text[chunk], args: args[:k:k], want: -1}); err != nil {
+			return err
 		}
 		args = args[k:]
 	}

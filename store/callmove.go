@@ -66,7 +66,7 @@ func (db *DB) AppendStart(ctx context.Context, rec *audit.Record, create *declar
 // movesInTx stores the moves of reqs in tx. A refused move sets its
 // request's refused (and leaves it out of what follows); a store failure
 // is returned, wrapping ErrUnavailable, and fails the batch.
-func (db *DB) movesInTx(ctx context.Context, tx *sql.Tx, reqs []*appendReq) error {
+func (db *DB) movesInTx(ctx context.Context, t wtx, reqs []*appendReq) error {
 	for _, req := range reqs {
 		req.refused = nil
 		var (
@@ -75,11 +75,11 @@ func (db *DB) movesInTx(ctx context.Context, tx *sql.Tx, reqs []*appendReq) erro
 		)
 		switch {
 		case req.create != nil:
-			id, err = req.create.ID, db.createInTx(ctx, tx, req.create)
+			id, err = req.create.ID, db.createInTx(ctx, t, req.create)
 		case req.move != nil:
 			id = req.move.ID()
 			_, err = req.move.Apply(func(id string, from []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (*declarations.Declaration, error) {
-				return db.swap(ctx, tx, id, from, to, mutate)
+				return db.swap(ctx, t, id, from, to, mutate)
 			})
 		}
 		switch {
@@ -95,12 +95,12 @@ func (db *DB) movesInTx(ctx context.Context, tx *sql.Tx, reqs []*appendReq) erro
 
 // createInTx inserts d in tx, as [DeclarationStore.Create] does: a taken
 // id is declarations.ErrExists, and the insert writes nothing then.
-func (db *DB) createInTx(ctx context.Context, tx *sql.Tx, d *declarations.Declaration) error {
+func (db *DB) createInTx(ctx context.Context, t wtx, d *declarations.Declaration) error {
 	args, err := declArgs(d, time.Now())
 	if err != nil {
 		return err
 	}
-	return insertOnce(ctx, txExecer{db, tx}, "creating declaration "+d.ID, sqlInsertDeclaration, args,
+	return insertOnce(ctx, wtxExecer{t}, "creating declaration "+d.ID, sqlInsertDeclaration, args,
 		fmt.Errorf("store: declaration %s: %w", d.ID, declarations.ErrExists))
 }
 

@@ -133,6 +133,9 @@ type DB struct {
 	// walkedHook, when set (tests only), counts the rows a content label's
 	// eviction reads (labels.go).
 	walkedHook atomic.Pointer[func(int)]
+	// sentHook, when set (tests only), hears of every batch of statements
+	// a PostgreSQL write transaction sends (pipetx.go): one round trip.
+	sentHook atomic.Pointer[func()]
 	// unpreparedHook, when set (tests only), hears of every query the
 	// writer's helpers ran without a prepared statement (stmtcache.go).
 	unpreparedHook atomic.Pointer[func(string)]

@@ -125,7 +125,7 @@ func (s *DeclarationStore) Transition(ctx context.Context, id string, from []dec
 	// (TestDeclarationsTransitionAcrossHandles fails without it).
 	var next, stored *declarations.Declaration
 	err := s.db.inTx(ctx, "transition of declaration "+id, txOpts{}, func(tx *sql.Tx) error {
-		d, err := s.db.swap(ctx, tx, id, from, to, mutate)
+		d, err := s.db.swap(ctx, sqlTx{s.db, tx}, id, from, to, mutate)
 		if err != nil {
 			stored = d // with ErrState, the declaration as stored
 			return err
@@ -150,9 +150,9 @@ func (s *DeclarationStore) Transition(ctx context.Context, id string, from []dec
 // (TestPostgresCollectOnce). On SQLite both statements are the writer's,
 // prepared once (stmtcache.go): a need's execution ends in the audit
 // commit (callmove.go).
-func (db *DB) swap(ctx context.Context, tx *sql.Tx, id string, from []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (*declarations.Declaration, error) {
+func (db *DB) swap(ctx context.Context, t wtx, id string, from []declarations.State, to declarations.State, mutate func(*declarations.Declaration) error) (*declarations.Declaration, error) {
 	what := "transition of declaration " + id
-	row, err := scanDeclRow(db.rowW(ctx, tx, db.d.getDeclForUpdate, id))
+	row, err := scanDeclRow(t.row(ctx, db.d.getDeclForUpdate, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFoundOr(id, nil)
 	}
@@ -179,14 +179,14 @@ func (db *DB) swap(ctx context.Context, tx *sql.Tx, id string, from []declaratio
 	if err != nil {
 		return nil, err
 	}
-	res, err := db.execW(ctx, tx, sqlUpdateDeclaration, append(args, string(cur.State))...)
+	n, err := t.exec(ctx, sqlUpdateDeclaration, append(args, string(cur.State))...)
 	if err != nil {
 		return nil, writeError(ctx, what, err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
+	if n != 1 {
 		// Unreachable while the write lock is held; refuse rather than
 		// report a move that may not have happened.
-		return nil, writeError(ctx, what, errors.Join(fmt.Errorf("updated %d rows", n), err))
+		return nil, writeError(ctx, what, fmt.Errorf("updated %d rows", n))
 	}
 	return next, nil
 }

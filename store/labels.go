@@ -161,7 +161,7 @@ type pendingLabel struct {
 // label in the order the batch holds them, as separate RecordContent
 // calls would decide it; a label evicted within the same batch is
 // inserted evicted.
-func (db *DB) labelInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record, batch []*Labels, lives map[string]liveSnap) error {
+func (db *DB) labelInTx(ctx context.Context, t wtx, recs []*audit.Record, batch []*Labels, lives map[string]liveSnap) error {
 	var ids []string
 	for _, ls := range batch {
 		if ls != nil {
@@ -181,7 +181,7 @@ func (db *DB) labelInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record, b
 			states[id] = snap.state()
 			continue
 		}
-		st, err := db.readLive(ctx, tx, id)
+		st, err := db.readLive(ctx, t, id)
 		if err != nil {
 			return err
 		}
@@ -199,7 +199,7 @@ func (db *DB) labelInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record, b
 			st.bytes += l.Bytes
 			pending[l.ContextID] = append(pending[l.ContextID], &pendingLabel{l: l, readers: ls.readers[i]})
 			for st.bytes > ls.MaxBytes {
-				if err := db.evictOne(ctx, tx, l.ContextID, st, pending[l.ContextID]); err != nil {
+				if err := db.evictOne(ctx, t, l.ContextID, st, pending[l.ContextID]); err != nil {
 					return err
 				}
 				ls.evicted[i]++
@@ -207,7 +207,7 @@ func (db *DB) labelInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record, b
 		}
 	}
 	for _, id := range ids {
-		if err := db.writeLive(ctx, tx, id, states[id], pending[id]); err != nil {
+		if err := db.writeLive(ctx, t, id, states[id], pending[id]); err != nil {
 			return err
 		}
 		if lives != nil {
@@ -230,13 +230,13 @@ func (db *DB) labelInTx(ctx context.Context, tx *sql.Tx, recs []*audit.Record, b
 
 // readLive reads (creating when missing) a context's provenance_live row,
 // on PostgreSQL FOR UPDATE.
-func (db *DB) readLive(ctx context.Context, tx *sql.Tx, id string) (*liveState, error) {
+func (db *DB) readLive(ctx context.Context, t wtx, id string) (*liveState, error) {
 	db.liveReads.Add(1)
 	st := &liveState{}
-	err := db.rowW(ctx, tx, db.d.getLiveForUpdate, id).Scan(&st.next, &st.bytes, &st.oldest)
+	err := t.row(ctx, db.d.getLiveForUpdate, id).Scan(&st.next, &st.bytes, &st.oldest)
 	if errors.Is(err, sql.ErrNoRows) {
-		if _, err = db.execW(ctx, tx, sqlEnsureLive, id); err == nil {
-			err = db.rowW(ctx, tx, db.d.getLiveForUpdate, id).Scan(&st.next, &st.bytes, &st.oldest)
+		if _, err = t.exec(ctx, sqlEnsureLive, id); err == nil {
+			err = t.row(ctx, db.d.getLiveForUpdate, id).Scan(&st.next, &st.bytes, &st.oldest)
 		}
 	}
 	if err != nil {
@@ -249,7 +249,7 @@ func (db *DB) readLive(ctx context.Context, tx *sql.Tx, id string) (*liveState, 
 // evictOne drops the oldest live row of a context from st: one stored
 // before this transaction (read a few at a time), else one of its pending
 // labels.
-func (db *DB) evictOne(ctx context.Context, tx *sql.Tx, id string, st *liveState, pending []*pendingLabel) error {
+func (db *DB) evictOne(ctx context.Context, t wtx, id string, st *liveState, pending []*pendingLabel) error {
 	if st.oldest >= st.first {
 		p := pending[st.oldest-st.first]
 		st.bytes -= p.l.Bytes
@@ -261,20 +261,15 @@ func (db *DB) evictOne(ctx context.Context, tx *sql.Tx, id string, st *liveState
 		// 2 rows, then 8, then 64 at a time: a label usually evicts one
 		// or two, a large one many.
 		st.fetch = min(max(2, st.fetch*4), 64)
-		rows, err := db.queryW(ctx, tx, sqlOldestLive, id, st.oldest, st.fetch)
-		if err != nil {
-			return fmt.Errorf("reading the oldest content of context %s: %w", id, err)
-		}
-		for rows.Next() {
+		err := t.each(ctx, sqlOldestLive, []any{id, st.oldest, st.fetch}, func(scan func(...any) error) error {
 			var r seqBytes
-			if err := rows.Scan(&r.seq, &r.bytes); err != nil {
-				rows.Close()
-				return fmt.Errorf("reading the oldest content of context %s: %w", id, err)
+			if err := scan(&r.seq, &r.bytes); err != nil {
+				return err
 			}
 			st.olds = append(st.olds, r)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return fmt.Errorf("reading the oldest content of context %s: %w", id, err)
 		}
 		if h := db.walkedHook.Load(); h != nil { // tests only
@@ -292,7 +287,7 @@ func (db *DB) evictOne(ctx context.Context, tx *sql.Tx, id string, st *liveState
 
 // writeLive inserts a context's pending labels, evicts the stored rows
 // eviction reached and writes its totals back.
-func (db *DB) writeLive(ctx context.Context, tx *sql.Tx, id string, st *liveState, pending []*pendingLabel) error {
+func (db *DB) writeLive(ctx context.Context, t wtx, id string, st *liveState, pending []*pendingLabel) error {
 	args := make([]any, 0, len(pending)*labelArgs)
 	for _, p := range pending {
 		l, text, evicted := p.l, []byte(p.l.Text), 0
@@ -302,28 +297,20 @@ func (db *DB) writeLive(ctx context.Context, tx *sql.Tx, id string, st *liveStat
 		args = append(args, l.ContextID, l.Seq, l.Source, l.Kind, l.Integrity, p.readers,
 			l.SHA256, l.Bytes, text, evicted, formatTime(l.CreatedAt))
 	}
-	if err := db.insertChunked(ctx, tx, insertLabels, args, "content labels of context "+id); err != nil {
+	if err := insertChunked(ctx, t, insertLabels, args, "content labels of context "+id); err != nil {
 		return err
 	}
 	if last := min(st.oldest, st.first) - 1; last >= st.before {
-		if _, err := db.execW(ctx, tx, sqlEvictRange, id, st.before, last, []byte{}); err != nil {
-			return fmt.Errorf("evicting content of context %s: %w", id, err)
+		if err := t.later(ctx, laterStmt{what: "evicting content of context " + id, query: sqlEvictRange,
+			args: []any{id, st.before, last, []byte{}}, want: -1}); err != nil {
+			return err
 		}
 	}
-	if !st.guarded {
-		if _, err := db.execW(ctx, tx, sqlUpdateLive, id, st.next, st.bytes, st.oldest); err != nil {
-			return fmt.Errorf("updating the live totals of context %s: %w", id, err)
-		}
-		return nil
+	update := laterStmt{what: "updating the live totals of context " + id, query: sqlUpdateLive,
+		args: []any{id, st.next, st.bytes, st.oldest}, want: -1}
+	if st.guarded {
+		update.query, update.want, update.moved = sqlUpdateLiveFrom, 1, errLiveMoved
+		update.args = append(update.args, st.first, st.bytesBefore, st.before)
 	}
-	res, err := db.execW(ctx, tx, sqlUpdateLiveFrom, id, st.next, st.bytes, st.oldest, st.first, st.bytesBefore, st.before)
-	if err == nil {
-		if n, rerr := res.RowsAffected(); rerr != nil || n != 1 {
-			err = errors.Join(errLiveMoved, rerr)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("updating the live totals of context %s: %w", id, err)
-	}
-	return nil
+	return t.later(ctx, update)
 }

@@ -26,7 +26,7 @@ var errUnconvertible = errors.New("audit record cannot be converted")
 // migration if and only if it did before (TestMigrateV4File,
 // TestMigrateV4, both engines).
 func convertAuditLog(ctx context.Context, tx *sql.Tx, d *dialect) error {
-	in := &interner{ids: &strIDs{}, d: d, tx: tx}
+	in := &interner{ids: &strIDs{}, d: d, t: sqlTx{nil, tx}}
 	ins, err := tx.PrepareContext(ctx, sqlInsertRecord)
 	if err != nil {
 		return err

@@ -202,7 +202,7 @@ func (db *DB) commitRotation(ctx context.Context, was Anchor, upTo int64, lastHa
 			return unavailable("moving the anchor", err)
 		}
 		db.head.take(db.d)
-		last, in, err = db.chainInTx(ctx, tx, []*audit.Record{rec}, nil)
+		last, in, err = db.chainInTx(ctx, sqlTx{db, tx}, []*audit.Record{rec}, nil)
 		return err
 	})
 	if err != nil {

@@ -259,12 +259,12 @@ type strIDs struct {
 type interner struct {
 	ids   *strIDs
 	d     *dialect
-	tx    *sql.Tx
+	t     wtx
 	added map[string]int64
 }
 
-func (db *DB) interner(tx *sql.Tx) *interner {
-	return &interner{ids: &db.ids, d: db.d, tx: tx}
+func (db *DB) interner(t wtx) *interner {
+	return &interner{ids: &db.ids, d: db.d, t: t}
 }
 
 // id returns s's id, adding s to audit_strings if it is new.
@@ -281,10 +281,10 @@ func (in *interner) id(ctx context.Context, s string) (int64, error) {
 	if ok {
 		return id, nil
 	}
-	if _, err := in.tx.ExecContext(ctx, in.d.internString, []byte(s)); err != nil {
-		return 0, fmt.Errorf("interning a string: %w", err)
+	if err := in.t.later(ctx, laterStmt{what: "interning a string", query: in.d.internString, args: []any{[]byte(s)}, want: -1}); err != nil {
+		return 0, err
 	}
-	if err := in.tx.QueryRowContext(ctx, in.d.stringID, []byte(s)).Scan(&id); err != nil {
+	if err := in.t.row(ctx, in.d.stringID, []byte(s)).Scan(&id); err != nil {
 		return 0, fmt.Errorf("reading a string's id: %w", err)
 	}
 	if in.added == nil {

@@ -66,7 +66,7 @@ func (c *stmtCache) close() error {
 // writerQueries are the statements prepared for the writer.
 var writerQueries = func() []string {
 	qs := []string{sqlReadHead, sqlUpdateHeadFrom, sqlEnsureLive, sqlGetLive, sqlUpdateLive, sqlUpdateLiveFrom, sqlOldestLive, sqlEvictRange,
-		sqlGetDeclaration, sqlUpdateDeclaration, sqlInsertDeclaration}
+		sqlGetDeclaration, sqlUpdateDeclaration, sqlInsertDeclaration, sqlInternString, sqlStringID}
 	qs = append(qs, pinWriterQueries...)
 	for _, n := range chunkSizes {
 		qs = append(qs, insertRecords.text[n], insertLabels.text[n])
@@ -90,6 +90,9 @@ func (db *DB) prepareWriter() error {
 // prepared is the writer's statement for query, or nil: then the query is
 // parsed again on every use (the unpreparedHook, tests only, hears of it).
 func (db *DB) prepared(query string) *sql.Stmt {
+	if db == nil { // a migration's transaction (sqlTx)
+		return nil
+	}
 	st := db.writes.lookup(query)
 	if st == nil {
 		if h := db.unpreparedHook.Load(); h != nil {

@@ -10,6 +10,27 @@ import (
 	"github.com/airlock-dev/airlock/store/pgtest"
 )
 
+// openOn opens a store on each engine, closed at the end of the test; the
+// PostgreSQL one is skipped where there is no database.
+var openOn = map[string]func(t *testing.T) *DB{
+	"sqlite": func(t *testing.T) *DB {
+		db, err := Open(filepath.Join(t.TempDir(), "a.db"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	},
+	"postgres": func(t *testing.T) *DB {
+		db, err := OpenPostgres(pgtest.DSN(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	},
+}
+
 // TestInTx: the one transaction helper commits what its callback wrote
 // when it returns nil, and nothing otherwise — errRollback is no error,
 // any other error comes back as it was; a failure of its own wraps
@@ -17,25 +38,7 @@ import (
 // transaction appends to the chain. On both engines, durable and
 // deferred.
 func TestInTx(t *testing.T) {
-	engines := map[string]func(t *testing.T) *DB{
-		"sqlite": func(t *testing.T) *DB {
-			db, err := Open(filepath.Join(t.TempDir(), "a.db"), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			return db
-		},
-		"postgres": func(t *testing.T) *DB {
-			db, err := OpenPostgres(pgtest.DSN(t), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			return db
-		},
-	}
-	for name, open := range engines {
+	for name, open := range openOn {
 		t.Run(name, func(t *testing.T) {
 			db := open(t)
 			ctx := context.Background()
