@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/airlock-dev/airlock/internal/testkit/netdelay"
 	"github.com/airlock-dev/airlock/store/pgtest"
 )
 
@@ -41,6 +43,9 @@ import (
 // stay on one instance) instead of round robin per request;
 // AIRLOCK_BENCH_BEFORE=PATH adds an older binary as a second side
 // (bin=before), measured beside bin/airlock (bin=after) in the same run.
+// AIRLOCK_BENCH_PG_RTT_US=N puts N microseconds of round trip between the
+// instances and the database (a proxy in this process, half each way:
+// package netdelay), as a database on another machine would.
 func BenchmarkScaleOutCalls(b *testing.B) {
 	bin, _ := filepath.Abs(filepath.Join("..", "bin", "airlock"))
 	if _, err := os.Stat(bin); err != nil {
@@ -65,7 +70,7 @@ func BenchmarkScaleOutCalls(b *testing.B) {
 }
 
 func benchInstances(b *testing.B, bin string, n int) {
-	dsn := pgtest.DSN(b)
+	dsn := delayedDSN(b, pgtest.DSN(b))
 	const token = "bench-token-0123456789abcdef0123456789"
 	clients := 32
 	if v := os.Getenv("AIRLOCK_BENCH_SESSIONS"); v != "" {
@@ -167,6 +172,40 @@ func removeCgroup(b *testing.B, dir string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	b.Logf("cgroup %s left behind: %v", dir, err)
+}
+
+// delayedDSN is dsn through a netdelay proxy adding AIRLOCK_BENCH_PG_RTT_US
+// of round trip; dsn itself when that is unset. dsn is a URL whose host
+// is in its host parameter (a unix socket's directory, as pgtest's) or
+// its authority.
+func delayedDSN(b *testing.B, dsn string) string {
+	v := os.Getenv("AIRLOCK_BENCH_PG_RTT_US")
+	if v == "" {
+		return dsn
+	}
+	us, err := strconv.Atoi(v)
+	must(b, err)
+	u, err := url.Parse(dsn)
+	must(b, err)
+	q := u.Query()
+	host, port := q.Get("host"), q.Get("port")
+	if host == "" {
+		host, port = u.Hostname(), u.Port()
+	}
+	if port == "" {
+		port = "5432"
+	}
+	network, target := "tcp", net.JoinHostPort(host, port)
+	if strings.HasPrefix(host, "/") {
+		network, target = "unix", filepath.Join(host, ".s.PGSQL."+port)
+	}
+	p, err := netdelay.Start(network, target, time.Duration(us)*time.Microsecond/2)
+	must(b, err)
+	b.Cleanup(func() { p.Close() })
+	q.Del("host")
+	q.Del("port")
+	u.RawQuery, u.Host = q.Encode(), p.Addr()
+	return u.String()
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }

@@ -113,7 +113,8 @@ func (db *DB) RecordKillSwitch(ctx context.Context, ch KillChange, rec *audit.Re
 			return unavailable("setting kill switch change", err)
 		}
 		db.head.take(db.d)
-		seq, in, err = db.chainInTx(ctx, sqlTx{db, tx}, []*audit.Record{&r}, nil)
+		in = db.interner(sqlTx{db, tx})
+		seq, err = db.chainInTx(ctx, sqlTx{db, tx}, in, []*audit.Record{&r}, nil)
 		return err
 	})
 	if err != nil || in == nil { // in is nil when the change was already recorded

@@ -187,10 +187,35 @@ func (db *DB) writeRecords(reqs []*appendReq) error {
 			if len(recs) == 0 {
 				return errRollback
 			}
-			if err := db.labelInTx(ctx, t, recs, labels, lives); err != nil {
+			// The strings first: a new one is a round trip, which is not
+			// to be taken with the head locked.
+			in = db.interner(t)
+			if err := in.internAll(ctx, recs); err != nil {
+				return unavailable("interning the records' strings", err)
+			}
+			// The head's read goes out with the contexts' (wtx.go), so
+			// the head is locked for one round trip: from that read to the
+			// commit that goes out with the records.
+			var (
+				read     chainHead
+				readHead func() error
+			)
+			queueHead := func() {
+				if head == nil {
+					readHead = t.prefetch(ctx, db.d.readHeadForUpdate, nil, &read.seq, &read.hash)
+				}
+			}
+			if err := db.labelInTx(ctx, t, recs, labels, lives, queueHead); err != nil {
 				return unavailable("recording content labels", err)
 			}
-			seq, in, err = db.chainInTx(ctx, t, recs, head)
+			from := head
+			if readHead != nil {
+				if err := readHead(); err != nil {
+					return unavailable("reading chain head", err)
+				}
+				from = &read
+			}
+			seq, err = db.chainInTx(ctx, t, in, recs, from)
 			return err
 		})
 		if err != nil && remembered {
@@ -244,28 +269,30 @@ func (h *headCache) put(gen uint64, seq int64, hash string) {
 }
 
 // chainInTx links recs onto the chain head, inserts them and moves the
-// head, returning the new last seq; t must be a write transaction.
+// head, returning the new last seq; t must be a write transaction, in
+// interns the records' strings in it (commit it after t commits).
 //
-// The head is from, when the writer remembers it (SQLite only: this
-// transaction holds the file's write lock from its BEGIN), else the row;
-// on PostgreSQL the row is read FOR UPDATE, which queues every other
+// The head is from, when the caller has it (the writer's memory, SQLite
+// only: this transaction holds the file's write lock from its BEGIN; or
+// the writer's read, sent with the contexts' reads), else the row; on
+// PostgreSQL the row is read FOR UPDATE, which queues every other
 // instance's append until this transaction ends — so it is read only
-// after what does not depend on it (labels, interning), and what follows
-// is the records' inserts, several rows a statement, and the head's
-// update, which go out with the commit (wtx.go). The update is guarded
+// after what needs a round trip of its own (interning, declaration
+// moves), and what follows is the records' inserts, several rows a
+// statement, and the head's update, which go out with the commit
+// (wtx.go): the head is locked for one round trip. The update is guarded
 // (WHERE last_seq = the head used): a remembered head that another
 // process moved on fails the transaction (writeRecords retries once from
 // the row), so the chain stays one whatever this process remembers.
-func (db *DB) chainInTx(ctx context.Context, t wtx, recs []*audit.Record, from *chainHead) (int64, *interner, error) {
-	in := db.interner(t)
+func (db *DB) chainInTx(ctx context.Context, t wtx, in *interner, recs []*audit.Record, from *chainHead) (int64, error) {
 	if err := in.internAll(ctx, recs); err != nil {
-		return 0, nil, unavailable("interning the records' strings", err)
+		return 0, unavailable("interning the records' strings", err)
 	}
 	var head chainHead
 	if from != nil {
 		head = *from
 	} else if err := t.row(ctx, db.d.readHeadForUpdate).Scan(&head.seq, &head.hash); err != nil {
-		return 0, nil, unavailable("reading chain head", err)
+		return 0, unavailable("reading chain head", err)
 	}
 	seq, prev := head.seq, head.hash
 	args := make([]any, 0, len(recs)*recordArgs)
@@ -277,18 +304,18 @@ func (db *DB) chainInTx(ctx context.Context, t wtx, recs []*audit.Record, from *
 		prev = r.Hash
 		a, err := in.rowArgs(ctx, r)
 		if err != nil {
-			return 0, nil, unavailable(fmt.Sprintf("record %d", seq), err)
+			return 0, unavailable(fmt.Sprintf("record %d", seq), err)
 		}
 		args = append(args, a...)
 	}
 	if err := insertChunked(ctx, t, insertRecords, args, fmt.Sprintf("records from %d", head.seq+1)); err != nil {
-		return 0, nil, unavailable("appending", err)
+		return 0, unavailable("appending", err)
 	}
 	if err := t.later(ctx, laterStmt{what: "updating chain head", query: sqlUpdateHeadFrom, args: []any{seq, prev, head.seq},
 		want: 1, moved: errHeadMoved}); err != nil {
-		return 0, nil, unavailable("appending", err)
+		return 0, unavailable("appending", err)
 	}
-	return seq, in, nil
+	return seq, nil
 }
 
 // errHeadMoved: the chain head was not where this append linked to.

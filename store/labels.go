@@ -161,7 +161,12 @@ type pendingLabel struct {
 // label in the order the batch holds them, as separate RecordContent
 // calls would decide it; a label evicted within the same batch is
 // inserted evicted.
-func (db *DB) labelInTx(ctx context.Context, t wtx, recs []*audit.Record, batch []*Labels, lives map[string]liveSnap) error {
+//
+// then, when not nil, is called once the contexts' reads are queued and
+// before they are awaited, so that a read it queues goes out with them,
+// after them: the chain head's (writeRecords), in the lock order of every
+// append — contexts' rows, then the head.
+func (db *DB) labelInTx(ctx context.Context, t wtx, recs []*audit.Record, batch []*Labels, lives map[string]liveSnap, then func()) error {
 	var ids []string
 	for _, ls := range batch {
 		if ls != nil {
@@ -171,21 +176,32 @@ func (db *DB) labelInTx(ctx context.Context, t wtx, recs []*audit.Record, batch 
 		}
 	}
 	if len(ids) == 0 {
+		if then != nil {
+			then()
+		}
 		return nil
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	states := make(map[string]*liveState, len(ids))
+	reads := make(map[string]func() error, len(ids))
 	for _, id := range ids {
 		if snap, ok := lives[id]; ok {
 			states[id] = snap.state()
 			continue
 		}
-		st, err := db.readLive(ctx, t, id)
-		if err != nil {
-			return err
+		st := &liveState{}
+		states[id], reads[id] = st, t.prefetch(ctx, db.d.getLiveForUpdate, []any{id}, &st.next, &st.bytes, &st.oldest)
+	}
+	if then != nil {
+		then()
+	}
+	for _, id := range ids {
+		if wait := reads[id]; wait != nil {
+			if err := db.readLive(ctx, t, id, states[id], wait()); err != nil {
+				return err
+			}
 		}
-		states[id] = st
 	}
 	pending := map[string][]*pendingLabel{}
 	for _, ls := range batch {
@@ -228,22 +244,21 @@ func (db *DB) labelInTx(ctx context.Context, t wtx, recs []*audit.Record, batch 
 	return nil
 }
 
-// readLive reads (creating when missing) a context's provenance_live row,
-// on PostgreSQL FOR UPDATE.
-func (db *DB) readLive(ctx context.Context, t wtx, id string) (*liveState, error) {
+// readLive finishes the read of a context's provenance_live row (on
+// PostgreSQL FOR UPDATE) into st, err being the prefetched read's result:
+// a missing row is created and read.
+func (db *DB) readLive(ctx context.Context, t wtx, id string, st *liveState, err error) error {
 	db.liveReads.Add(1)
-	st := &liveState{}
-	err := t.row(ctx, db.d.getLiveForUpdate, id).Scan(&st.next, &st.bytes, &st.oldest)
 	if errors.Is(err, sql.ErrNoRows) {
 		if _, err = t.exec(ctx, sqlEnsureLive, id); err == nil {
 			err = t.row(ctx, db.d.getLiveForUpdate, id).Scan(&st.next, &st.bytes, &st.oldest)
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading the live totals of context %s: %w", id, err)
+		return fmt.Errorf("reading the live totals of context %s: %w", id, err)
 	}
 	st.before, st.first = st.oldest, st.next
-	return st, nil
+	return nil
 }
 
 // evictOne drops the oldest live row of a context from st: one stored

@@ -75,6 +75,31 @@ func (r pipeRow) Scan(dest ...any) error {
 	return r.t.send(r.ctx)
 }
 
+func (t *pipeTx) prefetch(ctx context.Context, query string, args []any, dest ...any) func() error {
+	var (
+		done bool
+		err  error
+	)
+	t.b.Queue(query, args...).Fn = func(br pgx.BatchResults) error {
+		done, err = true, br.QueryRow().Scan(dest...)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // an answer, not a failure: the reads after it still run
+		}
+		return err
+	}
+	return func() error {
+		if !done {
+			if serr := t.send(ctx); serr != nil && !done {
+				return serr
+			}
+		}
+		if !done { // the batch it was in failed before it
+			return errors.New("store: a read of the transaction's was not answered")
+		}
+		return err
+	}
+}
+
 func (t *pipeTx) each(ctx context.Context, query string, args []any, fn func(scan func(dest ...any) error) error) error {
 	t.b.Queue(query, args...).Fn = func(br pgx.BatchResults) error {
 		rows, err := br.Query()

@@ -234,7 +234,7 @@ func (db *DB) RecordContent(ctx context.Context, l *ContentLabel, maxBytes int64
 	// The context's provenance_live row (FOR UPDATE on PostgreSQL) gives
 	// two instances recording at once distinct seqs and one eviction each.
 	err = db.inTx(ctx, what, txOpts{locks: []string{lockProvenance(l.ContextID)}}, func(tx *sql.Tx) error {
-		if err := db.labelInTx(ctx, sqlTx{db, tx}, nil, []*Labels{ls}, nil); err != nil {
+		if err := db.labelInTx(ctx, sqlTx{db, tx}, nil, []*Labels{ls}, nil, nil); err != nil {
 			return writeError(ctx, what, err)
 		}
 		return nil

@@ -202,7 +202,8 @@ func (db *DB) commitRotation(ctx context.Context, was Anchor, upTo int64, lastHa
 			return unavailable("moving the anchor", err)
 		}
 		db.head.take(db.d)
-		last, in, err = db.chainInTx(ctx, sqlTx{db, tx}, []*audit.Record{rec}, nil)
+		in = db.interner(sqlTx{db, tx})
+		last, err = db.chainInTx(ctx, sqlTx{db, tx}, in, []*audit.Record{rec}, nil)
 		return err
 	})
 	if err != nil {

@@ -21,12 +21,15 @@ import (
 // wtx is a write transaction as the audit commit uses it, saying which
 // statements need an answer. A statement whose only answer is "it
 // worked, on this many rows" is given to [wtx.later]; one whose answer is
-// needed now to [wtx.row], [wtx.each] or [wtx.exec]. On PostgreSQL
-// (pipetx.go) later queues its statement, and the queue goes out with the
+// needed now to [wtx.row], [wtx.each] or [wtx.exec]; a read that can wait
+// for the next one to [wtx.prefetch]. On PostgreSQL (pipetx.go) later
+// and prefetch queue their statement, and the queue goes out with the
 // next statement that needs an answer, or with the commit, in one round
-// trip: that batch is three (begin and the totals; the label, the totals'
-// update and the head; the record, the head's update and commit). On
-// SQLite a statement costs no round trip, and every one runs at once
+// trip: that batch is two (begin, the totals and the head FOR UPDATE; the
+// label, the totals' update, the record, the head's update and commit),
+// and the head is locked for one round trip, not three — which is what
+// bounds appends across instances when the database is a network away.
+// On SQLite a statement costs no round trip, and every one runs at once
 // through the writer's prepared statement, as it always did.
 //
 // A queued statement's failure fails the transaction exactly as it did
@@ -42,6 +45,10 @@ type wtx interface {
 	later(ctx context.Context, s laterStmt) error
 	// row reads one row (sql.ErrNoRows when there is none).
 	row(ctx context.Context, query string, args ...any) scanner
+	// prefetch is row for a read that can wait: it goes out with the
+	// next statement that needs an answer (or with the wait), and wait
+	// returns its Scan's result, sql.ErrNoRows included.
+	prefetch(ctx context.Context, query string, args []any, dest ...any) (wait func() error)
 	// each reads query's rows, handing each row's Scan to fn.
 	each(ctx context.Context, query string, args []any, fn func(scan func(dest ...any) error) error) error
 }
@@ -109,6 +116,11 @@ func (t sqlTx) later(ctx context.Context, s laterStmt) error {
 
 func (t sqlTx) row(ctx context.Context, query string, args ...any) scanner {
 	return t.db.rowW(ctx, t.tx, query, args...)
+}
+
+func (t sqlTx) prefetch(ctx context.Context, query string, args []any, dest ...any) func() error {
+	err := t.row(ctx, query, args...).Scan(dest...)
+	return func() error { return err }
 }
 
 func (t sqlTx) each(ctx context.Context, query string, args []any, fn func(scan func(dest ...any) error) error) error {
