@@ -41,7 +41,8 @@ func WithLabels(extra json.RawMessage, labels []Label) json.RawMessage {
 // JSON object is kept under "extra".
 func MergeExtra(extra json.RawMessage, key string, v any) json.RawMessage {
 	m := map[string]json.RawMessage{}
-	if len(extra) > 0 && json.Unmarshal(extra, &m) != nil {
+	// null unmarshals into a nil map: not an object either.
+	if len(extra) > 0 && (json.Unmarshal(extra, &m) != nil || m == nil) {
 		m = map[string]json.RawMessage{"extra": extra}
 	}
 	m[key] = rawjson.Marshal(v)

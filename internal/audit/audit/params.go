@@ -166,7 +166,7 @@ func withClient(extra json.RawMessage, clientID string) json.RawMessage {
 		return extra
 	}
 	m := map[string]json.RawMessage{}
-	if len(extra) > 0 && json.Unmarshal(extra, &m) != nil {
+	if len(extra) > 0 && (json.Unmarshal(extra, &m) != nil || m == nil) { // null: a nil map
 		return extra // not an object: leave it as it is
 	}
 	m["client_id"] = jsonOf(clientID)

@@ -171,7 +171,9 @@ func parse(f *os.File, id string) audit.Run {
 	var r audit.Run
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err != nil || len(b) > maxMark || dec.Decode(&r) != nil || dec.More() || r.ID != id {
+	// Only white space may follow the object: dec.More() is false before a
+	// stray '}' or ']' as well as at the end.
+	if err != nil || len(b) > maxMark || dec.Decode(&r) != nil || len(bytes.TrimSpace(b[dec.InputOffset():])) > 0 || r.ID != id {
 		return audit.Run{ID: id}
 	}
 	return r

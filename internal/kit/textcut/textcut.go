@@ -8,6 +8,8 @@ package textcut
 import (
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -57,7 +59,39 @@ func Runes(s string, n int) (string, bool) {
 // text where a person reads it.
 func Quote(s string, n int) string {
 	cut, more := Runes(s, n)
-	return marked(strconv.Quote(cut), more)
+	return marked(quote(cut), more)
+}
+
+// quote is strconv.Quote with the characters it counts as printable but
+// nobody sees escaped too: the default-ignorable letters and marks (U+3164
+// HANGUL FILLER, U+115F, U+FFA0, U+034F, U+17B4 …) and the variation
+// selectors, which showed as blanks in an approval line and could hide a
+// difference between two values that look the same.
+func quote(s string) string {
+	if strings.IndexFunc(s, unseen) < 0 {
+		return strconv.Quote(s)
+	}
+	b := []byte{'"'}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if unseen(r) {
+			if r > 0xFFFF {
+				b = fmt.Appendf(b, `\U%08x`, r)
+			} else {
+				b = fmt.Appendf(b, `\u%04x`, r)
+			}
+		} else {
+			q := strconv.Quote(s[i : i+size])
+			b = append(b, q[1:len(q)-1]...)
+		}
+		i += size
+	}
+	return string(append(b, '"'))
+}
+
+// unseen: a character strconv prints as it is but that shows nothing.
+func unseen(r rune) bool {
+	return unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r)
 }
 
 // QuoteASCII is Quote with every non-ASCII rune escaped too: for text an

@@ -73,6 +73,9 @@ func TestQuote(t *testing.T) {
 		{"rtl\u202egnp", 64, `"rtl\u202egnp"`, `"rtl\u202egnp"`},
 		{"abc", 0, `""…`, `""…`},
 		{"", 5, `""`, `""`},
+		// Printable to strconv, yet nothing shows (fuzz: FuzzArgOriginLine).
+		{"a\u3164b\u034fc\ufe0fd\U000e0100", 64, `"a\u3164b\u034fc\ufe0fd\U000e0100"`, `"a\u3164b\u034fc\ufe0fd\U000e0100"`},
+		{"é\xff\u3164", 64, `"é\xff\u3164"`, `"\u00e9\xff\u3164"`},
 	} {
 		if got := Quote(c.in, c.n); got != c.q {
 			t.Errorf("Quote(%q, %d) = %s, want %s", c.in, c.n, got, c.q)

@@ -195,6 +195,10 @@ func TestValidate(t *testing.T) {
 		{"negative budget", Spec{MaxTotalCost: -1}, ".max_total_cost"},
 		{"bad cost pattern", Spec{Costs: map[string]float64{"comm fetch": 1}}, ".costs.'comm fetch'"},
 		{"negative cost", Spec{Costs: map[string]float64{"comm.*": -1}}, ".costs.'comm.*'"},
+		// Below a millionth a budget counted as none (fuzz: FuzzMergeNeverWidens).
+		{"budget below the resolution", Spec{MaxTotalCost: 1e-7}, ".max_total_cost"},
+		{"cost below the resolution", Spec{Costs: map[string]float64{"comm.*": 1e-7}}, ".costs.'comm.*'"},
+		{"smallest budget", Spec{MaxTotalCost: 1e-6, Costs: map[string]float64{"comm.*": 1e-6}}, ""},
 		{"zero rate", Spec{Rate: map[string]RateSpec{"a": {}}}, ".rate.a.per_minute"},
 		{"negative burst", Spec{Rate: map[string]RateSpec{"a": {PerMinute: 1, Burst: -1}}}, ".rate.a.burst"},
 		{"bad rate pattern", Spec{Rate: map[string]RateSpec{"a?": {PerMinute: 1}}}, ".rate.'a?'"},

@@ -142,6 +142,12 @@ func checkCost(v float64) error {
 	if math.IsNaN(v) || v < 0 || v > maxCost {
 		return fmt.Errorf("%v must be between 0 and %g: %w", v, float64(maxCost), ErrInvalid)
 	}
+	// Costs are counted in millionths (the tracker's micros): a smaller
+	// positive value would count as 0 — a budget of 0 is no budget, so a
+	// child's max_total_cost of 1e-7 lifted its parent's budget of 10.
+	if v > 0 && v < 1/microsPerUnit {
+		return fmt.Errorf("%v is below the smallest cost counted, %g (0 means none): %w", v, 1/microsPerUnit, ErrInvalid)
+	}
 	return nil
 }
 

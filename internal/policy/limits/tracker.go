@@ -103,6 +103,9 @@ func NewTracker(spec Spec, now func() time.Time) *Tracker {
 	return t
 }
 
+// maxRetryAfter bounds the wait a rate refusal names.
+const maxRetryAfter = 100 * 365 * 24 * time.Hour
+
 func micros(v float64) int64 { return int64(math.Round(v * microsPerUnit)) }
 
 // Counts reports whether the spec limits anything Admit counts (actions,
@@ -148,7 +151,9 @@ func (t *Tracker) AdmitState(counters, rates *State, capability string, now time
 		}
 		b = r.refill(b, now)
 		if b.Tokens < 1 {
-			wait := time.Duration(math.Ceil((1 - b.Tokens) / r.rate * float64(time.Second)))
+			// At most maxRetryAfter: a rate of 1e-9 a minute would wait
+			// ~2,000 years, past what a Duration holds (it wrapped negative).
+			wait := time.Duration(min(math.Ceil((1-b.Tokens)/r.rate*float64(time.Second)), float64(maxRetryAfter)))
 			return t.exceeded(&ExceededError{Limit: "rate", Pattern: r.key, Capability: capability, RetryAfter: wait, Err: ErrRate},
 				"rate limit for %s (%s) reached; retry in %s", r.key, r.spec, wait.Round(time.Second))
 		}
