@@ -109,7 +109,11 @@ func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener) error {
 	}
 	s.servingHTTP.Store(true)
 	s.auth.Load().warn(s.log)
-	tracker := edge.NewTracker(edge.ConnLimits{Max: cfg.MaxConnections, MaxUnauthenticatedPerAddr: cfg.MaxUnauthenticatedPerAddress},
+	proxies, err := cfg.ProxyPrefixes() // checked at load; refused here too, never ignored
+	if err != nil {
+		return err
+	}
+	tracker := edge.NewTracker(edge.ConnLimits{Max: cfg.MaxConnections, MaxUnauthenticatedPerAddr: cfg.MaxUnauthenticatedPerAddress, Proxies: proxies},
 		func(remote, reason string) {
 			s.refusals.Refuse(edge.Refusal{Transport: "http", Remote: remote, Principal: "anonymous", Code: string(violation.ConnectionLimit), Reason: reason})
 		})

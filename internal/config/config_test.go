@@ -100,6 +100,8 @@ func TestParseRefusesWithLine(t *testing.T) {
 		{"token with an unknown key", strings.Replace(base, "pools: [a]}", "pools: [a], tokens: [{env: X, contxt: ctx_0123456789abcdef01234567}]}", 1), 6, nil},
 		{"bad approver", strings.Replace(base, "pools: [a]}", "pools: [a], approver: agent}", 1), 6, config.ErrInvalid},
 		{"stdio role missing", base + "transports: {stdio: {role: ghost}}\n", 7, config.ErrUnknownReference},
+		{"proxy not an address", base + "transports: {http: {proxies: [lb.example]}}\n", 7, config.ErrInvalid},
+		{"proxy with a port", base + "transports: {http: {proxies: [\"10.0.0.1:8080\"]}}\n", 7, config.ErrInvalid},
 		{"type error", strings.Replace(base, "path: pa", "path: [pa]", 1), 2, nil},
 		// issue 10 item 11: a page larger than one answer was cut while next_offset skipped the rest.
 		{"read page larger than output", "server: {max_output_bytes: 65536, max_read_bytes: 65537}\n" + base, 1, config.ErrInvalid},
@@ -292,5 +294,31 @@ func TestContextBindingLoads(t *testing.T) {
 	}
 	if rm := cfg.Transports.HTTP.OAuth.RoleMapping[0]; rm.Context != id || !rm.RequireContext {
 		t.Errorf("role_mapping: %+v", rm)
+	}
+}
+
+// TestProxyPrefixes: transports.http.proxies takes addresses and CIDR
+// prefixes of either family; an address is its full-length prefix, an
+// IPv4-mapped one its IPv4 form (how a dual-stack listener reports an IPv4
+// peer), and a prefix is masked to its network.
+func TestProxyPrefixes(t *testing.T) {
+	h := config.HTTPTransport{Proxies: []string{"127.0.0.1", "10.1.2.3/8", "::1", "::ffff:192.0.2.7", "2001:db8::/32"}}
+	got, err := h.ProxyPrefixes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"127.0.0.1/32", "10.0.0.0/8", "::1/128", "192.0.2.7/32", "2001:db8::/32"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i].String() != want[i] {
+			t.Errorf("%q: %v, want %s", h.Proxies[i], got[i], want[i])
+		}
+	}
+	for _, bad := range []string{"", "lb", "10.0.0.1:80", "fe80::1%eth0", "10.0.0.0/33"} {
+		if _, err := (config.HTTPTransport{Proxies: []string{bad}}).ProxyPrefixes(); !errors.Is(err, config.ErrInvalid) {
+			t.Errorf("%q: %v, want ErrInvalid", bad, err)
+		}
 	}
 }

@@ -2,8 +2,10 @@ package config
 
 import (
 	"fmt"
-	"github.com/airlock-dev/airlock/internal/kit/origin"
+	"net/netip"
 	"time"
+
+	"github.com/airlock-dev/airlock/internal/kit/origin"
 )
 
 // Transports holds per-transport settings.
@@ -43,6 +45,8 @@ type HTTPTransport struct {
 	// Connection bounds (edge.Tracker).
 	MaxConnections               int `json:"max_connections,omitempty" jsonschema:"minimum=0,description=Open connections at most (default 1024). At the bound the oldest connection that has not authenticated is closed."`
 	MaxUnauthenticatedPerAddress int `json:"max_unauthenticated_per_address,omitempty" jsonschema:"minimum=0,description=Connections one remote address may hold before authenticating (default 64)."`
+	// Proxies exempts load balancers from the per-address bound (edge.ConnLimits).
+	Proxies []string `json:"proxies,omitempty" jsonschema:"description=Addresses (an IP or a CIDR prefix) of the load balancers and reverse proxies in front of Airlock. Each carries many clients' connections\\, so max_unauthenticated_per_address does not apply to them (max_connections still does). Without it a proxy that opens a connection per request has its connections closed under load and answers 502."`
 	ReadHeaderTimeoutSeconds     int `json:"read_header_timeout_seconds,omitempty" jsonschema:"minimum=0,description=Seconds a client has to send a request's headers (default 10); also how long a new connection may stay silent."`
 	BodyReadTimeoutSeconds       int `json:"body_read_timeout_seconds,omitempty" jsonschema:"minimum=0,description=Seconds a client has to send a request body once its headers are in (default 30); slower gets 408."`
 	WriteTimeoutSeconds          int `json:"write_timeout_seconds,omitempty" jsonschema:"minimum=0,description=Seconds a POST's response may take to write, tool call included (default 900). Streams opened by GET are not bounded."`
@@ -105,6 +109,24 @@ func (t *Transports) applyDefaults() {
 	setDefault(&h.ConsoleSessionSeconds, DefaultConsoleSessionSeconds)
 }
 
+// ProxyPrefixes are Proxies parsed: an address is a prefix of its full
+// length.
+func (h HTTPTransport) ProxyPrefixes() ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(h.Proxies))
+	for _, s := range h.Proxies {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			a, aerr := netip.ParseAddr(s)
+			if aerr != nil || a.Zone() != "" {
+				return nil, fmt.Errorf("%q is neither an IP address nor a CIDR prefix: %w", s, ErrInvalid)
+			}
+			p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
 func (c *Config) checkTransports() error {
 	if err := c.checkRole(c.Transports.Stdio.Role); err != nil {
 		return c.at("$.transports.stdio.role", err)
@@ -130,6 +152,9 @@ func (c *Config) checkTransports() error {
 	}
 	if _, err := origin.NewList(c.Transports.HTTP.AllowedOrigins); err != nil {
 		return c.at("$.transports.http.allowed_origins", fmt.Errorf("%w: %w", err, ErrInvalid))
+	}
+	if _, err := h.ProxyPrefixes(); err != nil {
+		return c.at("$.transports.http.proxies", err)
 	}
 	return c.checkOAuth()
 }

@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 )
@@ -15,6 +16,35 @@ type ConnLimits struct {
 	// MaxUnauthenticatedPerAddr is the most connections one remote address
 	// may hold before any request on them has authenticated (0 = unbounded).
 	MaxUnauthenticatedPerAddr int
+	// Proxies are the addresses of load balancers and reverse proxies in
+	// front of the server. Each carries many clients' connections — a
+	// proxy that opens one per request has as many unauthenticated at once
+	// as requests arrive — so the per-address bound does not apply to
+	// them: under load it closed their connections mid-request (the proxy
+	// answered 502). Max still does, and still makes room by closing the
+	// oldest unauthenticated connection.
+	Proxies []netip.Prefix
+}
+
+// perAddrBound reports whether addr is held to MaxUnauthenticatedPerAddr.
+func (l *ConnLimits) perAddrBound(addr string) bool {
+	if l.MaxUnauthenticatedPerAddr <= 0 {
+		return false
+	}
+	if len(l.Proxies) == 0 {
+		return true
+	}
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return true
+	}
+	ip = ip.Unmap()
+	for _, p := range l.Proxies {
+		if p.Contains(ip) {
+			return false
+		}
+	}
+	return true
 }
 
 // Tracker bounds open connections. Wrap the listener with [Tracker.Listener]
@@ -82,7 +112,7 @@ func (t *Tracker) admit(c net.Conn) *Conn {
 	tc := &Conn{Conn: c, t: t, addr: addr}
 	var victims []*Conn
 	t.mu.Lock()
-	if t.lim.MaxUnauthenticatedPerAddr > 0 && t.unauth[addr] >= t.lim.MaxUnauthenticatedPerAddr {
+	if t.lim.perAddrBound(addr) && t.unauth[addr] >= t.lim.MaxUnauthenticatedPerAddr {
 		if v := t.oldestUnauthenticated(addr); v != nil {
 			victims = append(victims, t.untrackLocked(v))
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/netip"
 	"slices"
 	"sync"
 	"testing"
@@ -106,6 +107,51 @@ func TestTrackerPerAddressEvictsTheOldestUnauthenticated(t *testing.T) {
 	_ = other
 	if len(*refused) != 1 || (*refused)[0] != "127.0.0.2" {
 		t.Fatalf("refusals = %v", *refused)
+	}
+}
+
+// TestTrackerProxiesAreNotBoundPerAddress: a load balancer's address
+// (ConnLimits.Proxies) holds more unauthenticated connections than the
+// per-address bound — a proxy that opens one per request has as many as
+// requests in flight, and closing them made it answer 502 under load —
+// while any other address is still bound, and max_connections still makes
+// room by closing the proxy's oldest unauthenticated connection.
+func TestTrackerProxiesAreNotBoundPerAddress(t *testing.T) {
+	a, refused := newAcceptor(t, ConnLimits{Max: 8, MaxUnauthenticatedPerAddr: 3,
+		Proxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}})
+	addr := a.ln.Addr().String()
+	var proxy []net.Conn
+	for i := range 6 {
+		proxy = append(proxy, dialFrom(t, "127.0.0.2", addr))
+		a.waitOpen(t, i+1)
+	}
+	for range 4 {
+		dialFrom(t, "127.0.0.3", addr)
+	}
+	a.waitOpen(t, 8) // 6 from the proxy, 2 of 127.0.0.3's 4 …
+	for deadline := time.Now().Add(30 * time.Second); a.t.Evicted() < 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) { // a hang guard, not the verdict
+			t.Fatalf("evicted = %d, want 2", a.t.Evicted())
+		}
+	}
+	// … the 4th of 127.0.0.3 evicted its own oldest (per address), and at
+	// Max the 3rd evicted the oldest unauthenticated one of all: the
+	// proxy's first. Every other proxy connection is open.
+	if !closedByPeer(proxy[0]) {
+		t.Error("at max_connections the proxy's oldest unauthenticated connection was kept")
+	}
+	for i, c := range proxy[1:] {
+		_ = c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		if _, err := c.Read(make([]byte, 1)); !isTimeout(err) {
+			t.Errorf("proxy connection %d was closed: %v", i+1, err)
+		}
+	}
+	got := map[string]int{}
+	for _, r := range *refused {
+		got[r]++
+	}
+	if got["127.0.0.2"] != 1 || got["127.0.0.3"] != 1 {
+		t.Errorf("refusals = %v, want one for each address", *refused)
 	}
 }
 
