@@ -187,21 +187,20 @@ func (db *DB) writeRecords(reqs []*appendReq) error {
 			if len(recs) == 0 {
 				return errRollback
 			}
-			// The strings first: a new one is a round trip, which is not
-			// to be taken with the head locked.
+			// Every append locks in one order — contexts' rows (labelInTx),
+			// new strings' rows (chainInTx's interning), the head — so two
+			// instances cannot deadlock, whatever version each runs. When
+			// no string is new (nearly always), the head's read goes out
+			// with the contexts' (wtx.go), and the head is locked for one
+			// round trip: from that read to the commit that goes out with
+			// the records (two when a label evicts stored content).
 			in = db.interner(t)
-			if err := in.internAll(ctx, recs); err != nil {
-				return unavailable("interning the records' strings", err)
-			}
-			// The head's read goes out with the contexts' (wtx.go), so
-			// the head is locked for one round trip: from that read to the
-			// commit that goes out with the records.
 			var (
 				read     chainHead
 				readHead func() error
 			)
 			queueHead := func() {
-				if head == nil {
+				if head == nil && in.known(recs) {
 					readHead = t.prefetch(ctx, db.d.readHeadForUpdate, nil, &read.seq, &read.hash)
 				}
 			}

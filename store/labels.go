@@ -190,6 +190,14 @@ func (db *DB) labelInTx(ctx context.Context, t wtx, recs []*audit.Record, batch 
 			states[id] = snap.state()
 			continue
 		}
+		// The row is made sure of first, in the same round trip: a
+		// context's first label must lock its row before then's read (the
+		// head) locks anything, not create it after (a deadlock with a
+		// transaction that created it meanwhile and waits for the head).
+		if err := t.later(ctx, laterStmt{what: "creating the live totals of context " + id, query: sqlEnsureLive,
+			args: []any{id}, want: -1}); err != nil {
+			return err
+		}
 		st := &liveState{}
 		states[id], reads[id] = st, t.prefetch(ctx, db.d.getLiveForUpdate, []any{id}, &st.next, &st.bytes, &st.oldest)
 	}
@@ -245,8 +253,9 @@ func (db *DB) labelInTx(ctx context.Context, t wtx, recs []*audit.Record, batch 
 }
 
 // readLive finishes the read of a context's provenance_live row (on
-// PostgreSQL FOR UPDATE) into st, err being the prefetched read's result:
-// a missing row is created and read.
+// PostgreSQL FOR UPDATE) into st, err being the prefetched read's result.
+// The row was made sure of before the read; one still missing (deleted
+// behind the store's back in between) is created and read.
 func (db *DB) readLive(ctx context.Context, t wtx, id string, st *liveState, err error) error {
 	db.liveReads.Add(1)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -16,9 +16,10 @@ import (
 // in pgx's pipeline mode — every statement, then one Sync — with the next
 // one that does, or with the commit.
 type pipeTx struct {
-	conn *pgx.Conn
-	b    pgx.Batch
-	sent func() // DB.sentHook's, or nil
+	conn   *pgx.Conn
+	b      pgx.Batch
+	sent   func() // DB.sentHook's, or nil
+	failed error  // the first send's failure, for a read that waited on it
 }
 
 func (t *pipeTx) exec(ctx context.Context, query string, args ...any) (int64, error) {
@@ -28,7 +29,8 @@ func (t *pipeTx) exec(ctx context.Context, query string, args ...any) (int64, er
 		n = ct.RowsAffected()
 		return err
 	}
-	return n, t.send(ctx)
+	err := t.send(ctx) // before n is read
+	return n, err
 }
 
 func (t *pipeTx) later(_ context.Context, s laterStmt) error {
@@ -68,11 +70,7 @@ type pipeRow struct {
 }
 
 func (r pipeRow) Scan(dest ...any) error {
-	r.t.b.Queue(r.query, r.args...).Fn = func(br pgx.BatchResults) error {
-		// pgx.ErrNoRows is also sql.ErrNoRows.
-		return br.QueryRow().Scan(dest...)
-	}
-	return r.t.send(r.ctx)
+	return r.t.prefetch(r.ctx, r.query, r.args, dest...)()
 }
 
 func (t *pipeTx) prefetch(ctx context.Context, query string, args []any, dest ...any) func() error {
@@ -93,7 +91,10 @@ func (t *pipeTx) prefetch(ctx context.Context, query string, args []any, dest ..
 				return serr
 			}
 		}
-		if !done { // the batch it was in failed before it
+		if !done { // the batch it was in failed before it: that failure
+			if t.failed != nil {
+				return fmt.Errorf("store: a read of the transaction's was not answered: %w", t.failed)
+			}
 			return errors.New("store: a read of the transaction's was not answered")
 		}
 		return err
@@ -123,7 +124,11 @@ func (t *pipeTx) send(ctx context.Context) error {
 	if t.sent != nil {
 		t.sent()
 	}
-	return t.conn.SendBatch(ctx, &b).Close()
+	err := t.conn.SendBatch(ctx, &b).Close()
+	if err != nil && t.failed == nil {
+		t.failed = err
+	}
+	return err
 }
 
 // inPipeTx is [DB.inTx] for PostgreSQL with fn's statements sent together
@@ -163,7 +168,14 @@ func (db *DB) inPipeTx(ctx context.Context, what string, o txOpts, fn func(t wtx
 			}
 			return t.rollback()
 		}
-		t.b.Queue("commit")
+		// A commit of an aborted transaction answers ROLLBACK, not an
+		// error: read as success it would report records never written.
+		t.b.Queue("commit").Exec(func(ct pgconn.CommandTag) error {
+			if ct.String() != "COMMIT" {
+				return fmt.Errorf("store: the transaction ended with %q, not COMMIT", ct.String())
+			}
+			return nil
+		})
 		if err := t.send(context.Background()); err != nil {
 			result = failed(err)
 			return t.rollback()

@@ -310,6 +310,24 @@ func (in *interner) commit() {
 	}
 }
 
+// known reports whether every string of recs already has its id, so
+// that interning them needs no statement.
+func (in *interner) known(recs []*audit.Record) bool {
+	in.ids.mu.Lock()
+	defer in.ids.mu.Unlock()
+	for _, r := range recs {
+		for _, s := range stringFields(r) {
+			if _, ok := in.added[s]; ok || s == "" {
+				continue
+			}
+			if _, ok := in.ids.m[s]; !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // internAll interns the strings of recs (rowArgs then finds them added),
 // in sorted order: on PostgreSQL two instances adding the same new strings
 // wait for each other's row in audit_strings, and in one order that wait

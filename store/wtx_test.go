@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/airlock-dev/airlock/internal/audit/audit"
+	"github.com/airlock-dev/airlock/store/pgtest"
 )
 
 // TestWriteTx: a write transaction whose statements wait to be sent
@@ -140,4 +143,77 @@ func verified(t *testing.T, db *DB, n int64) {
 	if res, err := db.Verify(context.Background()); err != nil || !res.OK || res.Records != n {
 		t.Fatalf("verify: %+v, %v; want %d records that verify", res, err, n)
 	}
+}
+
+// TestNewContextLockOrder: every append locks a context's row before the
+// chain head, also a context's first label, whose row the append creates.
+// When the head's read went out with the contexts' reads, a missing row
+// locked nothing there and was created only after the head was locked:
+// an instance that created the row meanwhile (RecordContent, no head) and
+// then appended to it held the row and waited for the head, while the
+// first waited for the row — PostgreSQL's deadlock detector failed one of
+// them (found in review). Here instance A is paused holding the head at
+// the send after its first, B records content in the same new context and
+// appends to it, and A is let go once B waits on a lock: both must commit.
+func TestNewContextLockOrder(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	ctx := context.Background()
+	a, b := openPGAt(t, dsn), openPGAt(t, dsn)
+	label := func(c string) *Labels {
+		return &Labels{MaxBytes: 1 << 20, List: []*ContentLabel{{ContextID: c, Source: "s", Kind: "k",
+			Integrity: IntegrityTrusted, Text: "text"}}}
+	}
+	rec := func() *audit.Record { return &audit.Record{Tool: "read_pool_file", Outcome: audit.OutcomeOK, Principal: "p"} }
+	must(t, a.AppendLabelled(ctx, rec(), label("c1"))) // its strings known: the head goes with the reads
+	var sends atomic.Int32
+	paused, release := make(chan struct{}), make(chan struct{})
+	hook := func() {
+		if sends.Add(1) == 2 {
+			close(paused)
+			<-release
+		}
+	}
+	a.sentHook.Store(&hook)
+	aDone := make(chan error, 1)
+	go func() { aDone <- a.AppendLabelled(ctx, rec(), label("c2")) }()
+	<-paused // A holds the head
+	bDone := make(chan error, 1)
+	go func() {
+		l := &ContentLabel{ContextID: "c2", Source: "t", Kind: "k", Integrity: IntegrityTrusted, Text: "other"}
+		if _, err := b.RecordContent(ctx, l, 1<<20); err != nil {
+			bDone <- err
+			return
+		}
+		bDone <- b.AppendLabelled(ctx, rec(), label("c2"))
+	}()
+	// Let A go once B waits on a lock (the row A holds, or the head).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var waiting int
+		must(t, a.r.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND datname = current_database()`).Scan(&waiting))
+		if waiting > 0 {
+			break
+		}
+		if time.Now().After(deadline) { // a hang guard, not the verdict
+			t.Fatal("B never waited on a lock")
+		}
+	}
+	close(release)
+	if err := <-aDone; err != nil {
+		t.Errorf("A: %v", err)
+	}
+	if err := <-bDone; err != nil {
+		t.Errorf("B: %v", err)
+	}
+	verified(t, a, 3)
+}
+
+// openPGAt opens a handle on dsn, closed at the end of the test.
+func openPGAt(t *testing.T, dsn string) *DB {
+	db, err := OpenPostgres(dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
