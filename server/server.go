@@ -318,13 +318,34 @@ func traceFields(req mcp.CallToolRequest) (id, traceparent, tracestate string) {
 }
 
 // auditRefusedCall records tools/call requests mcp-go refused before any
-// forwarder ran (an unknown tool name), so they too reach the audit trail.
+// forwarder ran — an unknown tool name, or a request it could not decode
+// (a number its float64 cannot hold: the transports' edge refuses those
+// first, this is the in-process client's path and the net under the
+// edge) — so they too reach the audit trail: the runner refuses them
+// (unknown tool, INVALID_ARGUMENTS) and records it.
 func (s *Server) auditRefusedCall(ctx context.Context, _ any, method mcp.MCPMethod, message any, err error) {
-	if method != mcp.MethodToolsCall || !errors.Is(err, mcpserver.ErrToolNotFound) {
+	if method != mcp.MethodToolsCall {
 		return
 	}
-	req, ok := message.(*mcp.CallToolRequest)
-	if !ok {
+	var call runner.Call
+	var unparsable *mcpserver.UnparsableMessageError
+	switch req, ok := message.(*mcp.CallToolRequest); {
+	case errors.Is(err, mcpserver.ErrToolNotFound) && ok:
+		raw, _ := json.Marshal(req.Params.Arguments)
+		call = runner.Call{Tool: req.Params.Name, Args: raw}
+	case errors.As(err, &unparsable):
+		// The name and the arguments as sent, read without the types that
+		// failed (a name that is no string stays empty: an unknown tool).
+		var msg struct {
+			Params struct {
+				Name      any             `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			} `json:"params"`
+		}
+		_ = json.Unmarshal(unparsable.GetMessage(), &msg)
+		call.Tool, _ = msg.Params.Name.(string)
+		call.Args = msg.Params.Arguments
+	default:
 		return
 	}
 	sess, serr := s.session(ctx)
@@ -332,8 +353,7 @@ func (s *Server) auditRefusedCall(ctx context.Context, _ any, method mcp.MCPMeth
 		s.refuseSession(ctx, serr)
 		return
 	}
-	raw, _ := json.Marshal(req.Params.Arguments)
-	sess.Run(ctx, runner.Call{Tool: req.Params.Name, Args: raw})
+	sess.Run(ctx, call)
 }
 
 func (s *Server) progress(ctx context.Context, req mcp.CallToolRequest) func(float64, float64, string) {

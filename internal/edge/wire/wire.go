@@ -40,6 +40,7 @@ var (
 	ErrNotJSON      = errors.New("not valid JSON")
 	ErrDuplicateKey = errors.New("duplicate key")
 	ErrTooDeep      = errors.New("nested too deeply")
+	ErrNumberRange  = errors.New("number out of range")
 	ErrBatch        = errors.New("batch")
 	ErrEnvelope     = errors.New("invalid JSON-RPC envelope")
 	ErrParams       = errors.New("invalid params")
@@ -217,6 +218,13 @@ func strictError(err error) *Error {
 			}
 		}
 		return &Error{Code: CodeInvalidRequest, Err: ErrDuplicateKey, Message: msg + " (duplicate keys are refused: readers disagree on which one counts)"}
+	case errors.Is(err, strictjson.ErrNumberRange):
+		// The MCP library reads every tool argument number as a float64:
+		// it refused 1e309 itself, with its own error, before anything
+		// audited the call. Refused here, the refusal is the edge's,
+		// typed and audited like every malformed message.
+		return &Error{Code: CodeInvalidRequest, Err: ErrNumberRange,
+			Message: "Invalid request: a number is beyond what a 64-bit float holds (about 1.8e308)"}
 	case errors.Is(err, strictjson.ErrTooDeep):
 		return &Error{Code: CodeInvalidRequest, Err: ErrTooDeep, Message: fmt.Sprintf("Invalid request: nested deeper than %d levels", MaxDepth)}
 	default:

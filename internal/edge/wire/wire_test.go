@@ -34,6 +34,8 @@ func TestCheck(t *testing.T) {
 		{"truncated", `{"jsonrpc":"2.0","id":1,`, ErrNotJSON, CodeParseError},
 		{"trailing", `{"jsonrpc":"2.0","id":1,"method":"ping"} {}`, ErrNotJSON, CodeParseError},
 		{"deep", deep, ErrTooDeep, CodeInvalidRequest},
+		// mcp-go could not decode it and answered unaudited (FuzzRawMessage).
+		{"number past a float64", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_pools","arguments":{"offset":1e309}}}`, ErrNumberRange, CodeInvalidRequest},
 		{"batch", `[` + strings.TrimSuffix(strings.Repeat(`{"jsonrpc":"2.0","id":1,"method":"ping"},`, 1000), ",") + `]`, ErrBatch, CodeInvalidRequest},
 		{"duplicate in envelope", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_pools","name":"run_pipeline"}}`, ErrDuplicateKey, CodeInvalidRequest},
 		{"duplicate in arguments", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_pool_file","arguments":{"path":"../x","path":"ok.txt"}}}`, ErrDuplicateKey, CodeInvalidRequest},

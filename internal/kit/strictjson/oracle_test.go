@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -57,7 +58,14 @@ func walkTokens(dec *json.Decoder, depth, maxDepth int) error {
 				return err
 			}
 		}
+	case nil, true, false:
+		return nil
 	default:
+		if n, ok := tok.(json.Number); ok {
+			if _, err := n.Float64(); errors.Is(err, strconv.ErrRange) {
+				return fmt.Errorf("%w: %s", ErrNumberRange, n)
+			}
+		}
 		return nil
 	}
 	if _, err := dec.Token(); err != nil {
@@ -68,7 +76,7 @@ func walkTokens(dec *json.Decoder, depth, maxDepth int) error {
 
 // verdict is an error's kind, and for a duplicate the key's text.
 func verdict(err error) string {
-	for _, k := range []error{ErrDuplicateKey, ErrTooDeep, ErrTrailing, ErrSyntax} {
+	for _, k := range []error{ErrDuplicateKey, ErrTooDeep, ErrTrailing, ErrSyntax, ErrNumberRange} {
 		if errors.Is(err, k) {
 			if k == ErrDuplicateKey {
 				return err.Error()
@@ -88,6 +96,9 @@ var agreeSeeds = []string{
 	`"\u12"`, `"\x"`, "\"\x01\"", `tru`, `truex`, `[true false]`, `{"a":1}{}`, `1 2`, `  `, ``, `[`, `{`, `{"a"`,
 	`[[[[1]]]]`, `{"a":{"b":{"c":{}}}}`, `{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"k3":3}`,
 	`{"a":[1,{"b":2,"b":3}],"c":[[[[[[1]]]]]]}`, "[1\x00]", `"\ud800"`, `{"\ud800":1,"\ufffd":2}`,
+	// Numbers past a float64: refused; small ones read as 0 are not.
+	`1e309`, `[1e308,-1e309]`, `{"a":1e309,"a":1}`, `{"a":1,"a":1e309}`, `1e-400`, `1.7976931348623157e308`,
+	`1.7976931348623159e308`, "1" + strings.Repeat("0", 308), "1" + strings.Repeat("0", 309), `1e309x`, `[1e99999999999999999999]`,
 }
 
 func TestCheckAgreesWithTokenWalk(t *testing.T) {

@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -38,6 +39,12 @@ var (
 	ErrDuplicateKey = errors.New("duplicate key")
 	ErrTooDeep      = errors.New("nested too deeply")
 	ErrTrailing     = errors.New("data after the JSON value")
+	// ErrNumberRange: a number beyond what a float64 holds (1e309).
+	// Readers disagree on it — encoding/json refuses it where it reads a
+	// float64 (the MCP library does, for every tool argument, and the
+	// call then failed before anything audited it), others read
+	// Infinity or a big number — so it is refused here, at the edge.
+	ErrNumberRange = errors.New("a number beyond the range of a float64")
 )
 
 // Check accepts exactly one JSON value with no duplicate object key at any
@@ -127,6 +134,7 @@ func (s *scanner) number() error {
 	if b[i] == '-' {
 		i++
 	}
+	intStart := i
 	switch {
 	case i < len(b) && b[i] == '0':
 		i++
@@ -135,6 +143,9 @@ func (s *scanner) number() error {
 	default:
 		return s.syntax("invalid number")
 	}
+	// Only an exponent or 309 integer digits can reach past a float64's
+	// largest value (~1.8e308); the rest need no parse.
+	mayOverflow := i-intStart >= 309
 	if i < len(b) && b[i] == '.' {
 		j := digits(b, i+1)
 		if j == i+1 {
@@ -151,7 +162,12 @@ func (s *scanner) number() error {
 		if j == i {
 			return s.syntax("invalid number")
 		}
-		i = j
+		i, mayOverflow = j, true
+	}
+	if mayOverflow {
+		if _, err := strconv.ParseFloat(string(b[s.i:i]), 64); errors.Is(err, strconv.ErrRange) {
+			return fmt.Errorf("%w at offset %d", ErrNumberRange, s.i)
+		}
 	}
 	s.i = i
 	return nil
