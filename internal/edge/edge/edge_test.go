@@ -13,22 +13,22 @@ import (
 
 // acceptor serves a tracked listener, keeping the accepted connections.
 type acceptor struct {
-	t     *Tracker
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []*Conn
+	t       *Tracker
+	ln      net.Listener
+	mu      sync.Mutex
+	conns   []*Conn
+	refused []string // the remote address of each refusal, in order
 }
 
-func newAcceptor(t *testing.T, lim ConnLimits) (*acceptor, *[]string) {
+func newAcceptor(t *testing.T, lim ConnLimits) *acceptor {
 	t.Helper()
-	var mu sync.Mutex
-	var refused []string
-	tr := NewTracker(lim, func(remote, reason string) { mu.Lock(); refused = append(refused, remote); mu.Unlock() })
+	a := &acceptor{}
+	tr := NewTracker(lim, func(remote, reason string) { a.mu.Lock(); a.refused = append(a.refused, remote); a.mu.Unlock() })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &acceptor{t: tr, ln: tr.Listener(ln)}
+	a.t, a.ln = tr, tr.Listener(ln)
 	go func() {
 		for {
 			c, err := a.ln.Accept()
@@ -41,7 +41,25 @@ func newAcceptor(t *testing.T, lim ConnLimits) (*acceptor, *[]string) {
 		}
 	}()
 	t.Cleanup(func() { a.ln.Close() })
-	return a, &refused
+	return a
+}
+
+// waitRefusals waits until the tracker has reported n refusals (they are
+// reported after the connection is closed, on the accepting goroutine)
+// and returns them.
+func (a *acceptor) waitRefusals(t *testing.T, n int) []string {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) { // a hang guard
+		a.mu.Lock()
+		got := slices.Clone(a.refused)
+		a.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("refusals = %v, want %d", got, n)
+		}
+	}
 }
 
 func dialFrom(t *testing.T, src, dst string) net.Conn {
@@ -88,7 +106,7 @@ func (a *acceptor) waitOpen(t *testing.T, n int) {
 }
 
 func TestTrackerPerAddressEvictsTheOldestUnauthenticated(t *testing.T) {
-	a, refused := newAcceptor(t, ConnLimits{Max: 100, MaxUnauthenticatedPerAddr: 3})
+	a := newAcceptor(t, ConnLimits{Max: 100, MaxUnauthenticatedPerAddr: 3})
 	addr := a.ln.Addr().String()
 	var attacker []net.Conn
 	for range 3 {
@@ -105,8 +123,8 @@ func TestTrackerPerAddressEvictsTheOldestUnauthenticated(t *testing.T) {
 	a.waitOpen(t, 4)
 	_ = fourth
 	_ = other
-	if len(*refused) != 1 || (*refused)[0] != "127.0.0.2" {
-		t.Fatalf("refusals = %v", *refused)
+	if refused := a.waitRefusals(t, 1); len(refused) != 1 || refused[0] != "127.0.0.2" {
+		t.Fatalf("refusals = %v", refused)
 	}
 }
 
@@ -117,7 +135,7 @@ func TestTrackerPerAddressEvictsTheOldestUnauthenticated(t *testing.T) {
 // while any other address is still bound, and max_connections still makes
 // room by closing the proxy's oldest unauthenticated connection.
 func TestTrackerProxiesAreNotBoundPerAddress(t *testing.T) {
-	a, refused := newAcceptor(t, ConnLimits{Max: 8, MaxUnauthenticatedPerAddr: 3,
+	a := newAcceptor(t, ConnLimits{Max: 8, MaxUnauthenticatedPerAddr: 3,
 		Proxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.2/32")}})
 	addr := a.ln.Addr().String()
 	var proxy []net.Conn
@@ -129,11 +147,7 @@ func TestTrackerProxiesAreNotBoundPerAddress(t *testing.T) {
 		dialFrom(t, "127.0.0.3", addr)
 	}
 	a.waitOpen(t, 8) // 6 from the proxy, 2 of 127.0.0.3's 4 …
-	for deadline := time.Now().Add(30 * time.Second); a.t.Evicted() < 2; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) { // a hang guard, not the verdict
-			t.Fatalf("evicted = %d, want 2", a.t.Evicted())
-		}
-	}
+	refused := a.waitRefusals(t, 2)
 	// … the 4th of 127.0.0.3 evicted its own oldest (per address), and at
 	// Max the 3rd evicted the oldest unauthenticated one of all: the
 	// proxy's first. Every other proxy connection is open.
@@ -147,16 +161,16 @@ func TestTrackerProxiesAreNotBoundPerAddress(t *testing.T) {
 		}
 	}
 	got := map[string]int{}
-	for _, r := range *refused {
+	for _, r := range refused {
 		got[r]++
 	}
-	if got["127.0.0.2"] != 1 || got["127.0.0.3"] != 1 {
-		t.Errorf("refusals = %v, want one for each address", *refused)
+	if len(refused) != 2 || got["127.0.0.2"] != 1 || got["127.0.0.3"] != 1 {
+		t.Errorf("refusals = %v, want one for each address", refused)
 	}
 }
 
 func TestTrackerNeverEvictsAuthenticated(t *testing.T) {
-	a, _ := newAcceptor(t, ConnLimits{Max: 3})
+	a := newAcceptor(t, ConnLimits{Max: 3})
 	addr := a.ln.Addr().String()
 	good := dialFrom(t, "127.0.0.1", addr)
 	a.waitOpen(t, 1)
@@ -196,7 +210,7 @@ func TestTrackerNeverEvictsAuthenticated(t *testing.T) {
 }
 
 func TestTrackerFreesSlotOnClose(t *testing.T) {
-	a, _ := newAcceptor(t, ConnLimits{Max: 2, MaxUnauthenticatedPerAddr: 2})
+	a := newAcceptor(t, ConnLimits{Max: 2, MaxUnauthenticatedPerAddr: 2})
 	addr := a.ln.Addr().String()
 	c1 := dialFrom(t, "127.0.0.1", addr)
 	a.waitOpen(t, 1)
