@@ -163,7 +163,9 @@ func TestNewContextLockOrder(t *testing.T) {
 		return &Labels{MaxBytes: 1 << 20, List: []*ContentLabel{{ContextID: c, Source: "s", Kind: "k",
 			Integrity: IntegrityTrusted, Text: "text"}}}
 	}
-	rec := func() *audit.Record { return &audit.Record{Tool: "read_pool_file", Outcome: audit.OutcomeOK, Principal: "p"} }
+	rec := func() *audit.Record {
+		return &audit.Record{Tool: "read_pool_file", Outcome: audit.OutcomeOK, Principal: "p"}
+	}
 	must(t, a.AppendLabelled(ctx, rec(), label("c1"))) // its strings known: the head goes with the reads
 	var sends atomic.Int32
 	paused, release := make(chan struct{}), make(chan struct{})
