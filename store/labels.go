@@ -285,9 +285,9 @@ func (db *DB) evictOne(ctx context.Context, t wtx, id string, st *liveState, pen
 		// 2 rows, then 8, then 64 at a time: a label usually evicts one
 		// or two, a large one many.
 		st.fetch = min(max(2, st.fetch*4), 64)
-		err := t.each(ctx, sqlOldestLive, []any{id, st.oldest, st.fetch}, func(scan func(...any) error) error {
+		err := t.each(ctx, sqlOldestLive, []any{id, st.oldest, st.fetch}, func(row scanner) error {
 			var r seqBytes
-			if err := scan(&r.seq, &r.bytes); err != nil {
+			if err := row.Scan(&r.seq, &r.bytes); err != nil {
 				return err
 			}
 			st.olds = append(st.olds, r)

@@ -101,7 +101,7 @@ func (t *pipeTx) prefetch(ctx context.Context, query string, args []any, dest ..
 	}
 }
 
-func (t *pipeTx) each(ctx context.Context, query string, args []any, fn func(scan func(dest ...any) error) error) error {
+func (t *pipeTx) each(ctx context.Context, query string, args []any, fn func(scanner) error) error {
 	t.b.Queue(query, args...).Fn = func(br pgx.BatchResults) error {
 		rows, err := br.Query()
 		if err != nil {

@@ -21,6 +21,17 @@ func scanRows(ctx context.Context, q rowsQuerier, query, arg string, each func(s
 		return err
 	}
 	defer rows.Close()
+	return eachRow(rows, each)
+}
+
+// eachRow calls each for every row of rows — database/sql's or pgx's
+// (pipetx.go) — and then returns rows' own error; each's first error ends
+// the read.
+func eachRow(rows interface {
+	scanner
+	Next() bool
+	Err() error
+}, each func(scanner) error) error {
 	for rows.Next() {
 		if err := each(rows); err != nil {
 			return err
@@ -38,12 +49,13 @@ func queryAll[T any](ctx context.Context, q rowsQuerier, scan func(scanner) (T, 
 	}
 	defer rows.Close()
 	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
+	err = eachRow(rows, func(r scanner) error {
+		v, err := scan(r)
 		out = append(out, v)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -49,8 +49,8 @@ type wtx interface {
 	// next statement that needs an answer (or with the wait), and wait
 	// returns its Scan's result, sql.ErrNoRows included.
 	prefetch(ctx context.Context, query string, args []any, dest ...any) (wait func() error)
-	// each reads query's rows, handing each row's Scan to fn.
-	each(ctx context.Context, query string, args []any, fn func(scan func(dest ...any) error) error) error
+	// each reads query's rows, handing each to fn (eachRow).
+	each(ctx context.Context, query string, args []any, fn func(scanner) error) error
 }
 
 // laterStmt is a statement given to [wtx.later].
@@ -123,27 +123,13 @@ func (t sqlTx) prefetch(ctx context.Context, query string, args []any, dest ...a
 	return func() error { return err }
 }
 
-func (t sqlTx) each(ctx context.Context, query string, args []any, fn func(scan func(dest ...any) error) error) error {
+func (t sqlTx) each(ctx context.Context, query string, args []any, fn func(scanner) error) error {
 	rows, err := t.db.queryW(ctx, t.tx, query, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	return eachRow(rows, fn)
-}
-
-// eachRow hands each row of rows (database/sql's or pgx's) to fn.
-func eachRow(rows interface {
-	Next() bool
-	Scan(dest ...any) error
-	Err() error
-}, fn func(scan func(dest ...any) error) error) error {
-	for rows.Next() {
-		if err := fn(rows.Scan); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
 }
 
 // wtxExecer is a wtx where an execer is asked for; its statements run at
