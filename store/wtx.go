@@ -25,8 +25,9 @@ import (
 // for the next one to [wtx.prefetch]. On PostgreSQL (pipetx.go) later
 // and prefetch queue their statement, and the queue goes out with the
 // next statement that needs an answer, or with the commit, in one round
-// trip: that batch is two (begin, the totals and the head FOR UPDATE; the
-// label, the totals' update, the record, the head's update and commit),
+// trip: that batch is two (begin, the context's row made sure of, its
+// totals and the head FOR UPDATE; the label, the totals' update, the
+// record, the head's update and commit),
 // and the head is locked for one round trip, not three — which is what
 // bounds appends across instances when the database is a network away.
 // On SQLite a statement costs no round trip, and every one runs at once
